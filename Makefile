@@ -1,0 +1,29 @@
+# Everything runs from the repo root with the virtual environment at .venv/.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+# The CPU build of torch; a GPU machine installs its CUDA torch into .venv first (see README).
+TORCH_SPEC ?= torch==2.13.0
+STAMP := $(VENV)/.installed
+
+.PHONY: venv build test demo release-solutions clean-demo
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q "$(TORCH_SPEC)"
+	$(PY) -m pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+build: $(STAMP)
+	$(PY) -m grader build
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+demo: $(STAMP)
+	$(PY) -m grader demo
+
+release-solutions: $(STAMP)
+	$(PY) -m grader release-solutions attention

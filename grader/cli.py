@@ -1,0 +1,53 @@
+"""Command line: each verb is a function in its own module; this file only wires arguments to them."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# verb -> "module:function"; imported lazily so `grader build` never pays for torch.
+VERBS = {
+    "build": "grader.build:main",
+    "grade": "grader.grade:main",
+    "grade-all": "grader.grade_all:main",
+    "demo": "grader.demo:main",
+    "release-solutions": "grader.release_solutions:main",
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m grader", description="attention-kit grader")
+    verbs = parser.add_subparsers(dest="verb", required=True)
+
+    build = verbs.add_parser("build", help="regenerate release/, exercises/ and solutions/ from source/")
+    build.add_argument("--check", action="store_true", help="fail if a generated file differs, write nothing")
+
+    grade = verbs.add_parser("grade", help="grade one submission (.ipynb or .py)")
+    grade.add_argument("path")
+    grade.add_argument("--json", action="store_true", help="print the JSON report")
+    grade.add_argument("--lang", choices=["zh", "en"], default="zh")
+
+    grade_all = verbs.add_parser("grade-all", help="grade every submission under DIR")
+    grade_all.add_argument("dir")
+    grade_all.add_argument("--jobs", type=int, default=1)
+    grade_all.add_argument("--json", dest="json_out", metavar="OUT")
+    grade_all.add_argument("--lang", choices=["zh", "en"], default="zh")
+
+    demo = verbs.add_parser("demo", help="build, then grade a demo class end to end with nbgrader")
+    demo.add_argument("--dir", default="demo", help="scratch course folder (git-ignored)")
+
+    release = verbs.add_parser("release-solutions", help="publish the solutions into release/")
+    release.add_argument("assignment")
+    release.add_argument("--force", action="store_true", help="release even if submissions are ungraded")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = vars(_parser().parse_args(argv))
+    module_name, function_name = VERBS[args.pop("verb")].split(":")
+    verb = getattr(importlib.import_module(module_name), function_name)
+    return int(verb(**args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
