@@ -1,0 +1,85 @@
+"""The one thin adapter between checks and student code (like CS336's tests/adapters.py).
+
+Checks call `student.sdpa(...)`, `student.mha(...)`, `student.mha_interface(...)` and get plain
+data back; where the code ran (a confined worker, a fresh one after a timeout) is hidden here.
+The same checks therefore grade a notebook, a .py file or the reference solution.
+"""
+from __future__ import annotations
+
+import time
+
+from grader.confinement import Limits
+from grader.sandbox import Worker, WorkerFailure
+from grader.source import Submission
+
+
+class StudentCode:
+    """A submission's code behind the sandbox, for the duration of one grading."""
+
+    def __init__(self, submission: Submission, limits: Limits, use_cuda: bool = False) -> None:
+        self.submission = submission
+        self.limits = limits
+        self.use_cuda = use_cuda
+        self.load_errors: list[dict] = []
+        self.names: list[str] = []
+        self.missing_isolation: list[str] = []
+        self.forbidden_calls: set[str] = set()
+        self.tampered: set[str] = set()
+        self.failures: list[str] = []  # worker failure kinds seen (timeout, memory-limit, exited, ...)
+        self._worker: Worker | None = None
+        self._load_failure: WorkerFailure | None = None
+        self._started = time.monotonic()
+
+    def _remaining(self) -> float:
+        return self.limits.submission_seconds - (time.monotonic() - self._started)
+
+    def _ensure_worker(self) -> Worker:
+        if self._load_failure is not None:
+            raise self._load_failure
+        if self._worker is None or not self._worker.alive:
+            try:
+                self._worker = Worker(self.submission.source, self.limits, self.use_cuda)
+            except WorkerFailure as failure:
+                self._load_failure = failure
+                self.failures.append(failure.kind)
+                raise
+            ready = self._worker.ready
+            self.load_errors = ready["load_errors"]
+            self.names = ready["names"]
+            self.missing_isolation = ready["missing_isolation"]
+        return self._worker
+
+    def ensure_loaded(self) -> None:
+        """Start the worker (loading the code) so load errors are known; failures are recorded."""
+        try:
+            self._ensure_worker()
+        except WorkerFailure:
+            pass
+
+    def call(self, probe: str, **args) -> dict:
+        """Run one probe; a worker failure comes back as {"failure": kind, "error": {...}}."""
+        seconds = min(self.limits.probe_seconds, self._remaining())
+        try:
+            if seconds <= 0:
+                raise WorkerFailure("timeout", f"the submission used its {self.limits.submission_seconds:.0f} s budget")
+            answer = self._ensure_worker().call(probe, seconds, **args)
+        except WorkerFailure as failure:
+            self.failures.append(failure.kind)
+            return {"failure": failure.kind, "error": {"type": failure.kind, "message": failure.detail, "where": None}}
+        self.forbidden_calls.update(answer.get("forbidden_calls", []))
+        self.tampered.update(answer.get("tampered", []))
+        return answer
+
+    def sdpa(self, **case) -> dict:
+        return self.call("sdpa", **case)
+
+    def mha(self, **case) -> dict:
+        return self.call("mha", **case)
+
+    def mha_interface(self, **case) -> dict:
+        return self.call("mha_interface", **case)
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None

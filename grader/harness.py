@@ -1,0 +1,120 @@
+"""The sandbox worker: loads one submission and answers probe requests with plain data.
+
+Runs in a child process that confines itself first (`confinement.confine`). Requests come from
+the trusted parent as pickles; answers go back as `torch.save` bytes holding only tensors,
+numbers, strings, lists and dicts, which the parent reads with `torch.load(weights_only=True)`.
+No verdict is computed here: student code can patch anything in this process.
+"""
+from __future__ import annotations
+
+import ast
+import io
+import os
+import pickle
+import sys
+import types
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from grader import probes
+from grader.probes import SUBMISSION_FILE, describe_error
+from grader.confinement import Limits, confine
+
+# Watched torch entry points: replaced by recording wrappers before student code loads, so a
+# call is seen however the student reaches it (F.…, torch.nn.functional.…, `from … import`).
+FORBIDDEN = {
+    "F.scaled_dot_product_attention": (F, "scaled_dot_product_attention"),
+    "F.multi_head_attention_forward": (F, "multi_head_attention_forward"),
+}
+TAMPER_WATCH = {
+    "torch.matmul": (torch, "matmul"), "torch.allclose": (torch, "allclose"), "torch.equal": (torch, "equal"),
+    "torch.softmax": (torch, "softmax"), "F.softmax": (F, "softmax"), "torch.Tensor.__eq__": (torch.Tensor, "__eq__"),
+    "torch.save": (torch, "save"), "torch.load": (torch, "load"), "os._exit": (os, "_exit"), "sys.exit": (sys, "exit"),
+}
+
+
+probes.warm_up()
+
+
+class Runtime:
+    """What the probes may observe about the student's process besides return values."""
+
+    def __init__(self) -> None:
+        self.forbidden_calls: set[str] = set()
+        self.originals = {name: getattr(owner, attr) for name, (owner, attr) in TAMPER_WATCH.items()}
+        for name, (owner, attr) in FORBIDDEN.items():
+            setattr(owner, attr, self._recording(name, getattr(owner, attr)))
+        nn.MultiheadAttention.__init__ = self._recording("nn.MultiheadAttention", nn.MultiheadAttention.__init__)
+
+    def _recording(self, name, function):
+        def wrapper(*args, **kwargs):
+            self.forbidden_calls.add(name)
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    def tampered(self) -> list[str]:
+        return sorted(n for n, (owner, attr) in TAMPER_WATCH.items() if getattr(owner, attr) is not self.originals[n])
+
+
+def load_student(source: str) -> tuple[dict, list[dict]]:
+    """Execute the extracted definitions one statement at a time; collect what failed."""
+    module = types.ModuleType("submission")  # registered, so dataclasses and pickling find it
+    sys.modules["submission"] = module
+    namespace = module.__dict__
+    lines = source.splitlines()
+    errors = []
+    try:
+        tree = ast.parse(source, SUBMISSION_FILE)
+    except SyntaxError as error:
+        return namespace, [describe_error(error, lines)]
+    for statement in tree.body:
+        try:
+            code = compile(ast.Module(body=[statement], type_ignores=[]), SUBMISSION_FILE, "exec")
+            exec(code, namespace)  # noqa: S102 - this is the sandboxed worker's whole purpose
+        except BaseException as error:  # SystemExit/KeyboardInterrupt from student code too
+            errors.append(describe_error(error, lines))
+    return namespace, errors
+
+
+def encode(answer: dict) -> bytes:
+    buffer = io.BytesIO()
+    torch.save(answer, buffer)
+    return buffer.getvalue()
+
+
+def worker_main(connection, limits: Limits, source: str, use_cuda: bool) -> None:
+    """Entry point of the sandbox worker process (started by `sandbox.Worker`)."""
+    log = os.open("/dev/null", os.O_WRONLY)
+    os.dup2(log, 1)  # student prints must never reach the parent's stdout (JSON reports)
+    os.dup2(log, 2)
+    torch.set_num_threads(1)
+    missing = confine(limits, cuda=use_cuda)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    runtime = Runtime()
+    namespace, load_errors = load_student(source)
+    lines = source.splitlines()
+    connection.send_bytes(encode({"ready": True, "load_errors": load_errors, "missing_isolation": missing,
+                                  "names": sorted(k for k in namespace if not k.startswith("__"))}))
+    while True:
+        try:
+            request = pickle.loads(connection.recv_bytes())
+        except EOFError:
+            return
+        # Student code may have switched TF32 on (the seed notebook does); graded numerics must not use it.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        try:
+            answer = probes.PROBES[request["probe"]](namespace, lines, **request["args"])
+        except BaseException as error:
+            answer = {"error": describe_error(error, lines)}
+        answer["forbidden_calls"] = sorted(runtime.forbidden_calls)
+        answer["tampered"] = runtime.tampered()
+        try:
+            payload = encode(answer)
+        except BaseException as error:  # e.g. a tensor subclass that refuses to serialise
+            payload = encode({"error": describe_error(error, lines), "tampered": ["unserialisable result"]})
+        connection.send_bytes(payload)

@@ -1,0 +1,171 @@
+"""Parent side of the isolation layer: start a confined worker per submission and talk to it.
+
+Workers are forked from a multiprocessing fork server that imported torch and the harness once,
+so a submission costs a fork, not an interpreter and a torch import. The parent enforces wall
+time (per probe and per submission) and watches the worker's resident memory (the only memory
+limit that works with CUDA); the worker confines itself (`confinement.confine`). Answers are
+decoded with `torch.load(weights_only=True)`: plain tensors and containers, nothing executable.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import multiprocessing
+import multiprocessing.forkserver
+import os
+import sys
+import pickle
+import signal
+import threading
+import time
+import types
+from pathlib import Path
+
+import torch
+
+from grader.confinement import Limits
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+MAX_ANSWER_BYTES = 64 << 20
+_UID_BASE, _UID_SPAN = 61000, 4000
+_uid_counter = itertools.count()
+_uid_lock = threading.Lock()
+_context_lock = threading.Lock()
+_context = None
+
+
+def _fork_server():
+    """The shared fork server context, preloading torch and the harness once per grading run."""
+    global _context
+    with _context_lock:
+        if _context is None:
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(["torch", "torch.nn.functional", "grader.harness"])
+            _context = context
+    return _context
+
+
+@contextlib.contextmanager
+def _without_main_module():
+    """Hide __main__ while starting a worker, so multiprocessing does not re-run the caller's
+    script (pytest, nbgrader, a notebook) inside every worker."""
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
+
+
+def _next_uid() -> int:
+    with _uid_lock:
+        return _UID_BASE + (os.getpid() * 7 + next(_uid_counter)) % _UID_SPAN
+
+
+def python_paths() -> list[str]:
+    """What the worker must still see: the interpreter's prefixes and its import path, minus the
+    kit's own repo (the grader modules are imported before confinement, so nothing is lost)."""
+    paths = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    paths |= {os.path.realpath(p) for p in sys.path if p and os.path.isdir(p)}
+    repo = str(REPO_ROOT)
+    paths = {p for p in paths if p != repo and not repo.startswith(p + os.sep) and p != "/"}
+    return sorted(p for p in paths if not any(p.startswith(other + os.sep) for other in paths))
+
+
+def _rss_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _kill_uid(uid: int) -> None:
+    """Kill every process of the worker's own uid: forks of a fork bomb included."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - child
+        try:
+            os.setgid(uid)
+            os.setuid(uid)
+            os.kill(-1, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+class WorkerFailure(Exception):
+    """The worker did not answer: `kind` is timeout, memory-limit, exited or crashed."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+
+
+class Worker:
+    """One confined child process holding one submission's code."""
+
+    def __init__(self, source: str, limits: Limits, use_cuda: bool) -> None:
+        self.limits = limits
+        self.uid = _next_uid() if os.geteuid() == 0 else None
+        limits_here = Limits(**{**limits.__dict__, "uid": self.uid})
+        context = _fork_server()
+        self._connection, child_end = context.Pipe(duplex=True)
+        from grader import harness
+
+        self.process = context.Process(target=harness.worker_main, args=(child_end, limits_here, source, use_cuda),
+                                       daemon=True)
+        with _context_lock, _without_main_module():
+            self.process.start()
+        child_end.close()
+        self.ready = self._receive(limits.probe_seconds)
+
+    def _receive(self, seconds: float) -> dict:
+        deadline = time.monotonic() + seconds
+        memory_cap = self.limits.memory_bytes + (2 << 30)  # RSS watchdog above the rlimit's own margin
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.close()
+                raise WorkerFailure("timeout", f"no answer within {seconds:.0f} s")
+            if self._connection.poll(min(0.1, remaining)):
+                break
+            if _rss_bytes(self.process.pid) > memory_cap:
+                self.close()
+                raise WorkerFailure("memory-limit", f"resident memory above {memory_cap >> 20} MiB")
+        try:
+            data = self._connection.recv_bytes(MAX_ANSWER_BYTES)
+        except (EOFError, OSError) as error:
+            self.process.join(1)
+            code = self.process.exitcode
+            self.close()
+            if code is not None and code < 0 and -code == signal.SIGKILL:
+                raise WorkerFailure("memory-limit", "the worker was killed (out of memory)") from error
+            if code is not None and code >= 0:
+                raise WorkerFailure("exited", f"the submission ended the process (exit status {code})") from error
+            raise WorkerFailure("crashed", f"the worker died (signal {-(code or 0)})") from error
+        try:
+            return torch.load(io.BytesIO(data), weights_only=True)
+        except Exception as error:
+            self.close()
+            raise WorkerFailure("exited", f"unreadable answer from the worker ({type(error).__name__})") from error
+
+    def call(self, probe: str, seconds: float, **args) -> dict:
+        self._connection.send_bytes(pickle.dumps({"probe": probe, "args": args}))
+        return self._receive(seconds)
+
+    @property
+    def alive(self) -> bool:
+        return self.process.is_alive()
+
+    def close(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(5)
+        if self.uid is not None:
+            _kill_uid(self.uid)
+        self._connection.close()
