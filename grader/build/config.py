@@ -1,0 +1,23 @@
+"""Build configuration: the one place for paths and the Colab repository."""
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+"""The repository root, which is also the nbgrader course directory."""
+
+ASSIGNMENT = "attention"
+SOURCE_NOTEBOOK = f"source/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
+
+COLAB_REPO = "attention-kit/attention-kit"
+"""GitHub `owner/name` of the public repository that students open in Colab.
+
+It must hold the published folders at the same paths as here (`release/attention/attention.ipynb`,
+later `solutions/...`). Change it here, then run `make build`: every "Open in Colab" badge follows.
+"""
+COLAB_BRANCH = "main"
+COLAB_PLACEHOLDER = "COLAB_URL"
+"""What the source notebook's badge links to; the build replaces it with the generated file's Colab URL."""
+
+EXPORT_TAG = "export"
+"""Code cells with this cell tag form the plain Python modules (imports, ModelArgs, the graded definitions)."""
