@@ -7,10 +7,15 @@ The same checks therefore grade a notebook, a .py file or the reference solution
 from __future__ import annotations
 
 import time
+from collections import defaultdict
 
 from grader.confinement import Limits
 from grader.sandbox import Worker, WorkerFailure
 from grader.source import Submission
+
+# aten operators behind the built-in attention kernels: seen in op logs however they were reached
+FORBIDDEN_OPS = ("scaled_dot_product", "_native_multi_head_attention", "_fused_sdp", "_flash_attention",
+                 "_efficient_attention")
 
 
 class StudentCode:
@@ -23,7 +28,7 @@ class StudentCode:
         self.load_errors: list[dict] = []
         self.names: list[str] = []
         self.missing_isolation: list[str] = []
-        self.forbidden_calls: set[str] = set()
+        self.forbidden_by_probe: dict[str, set[str]] = defaultdict(set)  # probe -> forbidden APIs it saw
         self.tampered: set[str] = set()
         self.failures: list[str] = []  # worker failure kinds seen (timeout, memory-limit, exited, ...)
         self._worker: Worker | None = None
@@ -66,7 +71,10 @@ class StudentCode:
         except WorkerFailure as failure:
             self.failures.append(failure.kind)
             return {"failure": failure.kind, "error": {"type": failure.kind, "message": failure.detail, "where": None}}
-        self.forbidden_calls.update(answer.get("forbidden_calls", []))
+        seen = set(answer.get("forbidden_calls", []))
+        for op_names in [answer.get("op_names", [])] + [c.get("op_names", []) for c in answer.get("calls", [])]:
+            seen |= {f"aten.{name}" for name in op_names if any(p in name for p in FORBIDDEN_OPS)}
+        self.forbidden_by_probe[probe.split("_")[0]] |= seen
         self.tampered.update(answer.get("tampered", []))
         return answer
 

@@ -103,6 +103,7 @@ def _enter_new_root(libc, visible: list[str]) -> None:
                 os.symlink(os.readlink(path), target)
         elif os.path.isdir(path):
             _bind(libc, path, target, writable=path == "/dev")
+    os.makedirs(root + "/tmp")
     _mount(libc, "tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
     if os.path.isdir(root + "/dev/shm"):
         _mount(libc, "tmpfs", root + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=1777")

@@ -1,0 +1,98 @@
+"""Checks: behavioural tests of the student's code, each with its grading metadata beside it.
+
+`@check(...)` only records id, part, points and visibility (like gradescope-utils' @weight);
+the reporting layer reads them. A check takes a `Context` and returns an `Outcome`; it reaches
+student code only through `ctx.student` (the adapter) and computes its verdict here, in the
+trusted parent, against float64 references.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+
+from grader import diagnosis
+from grader.adapter import StudentCode
+
+PARTS = {"sdpa": "Part 1 · scaled_dot_product_attention", "mha": "Part 2 · MultiHeadAttention"}
+GRADED_NAME = {"sdpa": "scaled_dot_product_attention", "mha": "MultiHeadAttention"}
+
+
+@dataclass
+class Outcome:
+    passed: bool
+    zh: str = ""  # what property held or failed, with numbers; the catalog explains the mistakes
+    en: str = ""
+    mistakes: list[str] = field(default_factory=list)
+    where: dict | None = None  # the line of student code involved
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    part: str
+    points: float
+    visibility: str  # "public" (also run by the exercises' self-check) or "hidden"
+    title_zh: str
+    title_en: str
+    run: Callable[["Context"], Outcome]
+    gate: bool = False  # failing a gate zeroes its whole part (forbidden APIs)
+
+
+REGISTRY: list[Check] = []
+
+
+def check(id: str, *, part: str, points: float, visibility: str, title_zh: str, title_en: str, gate: bool = False):
+    def register(function: Callable[["Context"], Outcome]):
+        REGISTRY.append(Check(id, part, points, visibility, title_zh, title_en, function, gate))
+        return function
+
+    return register
+
+
+@dataclass
+class Context:
+    student: StudentCode
+    static: dict  # mistake id -> places, from static_analysis.analyse
+    cuda: bool  # run the real-CUDA variants too
+
+    def generator(self, seed: int) -> torch.Generator:
+        return torch.Generator().manual_seed(seed)
+
+
+def passed(zh: str = "", en: str = "") -> Outcome:
+    return Outcome(True, zh, en)
+
+
+def failed(zh: str, en: str, mistakes: list[str] | tuple = (), where: dict | None = None) -> Outcome:
+    return Outcome(False, zh, en, [m for m in dict.fromkeys(mistakes) if m], where)
+
+
+def failed_with_error(ctx: Context, error: dict, doing_zh: str, doing_en: str, *, max_seq_len: int | None = None,
+                      extra: tuple = ()) -> Outcome:
+    """A probe raised: say what was being done, the exception, and the mistake it points to."""
+    error = _root_cause(ctx, error)
+    mistakes = diagnosis.from_error(error, ctx.static, max_seq_len=max_seq_len) + list(extra)
+    summary = f"{error.get('type')}: {error.get('message', '')}".strip()[:600]
+    return failed(f"{doing_zh}时出错：{summary}", f"Error while {doing_en}: {summary}", mistakes, error.get("where"))
+
+
+def _root_cause(ctx: Context, error: dict) -> dict:
+    """A graded name that is missing because its definition failed to load: report that failure."""
+    if error.get("type") != "NameError" or not any(n in error.get("message", "") for n in GRADED_NAME.values()):
+        return error
+    if ctx.student.submission.syntax_errors:
+        first = ctx.student.submission.syntax_errors[0]
+        return {"type": "SyntaxError", "message": f"{first['message']} (cell {first['cell'] + 1}, line {first['line']})",
+                "where": {"line": first["line"], "text": first["text"], "function": "<module>"}}
+    for load_error in ctx.student.load_errors:
+        return load_error
+    return error
+
+
+def checks_for(part: str | None = None, visibility: str | None = None) -> list[Check]:
+    # Importing the modules registers their checks, in the order they are defined.
+    from grader.checks import mha, sdpa  # noqa: F401
+
+    return [c for c in REGISTRY if (part is None or c.part == part) and (visibility is None or c.visibility == visibility)]

@@ -1,0 +1,324 @@
+"""Part 2 checks: MultiHeadAttention(args, is_causal=False) with forward(q, k, v) -> (B, T, dim)."""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from grader import diagnosis, reference
+from grader.checks import Context, Outcome, check, failed, failed_with_error, passed
+from grader.checks.sdpa import TOLERANCE, where_largest
+
+ARGS = dict(dim=32, n_heads=4, dropout=0.0, max_seq_len=16)
+# (B, T, dim, n_heads, max_seq_len): T = 1, T = max_seq_len, a width that is not a power of two,
+# more heads than positions.
+CONFIGS = [(2, 5, 32, 4, 16), (1, 1, 32, 4, 16), (2, 16, 32, 4, 16), (2, 7, 24, 3, 12), (3, 3, 64, 8, 8)]
+
+
+def model_args(dim=32, n_heads=4, max_seq_len=16, dropout=0.0) -> dict:
+    return dict(dim=dim, n_heads=n_heads, dropout=dropout, max_seq_len=max_seq_len)
+
+
+def linear_weights(ctx: Context, dim: int, seed: int) -> dict:
+    g = ctx.generator(seed)
+    return {name: torch.randn(dim, dim, generator=g) / math.sqrt(dim) for name in ("wq", "wk", "wv", "wo")}
+
+
+def inputs(ctx: Context, B: int, T: int, dim: int, seed: int, self_attention: bool = False, dtype=torch.float32):
+    g = ctx.generator(seed)
+    q = torch.randn(B, T, dim, generator=g).to(dtype)
+    if self_attention:
+        return {"q": q, "k": q, "v": q}
+    return {"q": q, "k": torch.randn(B, T, dim, generator=g).to(dtype), "v": torch.randn(B, T, dim, generator=g).to(dtype)}
+
+
+def out_tensor(result: dict) -> torch.Tensor | None:
+    out = result.get("out", {})
+    return out.get("value") if out.get("kind") == "tensor" else None
+
+
+def run(ctx: Context, args: dict, calls: list[dict], is_causal, doing: tuple[str, str], **options) -> tuple[list, Outcome | None]:
+    """Build the module and run the calls; the first error, wrong type or wrong shape fails."""
+    answer = ctx.student.mha(args=args, is_causal=is_causal, calls=calls, **options)
+    if "error" in answer:
+        return [], failed_with_error(ctx, answer["error"], "构造 MultiHeadAttention", "building MultiHeadAttention",
+                                     max_seq_len=args["max_seq_len"])
+    for call, result in zip(calls, answer["calls"]):
+        if "error" in result:
+            return [], failed_with_error(ctx, result["error"], doing[0], doing[1], max_seq_len=args["max_seq_len"])
+        out = result.get("out", {})
+        expected = tuple(call["q"].shape)
+        if out.get("kind") != "tensor":
+            return [], failed(f"forward 应返回一个张量，实际返回了 {out.get('kind')}。",
+                              f"forward should return one tensor, got {out.get('kind')}.", ["wrong-return"])
+        if tuple(out["shape"]) != expected:
+            return [], failed(f"输出形状应为 {expected}，实际为 {tuple(out['shape'])}。",
+                              f"The output should have shape {expected}, got {tuple(out['shape'])}.", ["wrong-return"])
+    return answer["calls"], None
+
+
+def diagnose_numbers(actual: torch.Tensor, call: dict, weights: dict, n_heads: int, is_causal: bool, static: dict) -> list[str]:
+    variants = {}
+    for variant in reference.MHA_VARIANTS:
+        if not is_causal and variant.startswith("mask"):
+            continue
+        mistake = "wrong-scale" if variant == "wrong-scale-width" else variant
+        variants.setdefault(mistake + "|" + variant, reference.multi_head_attention(
+            call["q"], call["k"], call["v"], weights, n_heads, is_causal, variant))
+    found = diagnosis.matching_variant(actual, variants)
+    if found is None:
+        return []
+    found = found.split("|")[0]
+    return ["is-causal-typo"] if found == "mask-missing" and "is-causal-typo" in static else [found]
+
+
+def compare(actual, call, weights, n_heads, is_causal, static, label: tuple[str, str]) -> Outcome | None:
+    expected = reference.multi_head_attention(call["q"], call["k"], call["v"], weights, n_heads, is_causal)
+    atol, rtol = TOLERANCE[call["q"].dtype]
+    if diagnosis.close(actual, expected, atol, rtol):
+        return None
+    error, index = where_largest(actual, expected)
+    return failed(f"{label[0]}：输出与参考实现不符，最大误差 {error:.3g}（位置 {index}，容差 atol={atol:g}）。",
+                  f"{label[1]}: the output differs from the reference, max error {error:.3g} at {index} (atol={atol:g}).",
+                  diagnose_numbers(actual, call, weights, n_heads, is_causal, static))
+
+
+@check("mha.interface", part="mha", points=1, visibility="public",
+       title_zh="模块结构：wq/wk/wv/wo 无偏置线性层，两个 nn.Dropout",
+       title_en="module layout: bias-free wq/wk/wv/wo, two nn.Dropout")
+def interface(ctx: Context) -> Outcome:
+    args = model_args(dropout=0.1)
+    for is_causal in (True, False):
+        answer = ctx.student.mha_interface(args=args, is_causal=is_causal)
+        if "error" in answer:
+            return failed_with_error(ctx, answer["error"], f"构造 MultiHeadAttention(args, is_causal={is_causal})",
+                                     f"building MultiHeadAttention(args, is_causal={is_causal})")
+    layers = answer["layers"]
+    for name in ("wq", "wk", "wv", "wo"):
+        layer = layers[name]
+        if layer["type"] != "Linear":
+            return failed(f"self.{name} 应是 nn.Linear，实际是 {layer['type']}。",
+                          f"self.{name} should be an nn.Linear, got {layer['type']}.")
+        if (layer["in_features"], layer["out_features"]) != (args["dim"], args["dim"]) or layer["bias"]:
+            return failed(f"self.{name} 应为 nn.Linear({args['dim']}, {args['dim']}, bias=False)，实际为 "
+                          f"({layer['in_features']}, {layer['out_features']}, bias={layer['bias']})。",
+                          f"self.{name} should be nn.Linear({args['dim']}, {args['dim']}, bias=False), got "
+                          f"({layer['in_features']}, {layer['out_features']}, bias={layer['bias']}).")
+    for name in ("attn_dropout", "resid_dropout"):
+        layer = layers[name]
+        if layer["type"] != "Dropout" or abs(layer.get("p", -1) - args["dropout"]) > 1e-12:
+            return failed(f"self.{name} 应是 nn.Dropout(args.dropout)，实际是 {layer['type']}{layer.get('p', '')}。",
+                          f"self.{name} should be nn.Dropout(args.dropout), got {layer['type']} {layer.get('p', '')}.",
+                          ["dropout-lowercase"] if "dropout-lowercase" in ctx.static else [])
+    if "MultiheadAttention" in answer["submodules"]:
+        return failed("模块内部使用了 nn.MultiheadAttention。", "The module uses nn.MultiheadAttention inside.", ["forbidden-api"])
+    return passed("wq/wk/wv/wo 与两个 dropout 都符合接口。", "wq/wk/wv/wo and both dropouts match the interface.")
+
+
+@check("mha.shapes", part="mha", points=1, visibility="public",
+       title_zh="各种长度、宽度与头数下输出形状正确", title_en="right output shape for every length, width and head count")
+def shapes(ctx: Context) -> Outcome:
+    for seed, (B, T, dim, heads, max_len) in enumerate(CONFIGS, start=100):
+        for is_causal in (True, False):
+            calls = [inputs(ctx, B, T, dim, seed)]
+            results, problem = run(ctx, model_args(dim, heads, max_len), calls, is_causal,
+                                   (f"运行 forward（B={B}, T={T}, dim={dim}, n_heads={heads}, is_causal={is_causal}）",
+                                    f"running forward (B={B}, T={T}, dim={dim}, n_heads={heads}, is_causal={is_causal})"))
+            if problem:
+                return problem
+            if torch.isnan(out_tensor(results[0])).any():
+                return failed(f"T={T}, is_causal={is_causal}：输出含 NaN。", f"T={T}, is_causal={is_causal}: the output has NaN.",
+                              ["mask-diagonal"] if is_causal else [])
+    return passed("T=1、T=max_seq_len、dim 非 2 的幂、头数多于位置：形状都正确。",
+                  "T = 1, T = max_seq_len, dim not a power of two, more heads than positions: all shapes right.")
+
+
+@check("mha.causal_no_leak", part="mha", points=1, visibility="public",
+       title_zh="因果模块：未来位置不影响过去的输出", title_en="causal module: the future does not change earlier outputs")
+def causal_no_leak(ctx: Context) -> Outcome:
+    B, T, dim, cut = 2, 7, 32, 3
+    first = inputs(ctx, B, T, dim, 110)
+    second = {name: x.clone() for name, x in first.items()}
+    g = ctx.generator(111)
+    for x in second.values():
+        x[:, cut:] = torch.randn(x[:, cut:].shape, generator=g) * 3
+    results, problem = run(ctx, model_args(dim, 4, 16), [first, second], True,
+                           ("运行因果 forward", "running the causal forward"), weights=linear_weights(ctx, dim, 112))
+    if problem:
+        return problem
+    a, b = out_tensor(results[0])[:, :cut], out_tensor(results[1])[:, :cut]
+    if not torch.equal(a, b):
+        change = float(torch.nan_to_num((a - b).abs(), nan=float("inf")).max())
+        mistakes = diagnose_numbers(out_tensor(results[0]), first, linear_weights(ctx, dim, 112), 4, True, ctx.static)
+        return failed(f"只改变了位置 ≥{cut} 的输入，位置 <{cut} 的输出却变了（最大变化 {change:.3g}）：未来信息泄露。",
+                      f"Only positions >= {cut} changed, yet outputs before {cut} changed (max {change:.3g}): the future leaks.",
+                      mistakes or (["is-causal-typo"] if "is-causal-typo" in ctx.static else ["mask-missing"]))
+    return passed("改变未来位置时，过去位置的输出逐位不变。", "Earlier outputs are bit-for-bit unchanged when the future changes.")
+
+
+@check("mha.values", part="mha", points=2, visibility="hidden",
+       title_zh="加载参考权重后数值与 float64 参考一致", title_en="with reference weights, values match a float64 reference")
+def values(ctx: Context) -> Outcome:
+    for seed, (B, T, dim, heads, max_len) in enumerate(CONFIGS[:1] + CONFIGS[3:], start=120):
+        weights = linear_weights(ctx, dim, seed)
+        for is_causal in (True, False):
+            calls = [inputs(ctx, B, T, dim, seed + 50), inputs(ctx, B, T, dim, seed + 60, self_attention=True)]
+            results, problem = run(ctx, model_args(dim, heads, max_len), calls, is_causal,
+                                   ("运行 forward", "running forward"), weights=weights)
+            if problem:
+                return problem
+            for call, result in zip(calls, results):
+                problem = compare(out_tensor(result), call, weights, heads, is_causal, ctx.static,
+                                  (f"B={B}, T={T}, dim={dim}, n_heads={heads}, is_causal={is_causal}",) * 2)
+                if problem:
+                    return problem
+    return passed("因果与非因果、q/k/v 不同或相同：输出都与参考一致。",
+                  "Causal and not, distinct or shared q/k/v: every output matches the reference.")
+
+
+@check("mha.mask_buffer", part="mha", points=1, visibility="hidden",
+       title_zh="遮罩按 max_seq_len 构建、切片到当前长度，state_dict 往返不变",
+       title_en="mask built for max_seq_len, sliced to the length, state_dict round trip")
+def mask_buffer(ctx: Context) -> Outcome:
+    dim, heads, max_len = 32, 4, 10
+    weights = linear_weights(ctx, dim, 130)
+    calls = [inputs(ctx, 1, T, dim, 131 + T) for T in range(1, max_len + 1)]
+    results, problem = run(ctx, model_args(dim, heads, max_len), calls, True,
+                           ("在 state_dict 往返后对每个长度 T ≤ max_seq_len 运行 forward",
+                            "running forward for every length T <= max_seq_len after a state_dict round trip"),
+                           weights=weights, roundtrip=True)
+    if problem:
+        return problem
+    for call, result in zip(calls, results):
+        T = call["q"].shape[1]
+        problem = compare(out_tensor(result), call, weights, heads, True, ctx.static,
+                          (f"state_dict 往返后 T={T}", f"after a state_dict round trip, T={T}"))
+        if problem:
+            return problem
+    too_long = ctx.student.mha(args=model_args(dim, heads, max_len), is_causal=True,
+                               calls=[inputs(ctx, 1, max_len + 1, dim, 140)], weights=weights)
+    error = (too_long.get("calls") or [{}])[0].get("error") or too_long.get("error")
+    note_zh = (f"（T > max_seq_len 时你的模块报错：{error['type']}，这是可以接受的。）" if error
+               else "（T > max_seq_len 时你的模块没有报错；请确认这是你想要的行为。）")
+    note_en = (f" (For T > max_seq_len your module raises {error['type']}, which is fine.)" if error
+               else " (For T > max_seq_len your module raises nothing; make sure that is intended.)")
+    return passed("每个长度 1…max_seq_len 都正确，state_dict 往返后结果不变。" + note_zh,
+                  "Every length 1..max_seq_len is right, also after a state_dict round trip." + note_en)
+
+
+@check("mha.dropout", part="mha", points=1, visibility="hidden",
+       title_zh="dropout：train() 时生效，eval() 时确定", title_en="dropout: active in train(), deterministic in eval()")
+def dropout(ctx: Context) -> Outcome:
+    dim, heads = 32, 4
+    weights = linear_weights(ctx, dim, 150)
+    x = inputs(ctx, 2, 6, dim, 151, self_attention=True)
+    calls = [dict(x, mode="eval", seed=1), dict(x, mode="eval", seed=2), dict(x, mode="train", seed=3),
+             dict(x, mode="train", seed=4)]
+    results, problem = run(ctx, model_args(dim, heads, 16, dropout=0.5), calls, True,
+                           ("以 dropout=0.5 运行 forward", "running forward with dropout=0.5"), weights=weights)
+    if problem:
+        return problem
+    eval_1, eval_2, train_1, train_2 = (out_tensor(r) for r in results)
+    expected = reference.multi_head_attention(x["q"], x["k"], x["v"], weights, heads, True)
+    if not torch.equal(eval_1, eval_2) or not diagnosis.close(eval_1, expected, *TOLERANCE[torch.float32]):
+        return failed("eval() 模式下输出仍然随机或不等于无 dropout 的结果：dropout 在评估时仍然生效。",
+                      "In eval() mode the output is still random or differs from the dropout-free result: dropout is "
+                      "active in evaluation.", ["dropout-in-eval"])
+    if torch.equal(train_1, train_2) or torch.equal(train_1, eval_1):
+        return failed("train() 模式下两次前向结果完全相同：dropout 没有被使用。",
+                      "In train() mode two forward passes are identical: dropout is never applied.", ["dropout-not-applied"])
+    return passed("train() 时 dropout 生效，eval() 时输出确定且正确。",
+                  "Dropout is active in train(); eval() output is deterministic and right.")
+
+
+@check("mha.gradients", part="mha", points=1, visibility="hidden",
+       title_zh="梯度流到输入和四个投影层且数值正确", title_en="gradients reach the inputs and all four projections, and are right")
+def gradients(ctx: Context) -> Outcome:
+    dim, heads, T = 12, 3, 5
+    weights = {k: v.double() for k, v in linear_weights(ctx, dim, 160).items()}
+    call = inputs(ctx, 2, T, dim, 161, dtype=torch.float64)
+    cotangent = torch.randn(2, T, dim, generator=ctx.generator(162), dtype=torch.float64)
+    results, problem = run(ctx, model_args(dim, heads, 8), [call], True, ("在 float64 下反向传播", "back-propagating in float64"),
+                           weights=weights, dtype="float64", grad=True, cotangent=cotangent)
+    if problem:
+        return problem
+    result = results[0]
+    leaves = {name: x.clone().requires_grad_(True) for name, x in call.items()}
+    params = {name: w.clone().requires_grad_(True) for name, w in weights.items()}
+    out = reference.multi_head_attention(leaves["q"], leaves["k"], leaves["v"], params, heads, True)
+    wanted = torch.autograd.grad(out, list(leaves.values()) + list(params.values()), cotangent)
+    actual = (result.get("grads") or [None] * 3) + [(result.get("param_grads") or {}).get(n) for n in params]
+    for name, got, expected in zip(["q", "k", "v", "wq", "wk", "wv", "wo"], actual, wanted):
+        if got is None or float(got["value"].abs().max()) == 0:
+            return failed(f"梯度没有传到 {name}：计算图被切断了。", f"No gradient reaches {name}: the graph is cut.",
+                          ["broken-grad"])
+        if not diagnosis.close(got["value"], expected, 1e-5, 1e-4):
+            error, index = where_largest(got["value"], expected)
+            return failed(f"对 {name} 的梯度与参考不符，最大误差 {error:.3g}（位置 {index}）。",
+                          f"The gradient for {name} differs from the reference, max error {error:.3g} at {index}.")
+    return passed("q、k、v 与 wq/wk/wv/wo 的梯度都与参考一致。", "Gradients for q, k, v and wq/wk/wv/wo match the reference.")
+
+
+@check("mha.device", part="mha", points=1, visibility="hidden",
+       title_zh="model.to(device) 后在该设备上运行（遮罩随模块移动）",
+       title_en="after model.to(device) it runs there (the mask moves with the module)")
+def device(ctx: Context) -> Outcome:
+    dim, heads = 32, 4
+    weights = linear_weights(ctx, dim, 170)
+    notes_zh, notes_en = [], []
+    for where in (["cuda"] if ctx.cuda else []) + ["meta"]:
+        for is_causal in (True, False):
+            call = inputs(ctx, 2, 6, dim, 171)
+            answer = ctx.student.mha(args=model_args(dim, heads, 16), is_causal=is_causal, calls=[call], weights=weights,
+                                     device=where)
+            error = answer.get("error") or answer["calls"][0].get("error")
+            if error and diagnosis.is_device_mismatch(error):
+                interface = ctx.student.mha_interface(args=model_args(dim, heads, 16), is_causal=is_causal)
+                mistake = diagnosis.device_mistake(ctx.static, interface.get("plain_tensor_attributes", []))
+                return failed_with_error(ctx, error, f"model.to('{where}') 后运行 forward（is_causal={is_causal}）",
+                                         f"running forward after model.to('{where}') (is_causal={is_causal})", extra=(mistake,))
+            if error:
+                notes_zh.append(f"{where} 上无定论（{error['type']}）")
+                notes_en.append(f"inconclusive on {where} ({error['type']})")
+                continue
+            out = answer["calls"][0]["out"]
+            if out.get("device") != where:
+                return failed(f"模块在 {where} 上，输出却在 {out.get('device')} 上。",
+                              f"The module is on {where}, but the output is on {out.get('device')}.", ["hardcoded-device"])
+            if where == "cuda":
+                problem = compare(out.get("value"), call, weights, heads, is_causal, ctx.static, ("CUDA", "CUDA"))
+                if problem:
+                    return problem
+    return passed("；".join(notes_zh) or "模块移动设备后，遮罩与计算都跟随。", "; ".join(notes_en) or "The mask and the work follow the module's device.")
+
+
+@check("mha.vectorized", part="mha", points=1, visibility="hidden",
+       title_zh="没有逐头/逐位置的 Python 循环", title_en="no Python loop over heads or positions")
+def vectorized(ctx: Context) -> Outcome:
+    counts = {}
+    # batch stays fixed: nn.Linear itself dispatches differently for B = 1
+    for seed, (B, T, heads) in enumerate(((2, 4, 2), (2, 4, 4), (2, 8, 2), (2, 8, 8)), start=180):
+        call = inputs(ctx, B, T, 16, seed)
+        results, problem = run(ctx, model_args(16, heads, 16), [call, call], True, ("统计算子", "counting ops"),
+                               count_ops=True)
+        if problem:
+            return problem
+        counts[(B, heads, T)] = results[1]["ops"]
+    if len(set(counts.values())) > 1:
+        listing = ", ".join(f"B={b},H={h},T={t}: {n}" for (b, h, t), n in counts.items())
+        return failed(f"算子数量随 batch/头数/长度变化（{listing}），说明有 Python 循环。",
+                      f"The number of tensor ops grows with batch, heads or length ({listing}): a Python loop.",
+                      ["python-loop"])
+    return passed(f"每次 forward {next(iter(counts.values()))} 个张量算子，与形状无关。",
+                  f"{next(iter(counts.values()))} tensor ops per forward whatever the shape.")
+
+
+@check("mha.own_implementation", part="mha", points=0, visibility="hidden", gate=True,
+       title_zh="自己实现注意力（不用 nn.MultiheadAttention / F.scaled_dot_product_attention）",
+       title_en="attention implemented by hand (no nn.MultiheadAttention / F.scaled_dot_product_attention)")
+def own_implementation(ctx: Context) -> Outcome:
+    used = sorted(ctx.student.forbidden_by_probe.get("mha", set()))
+    if used:
+        return failed(f"运行时检测到调用了 {', '.join(used)}：本部分记 0 分。",
+                      f"Detected at run time: {', '.join(used)}. This part scores 0.", ["forbidden-api"])
+    return passed()

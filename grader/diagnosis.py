@@ -1,0 +1,85 @@
+"""Name the mistake behind a failure: from the exception a probe reported, or from numbers that
+match one of the reference's wrong variants."""
+from __future__ import annotations
+
+import re
+
+import torch
+
+DEVICE_MISMATCH = re.compile(
+    r"Expected all tensors to be on the same device|is not on the expected device|"
+    r"FakeTensorDeviceMismatch|found at least two devices|Expected .* to be on .* device", re.I)
+NO_CUDA = re.compile(r"Torch not compiled with CUDA|Found no NVIDIA driver|No CUDA GPUs are available|"
+                     r"CUDA driver initialization failed|cuda requested on a machine without CUDA", re.I)
+SIZE_MISMATCH = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
+
+# (exception type or None for any, message pattern, mistake id): first match wins.
+ERROR_RULES = [
+    ("NotImplementedError", r"", "not-implemented"),
+    (None, r"^timeout$", "timeout"),
+    (None, r"^memory-limit$", "memory-limit"),
+    ("MemoryError", r"", "memory-limit"),
+    (None, r"can't allocate memory|not enough memory|out of memory|DefaultCPUAllocator", "memory-limit"),
+    (None, r"^(exited|crashed)$", "tampering"),
+    ("SystemExit", r"", "tampering"),
+    ("SyntaxError", r"", "syntax-error"),
+    ("IndentationError", r"", "syntax-error"),
+    ("NameError", r"name 'matmul' is not defined", "bare-matmul"),
+    ("NameError", r"name '(scaled_dot_product_attention|MultiHeadAttention)' is not defined", "not-implemented"),
+    ("AttributeError", r"module 'torch' has no attribute 'T[a-z]+'", "misspelled-tensor"),
+    ("AttributeError", r"module 'torch\.nn' has no attribute 'dropout'", "dropout-lowercase"),
+    ("AttributeError", r"'ModelArgs' object has no attribute", "args-field-name"),
+    ("AttributeError", r"has no attribute 'is_ca\w*'", "is-causal-typo"),
+    ("TypeError", r"unexpected keyword argument 'is_causal'", "is-causal-typo"),
+    (None, r"view size is not compatible with input tensor's size and stride", "missing-contiguous"),
+    (None, r"modified by an inplace operation", "inplace-autograd"),
+    (None, r"Can't call numpy\(\) on Tensor that requires grad|does not require grad and does not have a grad_fn|"
+           r"element \d+ of tensors does not require grad", "broken-grad"),
+    (None, r"cannot be converted to type at::(Half|BFloat16) without overflow", "mask-value-overflow"),
+    (None, NO_CUDA.pattern, "hardcoded-device"),
+]
+
+
+def from_error(error: dict, static: dict, *, max_seq_len: int | None = None) -> list[str]:
+    """Mistake ids that explain an exception reported by a probe (possibly none)."""
+    kind, message = error.get("type", ""), error.get("message", "")
+    if kind in ("timeout", "memory-limit", "exited", "crashed"):
+        message = kind
+    for rule_type, pattern, mistake in ERROR_RULES:
+        if (rule_type is None or rule_type == kind) and re.search(pattern, message, re.I):
+            return [mistake]
+    if DEVICE_MISMATCH.search(message) or kind == "FakeTensorDeviceMismatchError":
+        return [device_mistake(static)]
+    size = SIZE_MISMATCH.search(message)
+    if size and max_seq_len is not None and str(max_seq_len) in size.groups():
+        return ["mask-not-sliced"]
+    return []
+
+
+def device_mistake(static: dict, plain_tensor_attributes: list[str] = ()) -> str:
+    """Which device mistake explains a device mismatch: the text tells the three apart."""
+    if plain_tensor_attributes or "mask-not-buffer" in static:
+        return "mask-not-buffer"
+    if "hardcoded-device" in static:
+        return "hardcoded-device"
+    return "mask-device"
+
+
+def is_device_mismatch(error: dict) -> bool:
+    return bool(DEVICE_MISMATCH.search(error.get("message", ""))) or error.get("type") == "FakeTensorDeviceMismatchError"
+
+
+def close(actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float) -> bool:
+    """allclose in float64 where NaNs must sit in the same places (a NaN row is a symptom too)."""
+    if actual is None or tuple(actual.shape) != tuple(expected.shape):
+        return False
+    return bool(torch.allclose(actual.double(), expected.double(), atol=atol, rtol=rtol, equal_nan=True))
+
+
+def matching_variant(actual: torch.Tensor, variants: dict[str, torch.Tensor], atol: float = 1e-3,
+                     rtol: float = 1e-3) -> str | None:
+    """The first wrong variant whose numbers the student's reproduce."""
+    for mistake, expected in variants.items():
+        if close(actual, expected, atol, rtol):
+            return mistake
+    return None

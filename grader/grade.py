@@ -1,0 +1,77 @@
+"""`python -m grader grade PATH`: grade one submission and print its report."""
+from __future__ import annotations
+
+import json as json_module
+import sys
+import traceback
+from pathlib import Path
+
+import torch
+
+from grader import static_analysis
+from grader.adapter import StudentCode
+from grader.checks import Check, Context, Outcome, checks_for
+from grader.confinement import Limits
+from grader.report import build_report, render_text
+from grader.sandbox import python_paths
+from grader.source import load_submission
+
+
+def default_limits() -> Limits:
+    return Limits(visible=python_paths())
+
+
+def integrity_check(student: StudentCode) -> tuple[Check, Outcome]:
+    """Tampering changes no score (verdicts are computed here), but it is reported."""
+    spec = Check("integrity.tampering", "integrity", 0.0, "hidden", "未篡改评分环境", "grading environment left intact",
+                 lambda ctx: None)
+    seen = sorted(student.tampered)
+    if "exited" in student.failures:
+        seen.append("process exit")
+    if seen:
+        outcome = Outcome(False, f"检测到对评分环境的修改：{', '.join(seen)}。这不会带来分数。",
+                          f"Changes to the grading environment detected: {', '.join(seen)}. They earn nothing.",
+                          ["tampering"])
+    else:
+        outcome = Outcome(True)
+    return spec, outcome
+
+
+def grade_submission(path: str | Path, *, lang: str = "zh", limits: Limits | None = None, cuda: bool | None = None,
+                     checks: list[Check] | None = None) -> dict:
+    """Every check on one submission; a complete report whatever the submission does."""
+    submission = load_submission(path)
+    static = static_analysis.analyse(submission.source)
+    if submission.syntax_errors:
+        static.setdefault("syntax-error", [{"line": e["line"], "text": e["text"]} for e in submission.syntax_errors])
+    use_cuda = torch.cuda.is_available() if cuda is None else cuda
+    student = StudentCode(submission, limits or default_limits(), use_cuda)
+    ctx = Context(student, static, use_cuda)
+    results = []
+    try:
+        student.ensure_loaded()
+        for spec in checks if checks is not None else checks_for():
+            try:
+                outcome = spec.run(ctx)
+            except Exception:  # a bug in a check must not cost the student the other checks
+                detail = traceback.format_exc(limit=3).splitlines()[-1]
+                outcome = Outcome(False, f"评分程序内部错误：{detail}", f"Internal grader error: {detail}")
+            results.append((spec, outcome))
+        results.append(integrity_check(student))
+    finally:
+        student.close()
+    extras = {"isolation_missing": student.missing_isolation} if student.missing_isolation else {}
+    return build_report(results, lang, extras)
+
+
+def main(*, path: str, json: bool = False, lang: str = "zh") -> int:
+    if not Path(path).is_file():
+        print(f"grader: no such file: {path}", file=sys.stderr)
+        return 2
+    report = grade_submission(path, lang=lang)
+    if json:
+        print(json_module.dumps(report, ensure_ascii=False, indent=1))
+    else:
+        print(render_text(report, lang))
+    return 0
+

@@ -1,0 +1,63 @@
+"""Float64 references, computed on the fly in the trusted parent, and the classic wrong variants.
+
+`attention` is the right answer; each variant reproduces one catalogued mistake so that a
+student's numbers can be matched to the mistake that explains them.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+SDPA_VARIANTS = ("missing-scale", "wrong-scale", "mask-diagonal", "mask-direction", "mask-multiplied",
+                 "mask-after-softmax", "softmax-dim", "mask-missing")
+# For the module, "wrong-scale" is tried both ways students get it wrong: by d_k and by sqrt(dim).
+MHA_VARIANTS = SDPA_VARIANTS + ("wrong-scale-width", "head-split", "missing-out-proj")
+
+
+def causal_future(T: int, device=None) -> torch.Tensor:
+    """True strictly above the diagonal: the positions a query must not see."""
+    return torch.ones(T, T, dtype=torch.bool, device=device).triu(1)
+
+
+def attention(Q, K, V, is_causal: bool = True, variant: str | None = None, scale: float | None = None):
+    """softmax(Q K^T / sqrt(d_k) + M) V in float64; `variant` injects one catalogued mistake."""
+    Q, K, V = Q.double(), K.double(), V.double()
+    T, d_k = Q.size(-2), Q.size(-1)
+    if scale is None:
+        scale = {"missing-scale": 1.0, "wrong-scale": 1.0 / d_k}.get(variant, 1.0 / math.sqrt(d_k))
+    scores = Q @ K.transpose(-2, -1) * scale  # (..., T, T)
+    future = causal_future(T)
+    if is_causal and variant not in ("mask-missing", "mask-after-softmax"):
+        if variant == "mask-diagonal":
+            scores = scores.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(0), float("-inf"))
+        elif variant == "mask-direction":
+            scores = scores.masked_fill(future.T, float("-inf"))
+        elif variant == "mask-multiplied":
+            scores = scores * (~future).double()
+        else:
+            scores = scores.masked_fill(future, float("-inf"))
+    weights = torch.softmax(scores, dim=-2 if variant == "softmax-dim" else -1)
+    if is_causal and variant == "mask-after-softmax":
+        weights = weights.masked_fill(future, 0.0)
+    return weights @ V, weights
+
+
+def multi_head_attention(q, k, v, weights: dict, n_heads: int, is_causal: bool, variant: str | None = None):
+    """The MultiHeadAttention forward (eval mode) in float64 with the given wq/wk/wv/wo weights."""
+    W = {name: w.double() for name, w in weights.items()}
+    q, k, v = q.double(), k.double(), v.double()
+    B, T, C = q.shape  # batch, sequence length, model width
+    d = C // n_heads
+    if variant == "head-split":  # view straight to (B, H, T, d): positions and heads get mixed
+        split = lambda x: x.reshape(B, n_heads, T, d)  # noqa: E731
+    else:
+        split = lambda x: x.view(B, T, n_heads, d).transpose(1, 2)  # noqa: E731  (B, H, T, d)
+    xq, xk, xv = split(q @ W["wq"].T), split(k @ W["wk"].T), split(v @ W["wv"].T)
+    scale = 1.0 / math.sqrt(C) if variant == "wrong-scale-width" else None
+    y, _ = attention(xq, xk, xv, is_causal, variant if variant in SDPA_VARIANTS else None, scale)  # (B, H, T, d)
+    if variant == "head-split":
+        y = y.reshape(B, T, C)
+    else:
+        y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, C)
+    return y if variant == "missing-out-proj" else y @ W["wo"].T

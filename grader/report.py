@@ -1,0 +1,67 @@
+"""The one reporting layer: turns check outcomes and their metadata into the JSON report and text.
+
+JSON contract (DESIGN.md): score, max_score, checks[{id, part, passed, points, max_points,
+message, mistakes}], mistakes (sorted union). Extensions: each check's title, visibility and
+the student line involved; the isolation layers that were missing.
+"""
+from __future__ import annotations
+
+from grader.catalog import explain
+from grader.checks import PARTS, Check, Outcome
+
+
+def check_entry(check: Check, outcome: Outcome, lang: str, zeroed: bool) -> dict:
+    points = check.points if outcome.passed and not zeroed else 0.0
+    text = outcome.zh if lang == "zh" else outcome.en
+    lines = [text] if text else []
+    if outcome.where and outcome.where.get("text"):
+        label = "出错的代码" if lang == "zh" else "your code"
+        lines.append(f"{label} (line {outcome.where['line']}): {outcome.where['text']}")
+    lines += [explain(mistake, lang) for mistake in outcome.mistakes]
+    return {
+        "id": check.id, "part": check.part, "title": check.title_zh if lang == "zh" else check.title_en,
+        "visibility": check.visibility, "passed": bool(outcome.passed), "points": float(points),
+        "max_points": float(check.points), "message": "\n".join(lines), "mistakes": list(outcome.mistakes),
+        "where": outcome.where,
+    }
+
+
+def build_report(results: list[tuple[Check, Outcome]], lang: str, extras: dict | None = None) -> dict:
+    failed_gates = {c.part for c, o in results if c.gate and not o.passed}
+    checks = [check_entry(c, o, lang, c.part in failed_gates) for c, o in results]
+    report = {
+        "score": round(sum(c["points"] for c in checks), 4),
+        "max_score": round(sum(c["max_points"] for c in checks), 4),
+        "checks": checks,
+        "mistakes": sorted({m for c in checks for m in c["mistakes"]}),
+    }
+    report.update(extras or {})
+    return report
+
+
+def render_text(report: dict, lang: str) -> str:
+    """The readable report: per part, per check, with the diagnosis under each failure."""
+    zh = lang == "zh"
+    out = []
+    if report.get("submission"):
+        out.append(report["submission"])
+    for part, title in PARTS.items():
+        checks = [c for c in report["checks"] if c["part"] == part]
+        if not checks:
+            continue
+        got, top = sum(c["points"] for c in checks), sum(c["max_points"] for c in checks)
+        out.append(f"\n== {title}  {got:g}/{top:g} ==")
+        for c in checks:
+            mark = "✓" if c["passed"] else "✗"
+            out.append(f"  {mark} [{c['points']:g}/{c['max_points']:g}] {c['id']}  {c['title']}")
+            if c["message"] and (not c["passed"] or c["mistakes"]):
+                out += ["      " + line for line in c["message"].splitlines()]
+    others = [c for c in report["checks"] if c["part"] not in PARTS and not c["passed"]]
+    for c in others:
+        out.append(f"\n✗ {c['id']}: " + c["message"].replace("\n", "\n   "))
+    out.append(f"\n{'总分' if zh else 'Score'}: {report['score']:g} / {report['max_score']:g}")
+    if report["mistakes"]:
+        out.append(("诊断出的错误: " if zh else "Mistakes found: ") + ", ".join(report["mistakes"]))
+    if report.get("isolation_missing"):
+        out.append(("隔离不完整: " if zh else "Isolation incomplete: ") + "; ".join(report["isolation_missing"]))
+    return "\n".join(out)

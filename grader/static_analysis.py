@@ -1,0 +1,147 @@
+"""A static pass over the submission's text, for what only shows in the text.
+
+Findings never cost points by themselves (graders test behaviour); they name the mistake behind
+a behavioural failure (which device mistake broke the meta-device run, say) and point at the line.
+"""
+from __future__ import annotations
+
+import ast
+import difflib
+from collections import defaultdict
+
+import torch
+
+GRADED = ("scaled_dot_product_attention", "MultiHeadAttention")
+CREATION_FUNCTIONS = {"ones", "zeros", "full", "empty", "arange", "eye", "tensor", "rand", "randn", "as_tensor", "tril_indices", "triu_indices"}
+DEVICE_STRINGS = {"cuda", "cpu", "cuda:0", "mps"}
+
+
+def _edit_distance(a: str, b: str) -> int:
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def _is_torch_attr(node: ast.AST, *attrs: str) -> bool:
+    """torch.X / nn.X / F.X / torch.nn.functional.X with X in attrs."""
+    return isinstance(node, ast.Attribute) and node.attr in attrs
+
+
+def _graded_nodes(tree: ast.Module) -> list[ast.AST]:
+    return [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name in GRADED]
+
+
+def analyse(source: str) -> dict[str, list[dict]]:
+    """Mistake id -> places ({"line", "text"}) where the text shows it."""
+    findings: dict[str, list[dict]] = defaultdict(list)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
+    lines = source.splitlines()
+
+    def add(mistake: str, node: ast.AST) -> None:
+        line = getattr(node, "lineno", 0)
+        place = {"line": line, "text": lines[line - 1].strip() if 0 < line <= len(lines) else ""}
+        if place not in findings[mistake]:
+            findings[mistake].append(place)
+
+    module_names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            module_names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            module_names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            module_names |= {t.id for t in targets if isinstance(t, ast.Name)}
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "matmul" \
+                and "matmul" not in module_names:
+            add("bare-matmul", node)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch" \
+                and not hasattr(torch, node.attr) and difflib.SequenceMatcher(None, node.attr, "Tensor").ratio() >= 0.6:
+            add("misspelled-tensor", node)
+        if isinstance(node, ast.Attribute) and node.attr == "dropout" and isinstance(node.value, ast.Name) \
+                and node.value.id == "nn":
+            add("dropout-lowercase", node)
+        for name in _identifiers(node):
+            if name != "is_causal" and _edit_distance(name.lower(), "is_causal") <= 2:
+                add("is-causal-typo", node)
+        if _is_torch_attr(node, "scaled_dot_product_attention") and not (
+                isinstance(node.value, ast.Name) and node.value.id == "self"):
+            add("forbidden-api", node)
+        if _is_torch_attr(node, "MultiheadAttention", "multi_head_attention_forward"):
+            add("forbidden-api", node)
+        if isinstance(node, ast.ImportFrom) and any(
+                a.name in ("scaled_dot_product_attention", "MultiheadAttention", "multi_head_attention_forward")
+                for a in node.names):
+            add("forbidden-api", node)
+
+    for graded in _graded_nodes(tree):
+        _graded_code_findings(graded, module_names, add)
+    return dict(findings)
+
+
+def _identifiers(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, ast.keyword) and node.arg:
+        return [node.arg]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 20:
+        return [node.value]  # register_buffer("is_casual", ...) / getattr(self, "is_casual")
+    return []
+
+
+def _graded_code_findings(graded: ast.AST, module_names: set[str], add) -> None:
+    """Device, buffer and loop findings inside the graded function or class."""
+    for node in ast.walk(graded):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in DEVICE_STRINGS:
+            add("hardcoded-device", node)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("cuda", "cpu") \
+                and not node.args:
+            add("hardcoded-device", node)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id.lower() == "device" \
+                and node.id in module_names:
+            add("hardcoded-device", node)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in CREATION_FUNCTIONS \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch" \
+                and not any(k.arg == "device" for k in node.keywords):
+            add("mask-device", node)
+        if isinstance(node, (ast.For, ast.While, ast.ListComp, ast.GeneratorExp)):
+            add("python-loop", node)
+    if isinstance(graded, ast.ClassDef):
+        _buffer_findings(graded, add)
+
+
+def _buffer_findings(cls: ast.ClassDef, add) -> None:
+    """`self.<name> = <tensor expression>` in __init__ without register_buffer for that name."""
+    registered = {
+        n.args[0].value for n in ast.walk(cls)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer"
+        and n.args and isinstance(n.args[0], ast.Constant)
+    }
+    for method in cls.body:
+        if not (isinstance(method, ast.FunctionDef) and method.name == "__init__"):
+            continue
+        for node in ast.walk(method):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                            and target.value.id == "self" and target.attr not in registered \
+                            and _makes_tensor(node.value):
+                        add("mask-not-buffer", node)
+
+
+def _makes_tensor(value: ast.AST) -> bool:
+    return any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "torch"
+               and n.attr in CREATION_FUNCTIONS | {"triu", "tril"} for n in ast.walk(value))
