@@ -10,19 +10,27 @@ from grader.catalog import explain
 from grader.checks import PARTS, Check, Outcome
 
 
-def check_entry(check: Check, outcome: Outcome, lang: str, zeroed: bool) -> dict:
-    points = check.points if outcome.passed and not zeroed else 0.0
+def message(outcome: Outcome, lang: str) -> str:
+    """What held or failed, the student line involved, then each diagnosed mistake explained."""
     text = outcome.zh if lang == "zh" else outcome.en
     lines = [text] if text else []
-    if outcome.where and outcome.where.get("text"):
-        label = "出错的代码" if lang == "zh" else "your code"
-        lines.append(f"{label} (line {outcome.where['line']}): {outcome.where['text']}")
+    where = outcome.where
+    if where and where.get("text"):
+        cell = (f"代码单元 {where['cell']}，" if lang == "zh" else f"cell {where['cell']}, ") if where.get("cell") else ""
+        place = f"{cell}第 {where['line']} 行" if lang == "zh" else f"{cell}line {where['line']}"
+        lines.append(f"{'出错的代码' if lang == 'zh' else 'your code'}（{place}）: {where['text']}" if lang == "zh"
+                     else f"your code ({place}): {where['text']}")
     lines += [explain(mistake, lang) for mistake in outcome.mistakes]
+    return "\n".join(lines)
+
+
+def check_entry(check: Check, outcome: Outcome, lang: str, zeroed: bool) -> dict:
+    points = check.points if outcome.passed and not zeroed else 0.0
     return {
         "id": check.id, "part": check.part, "title": check.title_zh if lang == "zh" else check.title_en,
         "visibility": check.visibility, "passed": bool(outcome.passed), "points": float(points),
-        "max_points": float(check.points), "message": "\n".join(lines), "mistakes": list(outcome.mistakes),
-        "where": outcome.where,
+        "max_points": float(check.points), "message": message(outcome, lang), "mistakes": list(outcome.mistakes),
+        "message_zh": message(outcome, "zh"), "message_en": message(outcome, "en"), "where": outcome.where,
     }
 
 

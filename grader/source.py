@@ -18,6 +18,8 @@ GRADED_NAMES = ("scaled_dot_product_attention", "MultiHeadAttention")
 
 _MAGIC_LINE = re.compile(r"^\s*[%!]")
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# statements that may bind a name a definition needs; loops, prints and test calls never do
+_MAY_DEFINE = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.If, ast.Try)
 
 
 @dataclass
@@ -28,6 +30,15 @@ class Submission:
     source: str  # the extracted module the sandbox executes
     full_source: str  # every code cell, for the static pass
     syntax_errors: list[dict] = field(default_factory=list)
+    origin: list[tuple[int, int]] = field(default_factory=list)  # module line - 1 -> (cell, line in cell)
+    is_notebook: bool = False
+
+    def locate(self, where: dict | None) -> dict | None:
+        """Add the student's own coordinates (cell and line) to a module line reference."""
+        if not where or not where.get("line") or not 0 < where["line"] <= len(self.origin):
+            return where
+        cell, line = self.origin[where["line"] - 1]
+        return {**where, "cell": cell + 1, "line": line} if self.is_notebook else where
 
 
 def read_code_cells(path: Path) -> list[str]:
@@ -71,8 +82,45 @@ def _bound_names(node: ast.stmt) -> set[str]:
     return names
 
 
-def _used_names(node: ast.AST) -> set[str]:
+def _loads(node: ast.AST) -> set[str]:
     return {sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)}
+
+
+def _local_names(function: ast.AST) -> set[str]:
+    """Parameters and names assigned anywhere inside a function (a coarse but safe local set)."""
+    names = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+    for sub in ast.walk(function):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+            names.add(sub.id)
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and sub is not function:
+            names.add(sub.name)
+        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in sub.names}
+        elif isinstance(sub, ast.arg):
+            names.add(sub.arg)
+    globals_declared = {n for sub in ast.walk(function) if isinstance(sub, ast.Global) for n in sub.names}
+    return names - globals_declared
+
+
+def _used_names(node: ast.AST) -> set[str]:
+    """Module-level names a statement reads: a function's own locals are not module names."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        outer = set()
+        for part in node.decorator_list + node.args.defaults + node.args.kw_defaults + [node.returns]:
+            if part is not None:
+                outer |= _loads(part)
+        for arg in ast.walk(node.args):
+            if isinstance(arg, ast.arg) and arg.annotation is not None:
+                outer |= _loads(arg.annotation)
+        return outer | (_loads(node) - _local_names(node))
+    if isinstance(node, ast.ClassDef):
+        used = set()
+        for part in node.bases + node.keywords + node.decorator_list:
+            used |= _loads(part)
+        for statement in node.body:
+            used |= _used_names(statement)
+        return used
+    return _loads(node)
 
 
 def extract_definitions(statements: list[ast.stmt]) -> list[ast.stmt]:
@@ -91,7 +139,7 @@ def extract_definitions(statements: list[ast.stmt]) -> list[ast.stmt]:
     while changed:
         changed = False
         for i, statement in enumerate(statements):
-            if not kept[i] and _bound_names(statement) & needed and not isinstance(statement, ast.Expr):
+            if not kept[i] and isinstance(statement, _MAY_DEFINE) and _bound_names(statement) & needed:
                 kept[i] = True
                 needed |= _used_names(statement)
                 changed = True
@@ -99,13 +147,23 @@ def extract_definitions(statements: list[ast.stmt]) -> list[ast.stmt]:
 
 
 def load_submission(path: str | Path) -> Submission:
-    """Parse each cell separately so that one broken cell does not hide the others."""
+    """Parse each cell separately so that one broken cell does not hide the others.
+
+    The module sent to the sandbox keeps every cell's lines in place and blanks the dropped
+    ones, so a line number in an error maps straight back to (cell, line) in the student's file.
+    """
     path = Path(path)
     cells = [strip_magics(cell) for cell in read_code_cells(path)]
     statements: list[ast.stmt] = []
-    texts: dict[int, str] = {}  # id(statement) -> its original lines, comments included
+    spans: dict[int, tuple[int, int]] = {}  # id(statement) -> (first, last) line in the whole module
+    origin: list[tuple[int, int]] = []  # module line (0-based) -> (cell, line in cell)
+    module_lines: list[str] = []
     syntax_errors = []
     for index, cell in enumerate(cells):
+        lines = cell.splitlines() or [""]
+        offset = len(module_lines)
+        module_lines += lines
+        origin += [(index, n) for n in range(1, len(lines) + 1)]
         try:
             tree = ast.parse(cell)
         except SyntaxError as error:
@@ -114,15 +172,20 @@ def load_submission(path: str | Path) -> Submission:
                  "text": (error.text or "").rstrip()}
             )
             continue
-        lines = cell.splitlines()
         for statement in tree.body:
             first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", [])])
-            texts[id(statement)] = "\n".join(lines[first - 1 : statement.end_lineno])
+            spans[id(statement)] = (offset + first, offset + statement.end_lineno)
         statements.extend(tree.body)
-    kept = extract_definitions(statements)
+    keep_lines = set()
+    for statement in extract_definitions(statements):
+        first, last = spans[id(statement)]
+        keep_lines.update(range(first, last + 1))
+    source = "\n".join(line if n in keep_lines else "" for n, line in enumerate(module_lines, start=1))
     return Submission(
         path=str(path),
-        source="\n\n".join(texts[id(s)] for s in kept) + "\n",
+        source=source + "\n",
         full_source="\n\n".join(cells),
         syntax_errors=syntax_errors,
+        origin=origin,
+        is_notebook=path.suffix == ".ipynb",
     )

@@ -75,7 +75,8 @@ def failed_with_error(ctx: Context, error: dict, doing_zh: str, doing_en: str, *
     error = _root_cause(ctx, error)
     mistakes = diagnosis.from_error(error, ctx.static, max_seq_len=max_seq_len) + list(extra)
     summary = f"{error.get('type')}: {error.get('message', '')}".strip()[:600]
-    return failed(f"{doing_zh}时出错：{summary}", f"Error while {doing_en}: {summary}", mistakes, error.get("where"))
+    return failed(f"{doing_zh}时出错：{summary}", f"Error while {doing_en}: {summary}", mistakes,
+                  ctx.student.submission.locate(error.get("where")))
 
 
 def _root_cause(ctx: Context, error: dict) -> dict:
@@ -84,8 +85,9 @@ def _root_cause(ctx: Context, error: dict) -> dict:
         return error
     if ctx.student.submission.syntax_errors:
         first = ctx.student.submission.syntax_errors[0]
-        return {"type": "SyntaxError", "message": f"{first['message']} (cell {first['cell'] + 1}, line {first['line']})",
-                "where": {"line": first["line"], "text": first["text"], "function": "<module>"}}
+        cell = {"cell": first["cell"] + 1} if ctx.student.submission.is_notebook else {}
+        return {"type": "SyntaxError", "message": first["message"],
+                "where": {"line": first["line"], "text": first["text"], "function": "<module>", **cell}}
     for load_error in ctx.student.load_errors:
         return load_error
     return error
