@@ -14,7 +14,7 @@ from grader.checks import Check, Context, Outcome, checks_for
 from grader.confinement import Limits
 from grader.report import build_report, render_text
 from grader.sandbox import python_paths
-from grader.source import load_submission
+from grader.source import Submission, load_submission
 
 
 def default_limits() -> Limits:
@@ -39,8 +39,13 @@ def integrity_check(student: StudentCode) -> tuple[Check, Outcome]:
 
 def grade_submission(path: str | Path, *, lang: str = "zh", limits: Limits | None = None, cuda: bool | None = None,
                      checks: list[Check] | None = None) -> dict:
-    """Every check on one submission; a complete report whatever the submission does."""
-    submission = load_submission(path)
+    """Every check on one submission file; a complete report whatever the submission does."""
+    return grade(load_submission(path), lang=lang, limits=limits, cuda=cuda, checks=checks)
+
+
+def grade(submission: Submission, *, lang: str = "zh", limits: Limits | None = None, cuda: bool | None = None,
+          checks: list[Check] | None = None) -> dict:
+    """Every check (or the given ones) on one submission, in a confined worker."""
     static = static_analysis.analyse(submission.source)
     if submission.syntax_errors:
         static.setdefault("syntax-error", [{"line": e["line"], "text": e["text"]} for e in submission.syntax_errors])

@@ -147,13 +147,17 @@ def extract_definitions(statements: list[ast.stmt]) -> list[ast.stmt]:
 
 
 def load_submission(path: str | Path) -> Submission:
+    path = Path(path)
+    return submission_from_cells(read_code_cells(path), str(path), is_notebook=path.suffix == ".ipynb")
+
+
+def submission_from_cells(cells: list[str], path: str, is_notebook: bool = True) -> Submission:
     """Parse each cell separately so that one broken cell does not hide the others.
 
     The module sent to the sandbox keeps every cell's lines in place and blanks the dropped
     ones, so a line number in an error maps straight back to (cell, line) in the student's file.
     """
-    path = Path(path)
-    cells = [strip_magics(cell) for cell in read_code_cells(path)]
+    cells = [strip_magics(cell) for cell in cells]
     statements: list[ast.stmt] = []
     spans: dict[int, tuple[int, int]] = {}  # id(statement) -> (first, last) line in the whole module
     origin: list[tuple[int, int]] = []  # module line (0-based) -> (cell, line in cell)
@@ -182,10 +186,10 @@ def load_submission(path: str | Path) -> Submission:
         keep_lines.update(range(first, last + 1))
     source = "\n".join(line if n in keep_lines else "" for n, line in enumerate(module_lines, start=1))
     return Submission(
-        path=str(path),
+        path=path,
         source=source + "\n",
         full_source="\n\n".join(cells),
         syntax_errors=syntax_errors,
         origin=origin,
-        is_notebook=path.suffix == ".ipynb",
+        is_notebook=is_notebook,
     )

@@ -1,0 +1,33 @@
+"""Shared fixtures: a report cache so each submission is graded once per test session."""
+from pathlib import Path
+
+import pytest
+
+from grader.grade import grade_submission
+
+ROOT = Path(__file__).resolve().parent.parent
+SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
+REFERENCE = ROOT / "solutions" / "attention" / "attention.py"
+STUBS = ROOT / "exercises" / "attention" / "attention.py"
+
+
+@pytest.fixture(scope="session")
+def graded():
+    """graded(path) -> the JSON report (English messages), computed once per path."""
+    cache: dict[str, dict] = {}
+
+    def grade(path: Path, lang: str = "en") -> dict:
+        key = f"{path}|{lang}"
+        if key not in cache:
+            cache[key] = grade_submission(path, lang=lang)
+        return cache[key]
+
+    return grade
+
+
+def header(path: Path, key: str) -> str | None:
+    """`# key: value` from the first lines of a fixture submission."""
+    for line in path.read_text(encoding="utf-8").splitlines()[:5]:
+        if line.startswith(f"# {key}:"):
+            return line.split(":", 1)[1].strip()
+    return None

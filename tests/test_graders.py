@@ -1,0 +1,80 @@
+"""Do the hidden graders give full marks to every correct style and catch every catalogued mistake?
+
+Correct submissions live in tests/submissions/correct/ (one style each); mutants in
+tests/submissions/mutants/ are the reference with one mistake written the way students write
+it, headed `# expect: <mistake id>` and `# part: sdpa|mha|both`.
+"""
+import json
+
+import pytest
+
+from conftest import REFERENCE, STUBS, SUBMISSIONS, header
+from grader.catalog import catalog
+from grader.checks import checks_for
+
+CORRECT = sorted((SUBMISSIONS / "correct").glob("*.py"))
+MUTANTS = sorted((SUBMISSIONS / "mutants").glob("*.py"))
+
+
+def failures(report: dict) -> str:
+    return json.dumps([c for c in report["checks"] if not c["passed"]], ensure_ascii=False, indent=1)[:4000]
+
+
+def test_reference_solution_gets_full_marks(graded):
+    report = graded(REFERENCE)
+    assert report["score"] == report["max_score"] == 20.0, failures(report)
+    assert report["mistakes"] == []
+
+
+@pytest.mark.parametrize("path", CORRECT, ids=[p.stem for p in CORRECT])
+def test_correct_style_gets_full_marks(graded, path):
+    report = graded(path)
+    assert report["score"] == report["max_score"], failures(report)
+
+
+@pytest.mark.parametrize("path", MUTANTS, ids=[p.stem for p in MUTANTS])
+def test_mutant_loses_points_and_is_diagnosed(graded, path):
+    expected = header(path, "expect")
+    report = graded(path)
+    assert report["score"] < report["max_score"], f"{path.name} got full marks"
+    assert expected in report["mistakes"], f"{path.name}: expected {expected}, got {report['mistakes']}\n{failures(report)}"
+    part = header(path, "part")
+    if part in ("sdpa", "mha"):  # a mistake in one part must not cost points in the other
+        other = "mha" if part == "sdpa" else "sdpa"
+        lost = [c["id"] for c in report["checks"] if c["part"] == other and not c["passed"]]
+        assert not lost, f"{path.name}: a {part} mistake failed {other} checks {lost}"
+
+
+def test_untouched_stubs_score_zero_with_not_implemented(graded):
+    report = graded(STUBS)
+    assert report["score"] == 0.0
+    assert "not-implemented" in report["mistakes"]
+    assert all(c["passed"] is False for c in report["checks"] if c["max_points"] > 0)
+
+
+def test_there_are_enough_correct_styles_and_a_mutant_for_every_code_mistake():
+    assert len(CORRECT) >= 8
+    covered = {header(p, "expect") for p in MUTANTS}
+    not_code = {"syntax-error", "timeout", "memory-limit", "tampering"}  # covered by the hostile suite too
+    assert set(catalog()) - covered - not_code == set(), "mistake ids without a mutant"
+
+
+def test_every_failure_names_a_mistake_or_says_which_property_failed(graded):
+    for path in MUTANTS:
+        for check in graded(path)["checks"]:
+            if not check["passed"]:
+                assert check["message"].strip(), f"{path.name}: {check['id']} failed silently"
+
+
+def test_every_mistake_has_zh_and_en_explanation_and_fix():
+    for mistake, entry in catalog().items():
+        for key in ("title", "explain", "fix"):
+            assert entry[f"{key}_zh"].strip() and entry[f"{key}_en"].strip(), (mistake, key)
+
+
+def test_points_per_part_are_ten_and_ids_are_unique():
+    checks = checks_for()
+    assert len({c.id for c in checks}) == len(checks)
+    for part in ("sdpa", "mha"):
+        assert sum(c.points for c in checks if c.part == part) == 10
+    assert {c.id for c in checks if c.visibility == "public"} >= {"sdpa.shapes", "sdpa.causal_zeros", "mha.shapes"}
