@@ -32,6 +32,7 @@ class StudentCode:
         self.tampered: set[str] = set()
         self.failures: list[str] = []  # worker failure kinds seen (timeout, memory-limit, exited, ...)
         self._worker: Worker | None = None
+        self._hanging: set[str] = set()
         self._load_failure: WorkerFailure | None = None
         self._started = time.monotonic()
 
@@ -62,20 +63,31 @@ class StudentCode:
             pass
 
     def call(self, probe: str, **args) -> dict:
-        """Run one probe; a worker failure comes back as {"failure": kind, "error": {...}}."""
+        """Run one probe; a worker failure comes back as {"failure": kind, "error": {...}}.
+
+        Once a probe of one kind has timed out, later probes of that kind fail at once: the
+        part that hangs scores 0 without eating the other part's time.
+        """
+        kind = probe.split("_")[0]
         seconds = min(self.limits.probe_seconds, self._remaining())
         try:
+            if kind in self._hanging:
+                raise WorkerFailure("timeout", f"an earlier {kind} call did not finish within {self.limits.probe_seconds:.0f} s")
             if seconds <= 0:
                 raise WorkerFailure("timeout", f"the submission used its {self.limits.submission_seconds:.0f} s budget")
             answer = self._ensure_worker().call(probe, seconds, **args)
         except WorkerFailure as failure:
             self.failures.append(failure.kind)
+            if failure.kind == "timeout":
+                self._hanging.add(kind)
             return {"failure": failure.kind, "error": {"type": failure.kind, "message": failure.detail, "where": None}}
         seen = set(answer.get("forbidden_calls", []))
         for op_names in [answer.get("op_names", [])] + [c.get("op_names", []) for c in answer.get("calls", [])]:
             seen |= {f"aten.{name}" for name in op_names if any(p in name for p in FORBIDDEN_OPS)}
-        self.forbidden_by_probe[probe.split("_")[0]] |= seen
+        self.forbidden_by_probe[kind] |= seen
         self.tampered.update(answer.get("tampered", []))
+        if _has_subclass(answer):
+            self.tampered.add("returned a tensor subclass")
         return answer
 
     def sdpa(self, **case) -> dict:
@@ -91,3 +103,11 @@ class StudentCode:
         if self._worker is not None:
             self._worker.close()
             self._worker = None
+
+
+def _has_subclass(value) -> bool:
+    if isinstance(value, dict):
+        return bool(value.get("subclass")) or any(_has_subclass(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_subclass(v) for v in value)
+    return False

@@ -22,6 +22,8 @@ ERROR_RULES = [
     (None, r"can't allocate memory|not enough memory|out of memory|DefaultCPUAllocator", "memory-limit"),
     (None, r"^(exited|crashed)$", "tampering"),
     ("SystemExit", r"", "tampering"),
+    ("PermissionError", r"grading sandbox", "tampering"),
+    ("BlockingIOError", r"Resource temporarily unavailable", "tampering"),
     ("SyntaxError", r"", "syntax-error"),
     ("IndentationError", r"", "syntax-error"),
     ("NameError", r"name 'matmul' is not defined", "bare-matmul"),

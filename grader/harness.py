@@ -11,6 +11,7 @@ import ast
 import io
 import os
 import pickle
+import subprocess
 import sys
 import types
 
@@ -38,15 +39,30 @@ TAMPER_WATCH = {
 probes.warm_up()
 
 
+PROCESS_CREATION = [(os, "fork"), (os, "forkpty"), (os, "system"), (os, "posix_spawn"), (os, "posix_spawnp"),
+                    (os, "execv"), (os, "execve"), (subprocess.Popen, "__init__")]
+
+
 class Runtime:
     """What the probes may observe about the student's process besides return values."""
 
     def __init__(self) -> None:
         self.forbidden_calls: set[str] = set()
-        self.originals = {name: getattr(owner, attr) for name, (owner, attr) in TAMPER_WATCH.items()}
+        self.tampering: set[str] = set()
         for name, (owner, attr) in FORBIDDEN.items():
             setattr(owner, attr, self._recording(name, getattr(owner, attr)))
         nn.MultiheadAttention.__init__ = self._recording("nn.MultiheadAttention", nn.MultiheadAttention.__init__)
+        for owner, attr in PROCESS_CREATION:  # the process-count limit stops what gets around this
+            if hasattr(owner, attr):
+                setattr(owner, attr, self._denied(f"{getattr(owner, '__name__', owner)}.{attr}"))
+        self.originals = {name: getattr(owner, attr) for name, (owner, attr) in TAMPER_WATCH.items()}
+
+    def _denied(self, name):
+        def deny(*args, **kwargs):
+            self.tampering.add(f"process creation ({name})")
+            raise PermissionError(f"grading sandbox: {name} is not allowed")
+
+        return deny
 
     def _recording(self, name, function):
         def wrapper(*args, **kwargs):
@@ -56,7 +72,8 @@ class Runtime:
         return wrapper
 
     def tampered(self) -> list[str]:
-        return sorted(n for n, (owner, attr) in TAMPER_WATCH.items() if getattr(owner, attr) is not self.originals[n])
+        patched = {f"patched {n}" for n, (owner, attr) in TAMPER_WATCH.items() if getattr(owner, attr) is not self.originals[n]}
+        return sorted(patched | self.tampering)
 
 
 def load_student(source: str) -> tuple[dict, list[dict]]:
@@ -95,7 +112,10 @@ def worker_main(connection, limits: Limits, source: str, use_cuda: bool) -> None
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     runtime = Runtime()
+    worker_pid = os.getpid()
     namespace, load_errors = load_student(source)
+    if os.getpid() != worker_pid:  # a fork that escaped the denial must never answer
+        os._exit(0)
     lines = source.splitlines()
     connection.send_bytes(encode({"ready": True, "load_errors": load_errors, "missing_isolation": missing,
                                   "names": sorted(k for k in namespace if not k.startswith("__"))}))
@@ -112,6 +132,8 @@ def worker_main(connection, limits: Limits, source: str, use_cuda: bool) -> None
             answer = probes.PROBES[request["probe"]](namespace, lines, **request["args"])
         except BaseException as error:
             answer = {"error": describe_error(error, lines)}
+        if os.getpid() != worker_pid:
+            os._exit(0)
         answer["forbidden_calls"] = sorted(runtime.forbidden_calls)
         answer["tampered"] = runtime.tampered()
         try:

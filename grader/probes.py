@@ -66,7 +66,7 @@ def _plain(tensor) -> dict:
         return {"kind": type(tensor).__name__}
     info = {"kind": "tensor", "shape": list(tensor.shape), "dtype": str(tensor.dtype).replace("torch.", ""),
             "device": tensor.device.type, "requires_grad": bool(tensor.requires_grad),
-            "subclass": type(tensor) is not torch.Tensor}
+            "subclass": type(tensor) not in (torch.Tensor, torch.nn.Parameter, torch._subclasses.FakeTensor)}
     if tensor.device.type not in ("meta",) and not isinstance(tensor, torch._subclasses.FakeTensor):
         plain = tensor.detach().to("cpu")
         info["value"] = torch.Tensor.as_subclass(plain, torch.Tensor).clone()

@@ -265,6 +265,11 @@ def gradients(ctx: Context) -> Outcome:
 def device(ctx: Context) -> Outcome:
     dim, heads = 32, 4
     weights = linear_weights(ctx, dim, 170)
+    for is_causal in (True, False):  # devices only matter once it works on the CPU
+        _, problem = run(ctx, model_args(dim, heads, 16), [inputs(ctx, 2, 6, dim, 171)], is_causal,
+                         ("在 CPU 上运行 forward", "running forward on the CPU"), weights=weights)
+        if problem:
+            return problem
     notes_zh, notes_en = [], []
     for where in (["cuda"] if ctx.cuda else []) + ["meta"]:
         for is_causal in (True, False):

@@ -244,6 +244,9 @@ def gradients(ctx: Context) -> Outcome:
        title_zh="在 GPU 上也能运行（遮罩跟随输入的设备）", title_en="runs on the GPU (the mask follows the input's device)")
 def device(ctx: Context) -> Outcome:
     Q, K, V = qkv(ctx, (2, 2), 6, 8, 8, 60)
+    _, problem = call(ctx, Q, K, V, True)  # devices only matter once it works on the CPU
+    if problem:
+        return problem
     notes_zh, notes_en = [], []
     for where in (["cuda"] if ctx.cuda else []) + ["meta", "fake-cuda"]:
         answer = ctx.student.sdpa(Q=Q, K=K, V=V, is_causal=True, device=where)
