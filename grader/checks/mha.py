@@ -265,9 +265,11 @@ def gradients(ctx: Context) -> Outcome:
 def device(ctx: Context) -> Outcome:
     dim, heads = 32, 4
     weights = linear_weights(ctx, dim, 170)
-    for is_causal in (True, False):  # devices only matter once it works on the CPU
-        _, problem = run(ctx, model_args(dim, heads, 16), [inputs(ctx, 2, 6, dim, 171)], is_causal,
-                         ("在 CPU 上运行 forward", "running forward on the CPU"), weights=weights)
+    for is_causal in (True, False):  # devices only matter once it is right on the CPU
+        call = inputs(ctx, 2, 6, dim, 171)
+        results, problem = run(ctx, model_args(dim, heads, 16), [call], is_causal,
+                               ("在 CPU 上运行 forward", "running forward on the CPU"), weights=weights)
+        problem = problem or compare(out_tensor(results[0]), call, weights, heads, is_causal, ctx.static, ("CPU", "CPU"))
         if problem:
             return problem
     notes_zh, notes_en = [], []
@@ -304,8 +306,12 @@ def vectorized(ctx: Context) -> Outcome:
     # batch stays fixed: nn.Linear itself dispatches differently for B = 1
     for seed, (B, T, heads) in enumerate(((2, 4, 2), (2, 4, 4), (2, 8, 2), (2, 8, 8)), start=180):
         call = inputs(ctx, B, T, 16, seed)
+        weights = linear_weights(ctx, 16, seed)
         results, problem = run(ctx, model_args(16, heads, 16), [call, call], True, ("统计算子", "counting ops"),
-                               count_ops=True)
+                               count_ops=True, weights=weights)
+        # only a right answer earns the vectorisation point
+        problem = problem or compare(out_tensor(results[1]), call, weights, heads, True, ctx.static,
+                                     (f"B={B}, H={heads}, T={T}",) * 2)
         if problem:
             return problem
         counts[(B, heads, T)] = results[1]["ops"]

@@ -244,7 +244,8 @@ def gradients(ctx: Context) -> Outcome:
        title_zh="在 GPU 上也能运行（遮罩跟随输入的设备）", title_en="runs on the GPU (the mask follows the input's device)")
 def device(ctx: Context) -> Outcome:
     Q, K, V = qkv(ctx, (2, 2), 6, 8, 8, 60)
-    _, problem = call(ctx, Q, K, V, True)  # devices only matter once it works on the CPU
+    answer, problem = call(ctx, Q, K, V, True)  # devices only matter once it is right on the CPU
+    problem = problem or compare(ctx, answer, Q, K, V, True, "CPU", "CPU")
     if problem:
         return problem
     notes_zh, notes_en = [], []
@@ -280,6 +281,7 @@ def vectorized(ctx: Context) -> Outcome:
         Q, K, V = qkv(ctx, (B, H), T, 8, 8, seed)
         for _ in range(2):  # the second call: a mask cached on the first call is not a loop
             answer, problem = call(ctx, Q, K, V, True, count_ops=True)
+            problem = problem or compare(ctx, answer, Q, K, V, True, f"B={B}, H={H}, T={T}", f"B={B}, H={H}, T={T}")
             if problem:
                 return problem
         counts[(B, H, T)] = answer["ops"]

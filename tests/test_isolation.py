@@ -1,0 +1,92 @@
+"""Does hostile student code end in a complete report, within its limits, changing no one else's grade?"""
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REFERENCE, ROOT, SUBMISSIONS, header
+from grader.checks import checks_for
+from grader.confinement import Limits
+from grader.grade import default_limits, grade_submission
+from grader.grade_all import grade_class
+
+HOSTILE = sorted((SUBMISSIONS / "hostile").glob("*.py"))
+ALL_CHECK_IDS = {c.id for c in checks_for()}
+
+
+@pytest.fixture(scope="module")
+def listener():
+    """A server on loopback that a sandboxed submission must not be able to reach."""
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", 47291))
+    server.listen()
+    yield server
+    server.close()
+
+
+@pytest.mark.parametrize("path", HOSTILE, ids=[p.stem for p in HOSTILE])
+def test_hostile_submission_gets_a_complete_report_within_its_limit(path, listener):
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    started = time.monotonic()
+    report = grade_submission(path, lang="en")
+    elapsed = time.monotonic() - started
+    assert {c["id"] for c in report["checks"]} >= ALL_CHECK_IDS, "every check must have a row"
+    assert elapsed < default_limits().submission_seconds + 15
+    expected, affected = header(path, "expect") or "not-implemented", header(path, "affected") or "both"
+    parts = {"both": ["sdpa", "mha"], "none": [], "twin": []}.get(affected, [affected])
+    if affected == "twin":  # tricks on top of wrong code must earn exactly what the wrong code earns
+        twin = grade_submission(path.parent / header(path, "twin"), lang="en")
+        assert report["score"] == twin["score"], (report["score"], twin["score"])
+    for part in parts:
+        lost = [c for c in report["checks"] if c["part"] == part and c["points"] > 0]
+        assert not lost, f"{path.name}: {part} should score 0, got points for {[c['id'] for c in lost]}"
+    if affected == "none":  # these files implement Part 1 only, correctly
+        assert all(c["passed"] for c in report["checks"] if c["part"] == "sdpa"), json.dumps(report["checks"])[:3000]
+    if expected not in ("-", "none"):
+        assert expected in report["mistakes"], f"{path.name}: expected {expected}, got {report['mistakes']}"
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == digest, "grading must never modify a submission"
+
+
+def test_memory_bomb_is_stopped_by_the_limit_not_by_the_machine(tmp_path):
+    """1 GiB fits this machine easily; under a 512 MiB limit the same allocation must fail."""
+    bomb = tmp_path / "bomb.py"
+    bomb.write_text("import torch\n\ndef scaled_dot_product_attention(Q, K, V, is_causal=True):\n"
+                    "    big = torch.ones(1 << 30, dtype=torch.uint8)\n    return big, big\n")
+    unconfined = subprocess.run([sys.executable, "-c", "import torch; print(int(torch.ones(1 << 30, dtype=torch.uint8).sum()))"],
+                                capture_output=True, text=True, timeout=120)
+    assert unconfined.stdout.strip() == str(1 << 30), "the machine itself can afford the allocation"
+    limits = Limits(**{**default_limits().__dict__, "memory_bytes": 512 << 20})
+    report = grade_submission(bomb, lang="en", limits=limits)
+    assert "memory-limit" in report["mistakes"]
+    assert all(c["points"] == 0 for c in report["checks"] if c["part"] == "sdpa")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the full isolation layers need root (CI runs as root)")
+def test_all_isolation_layers_are_in_place_as_root():
+    report = grade_submission(REFERENCE, lang="en")
+    assert "isolation_missing" not in report, report.get("isolation_missing")
+
+
+def test_hostile_neighbours_change_no_one_elses_grade(tmp_path):
+    for name in ("infinite_loop", "fork_bomb", "exit_in_function", "memory_bomb", "patched_comparisons"):
+        (tmp_path / f"{name}.py").write_bytes((SUBMISSIONS / "hostile" / f"{name}.py").read_bytes())
+    for n in range(2):
+        (tmp_path / f"honest_{n}.py").write_bytes(REFERENCE.read_bytes())
+    reports = {r["student"]: r for r in grade_class(tmp_path, jobs=2, lang="en")}
+    assert len(reports) == 7
+    assert reports["honest_0"]["score"] == reports["honest_1"]["score"] == 20.0
+
+
+def test_cli_json_stays_clean_when_the_submission_prints(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "grader", "grade", str(SUBMISSIONS / "hostile" / "huge_output.py"),
+                             "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0
+    report = json.loads(result.stdout)
+    assert report["score"] == 10.0 and "x" * 100 not in result.stdout and "y" * 100 not in result.stderr
