@@ -42,8 +42,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+# verbs that run student code: their fork server starts before the verb imports torch
+SANDBOXED = {"grade", "grade-all"}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = vars(_parser().parse_args(argv))
+    if args["verb"] in SANDBOXED:
+        from grader.sandbox import start_fork_server
+
+        start_fork_server()
     module_name, function_name = VERBS[args.pop("verb")].split(":")
     verb = getattr(importlib.import_module(module_name), function_name)
     return int(verb(**args) or 0)

@@ -22,8 +22,6 @@ import time
 import types
 from pathlib import Path
 
-import torch
-
 from grader.confinement import Limits
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -44,6 +42,13 @@ def _fork_server():
             context.set_forkserver_preload(["torch", "torch.nn.functional", "grader.harness"])
             _context = context
     return _context
+
+
+def start_fork_server() -> None:
+    """Start the fork server now, so its torch import overlaps with the caller's own (this
+    module imports no torch at load time for that reason)."""
+    _fork_server()
+    multiprocessing.forkserver.ensure_running()
 
 
 @contextlib.contextmanager
@@ -148,6 +153,8 @@ class Worker:
             if code is not None and code >= 0:
                 raise WorkerFailure("exited", f"the submission ended the process (exit status {code})") from error
             raise WorkerFailure("crashed", f"the worker died (signal {-(code or 0)})") from error
+        import torch
+
         try:
             return torch.load(io.BytesIO(data), weights_only=True)
         except Exception as error:

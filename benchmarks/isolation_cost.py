@@ -1,0 +1,59 @@
+"""What isolation costs per submission, measured side by side in one run.
+
+Grades the reference solution N times with the full confinement (namespaces, new root, uid
+drop, limits) and N times with confinement switched off, alternating, in the same process (the
+fork server is shared, so neither pays torch's import), and prints per-submission times and
+the ratio. Also times the bare worker start (fork + confine + load) both ways.
+
+    .venv/bin/python benchmarks/isolation_cost.py [--runs 10]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+from grader.confinement import Limits
+from grader.grade import default_limits, grade_submission
+from grader.sandbox import Worker
+from grader.source import load_submission
+
+REFERENCE = Path(__file__).resolve().parent.parent / "solutions" / "attention" / "attention.py"
+
+
+def limits(confined: bool) -> Limits:
+    return Limits(**{**default_limits().__dict__, "confine": confined})
+
+
+def timed(function) -> float:
+    started = time.perf_counter()
+    function()
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=10)
+    runs = parser.parse_args().runs
+    source = load_submission(REFERENCE).source
+    grade_submission(REFERENCE, limits=limits(True))  # start the fork server, warm the caches
+    start = {True: [], False: []}
+    whole = {True: [], False: []}
+    for _ in range(runs):
+        for confined in (True, False):
+            start[confined].append(timed(lambda: Worker(source, limits(confined), False).close()))
+            report = {}
+            whole[confined].append(timed(lambda: report.update(grade_submission(REFERENCE, limits=limits(confined)))))
+            assert report["score"] == 20.0, report
+    print(f"reference solution, {runs} runs each, median seconds")
+    print(f"{'':28}{'confined':>10}{'unconfined':>12}{'ratio':>8}")
+    for label, data in (("worker start (fork+load)", start), ("whole grading", whole)):
+        a, b = statistics.median(data[True]), statistics.median(data[False])
+        print(f"{label:28}{a:10.3f}{b:12.3f}{a / b:8.2f}")
+    cost = statistics.median(whole[True]) - statistics.median(whole[False])
+    print(f"isolation cost per submission: {cost * 1000:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
