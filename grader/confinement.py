@@ -84,17 +84,28 @@ def _bind(libc, source: str, target: str, writable: bool = False) -> None:
         _mount(libc, None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC)
 
 
+def _staging_point(visible: list[str]) -> str:
+    """An existing folder to mount the new root's tmpfs on: one that holds nothing we must keep
+    seeing (a venv may live under /tmp, e.g. in a CI checkout there)."""
+    for candidate in ("/mnt", "/media", "/srv", "/var/tmp", "/tmp"):
+        if os.path.isdir(candidate) and not any(p == candidate or p.startswith(candidate + "/") for p in visible):
+            return candidate
+    raise OSError(0, "no folder to stage a new root on")
+
+
 def _enter_new_root(libc, visible: list[str]) -> None:
     """chroot into a fresh tmpfs that holds only the system, the interpreter and its packages.
 
     The kit's repo (graders, solutions, gradebook), other submissions and home folders simply do
-    not exist there; /tmp is an empty throwaway tmpfs.
+    not exist there; /tmp is an empty throwaway tmpfs. Mounts happen in our own mount namespace,
+    so the host's folders are untouched.
     """
-    staging = "/tmp"  # a tmpfs on /tmp inside our own mount namespace: the host's /tmp is untouched
+    staging = _staging_point(visible)
     _mount(libc, "tmpfs", staging, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=0755")
     root = os.path.join(staging, "root")
-    os.makedirs(root)
-    for path in SYSTEM_PATHS + visible:
+    os.makedirs(root + "/tmp")
+    _mount(libc, "tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
+    for path in SYSTEM_PATHS + visible:  # after /tmp, so a venv under /tmp is bound on top of it
         if not os.path.lexists(path):
             continue
         target = root + path
@@ -104,8 +115,6 @@ def _enter_new_root(libc, visible: list[str]) -> None:
                 os.symlink(os.readlink(path), target)
         elif os.path.isdir(path):
             _bind(libc, path, target, writable=path == "/dev")
-    os.makedirs(root + "/tmp")
-    _mount(libc, "tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
     if os.path.isdir(root + "/dev/shm"):
         _mount(libc, "tmpfs", root + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=1777")
     if libc.chroot(root.encode()) != 0:
