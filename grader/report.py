@@ -31,6 +31,7 @@ def check_entry(check: Check, outcome: Outcome, lang: str, zeroed: bool) -> dict
         "visibility": check.visibility, "passed": bool(outcome.passed), "points": float(points),
         "max_points": float(check.points), "message": message(outcome, lang), "mistakes": list(outcome.mistakes),
         "message_zh": message(outcome, "zh"), "message_en": message(outcome, "en"), "where": outcome.where,
+        **({"figure": outcome.figure} if outcome.figure else {}),
     }
 
 

@@ -26,6 +26,7 @@ class Outcome:
     en: str = ""
     mistakes: list[str] = field(default_factory=list)
     where: dict | None = None  # the line of student code involved
+    figure: dict | None = None  # {"student": [[...]], "expected": [[...]]}: one attention matrix each, to draw
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def _root_cause(ctx: Context, error: dict) -> dict:
     if ctx.student.submission.syntax_errors:
         first = ctx.student.submission.syntax_errors[0]
         cell = {"cell": first["cell"] + 1} if ctx.student.submission.is_notebook else {}
-        return {"type": "SyntaxError", "message": first["message"],
+        return {"type": first["type"], "message": first["message"],
                 "where": {"line": first["line"], "text": first["text"], "function": "<module>", **cell}}
     for load_error in ctx.student.load_errors:
         return load_error

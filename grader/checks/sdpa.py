@@ -73,6 +73,22 @@ def diagnose_numbers(answer: dict, Q, K, V, is_causal: bool, static: dict) -> li
     return [found] if found else []
 
 
+def weights_figure(answer: dict, Q, K, V, is_causal: bool) -> dict | None:
+    """The first head's attention matrix, the student's beside the expected one, for feedback."""
+    weights = tensor(answer, "weights")
+    if weights is None or weights.dim() < 2:
+        return None
+    first = (0,) * (weights.dim() - 2)
+    _, expected = reference.attention(Q, K, V, is_causal)
+    return {"student": weights[first].double().tolist(), "expected": expected[first].tolist()}
+
+
+def with_figure(outcome: Outcome, answer: dict, Q, K, V, is_causal: bool) -> Outcome:
+    if any(m.startswith("mask") or m in ("softmax-dim", "is-causal-typo") for m in outcome.mistakes):
+        outcome.figure = weights_figure(answer, Q, K, V, is_causal)
+    return outcome
+
+
 def where_largest(actual: torch.Tensor, expected: torch.Tensor) -> tuple[float, tuple]:
     difference = torch.nan_to_num((actual.double() - expected.double()).abs(), nan=float("inf"))
     index = tuple(int(i) for i in torch.unravel_index(difference.argmax(), difference.shape))
@@ -87,11 +103,11 @@ def compare(ctx: Context, answer: dict, Q, K, V, is_causal: bool, label_zh: str,
         actual = tensor(answer, key)
         if not diagnosis.close(actual, expected, atol, rtol):
             error, index = where_largest(actual, expected)
-            return failed(
+            return with_figure(failed(
                 f"{label_zh}：{key} 与参考实现不符，最大误差 {error:.3g}（位置 {index}，容差 atol={atol:g}, rtol={rtol:g}）。",
                 f"{label_en}: {key} differs from the reference, max error {error:.3g} at {index} "
                 f"(tolerance atol={atol:g}, rtol={rtol:g}).",
-                diagnose_numbers(answer, Q, K, V, is_causal, ctx.static))
+                diagnose_numbers(answer, Q, K, V, is_causal, ctx.static)), answer, Q, K, V, is_causal)
     return None
 
 
@@ -121,22 +137,24 @@ def causal_zeros(ctx: Context) -> Outcome:
             return problem
         weights, out = tensor(answer, "weights"), tensor(answer, "out")
         mistakes = lambda: diagnose_numbers(answer, Q, K, V, True, ctx.static)  # noqa: E731
+        figure = lambda outcome: with_figure(outcome, answer, Q, K, V, True)  # noqa: E731
         if torch.isnan(weights).any() or torch.isnan(out).any():
             row = int(torch.isnan(weights).any(-1).nonzero()[0, -1]) if torch.isnan(weights).any() else -1
-            return failed(f"T={T}：结果含 NaN（第一处在第 {row} 行）。", f"T={T}: the result contains NaN (first in row {row}).",
-                          mistakes())
+            return figure(failed(f"T={T}：结果含 NaN（第一处在第 {row} 行）。",
+                                 f"T={T}: the result contains NaN (first in row {row}).", mistakes()))
         future = reference.causal_future(T).expand_as(weights)
         leaked = weights[future]
         if (leaked != 0).any():
             count = int((leaked != 0).sum())
-            return failed(f"T={T}：对角线以上有 {count} 个权重不为 0（最大 {float(leaked.abs().max()):.3g}），未来信息泄露。",
-                          f"T={T}: {count} weights above the diagonal are not exactly 0 (max {float(leaked.abs().max()):.3g}): "
-                          "the future leaks.", mistakes() or ["mask-missing"])
+            return figure(failed(
+                f"T={T}：对角线以上有 {count} 个权重不为 0（最大 {float(leaked.abs().max()):.3g}），未来信息泄露。",
+                f"T={T}: {count} weights above the diagonal are not exactly 0 (max {float(leaked.abs().max()):.3g}): "
+                "the future leaks.", mistakes() or ["mask-missing"]))
         row_sums = weights.double().sum(-1)
         if not torch.allclose(row_sums, torch.ones_like(row_sums), atol=1e-5):
             worst = float((row_sums - 1).abs().max())
-            return failed(f"T={T}：权重每行之和应为 1，最大偏差 {worst:.3g}。",
-                          f"T={T}: each row of weights must sum to 1; worst deviation {worst:.3g}.", mistakes())
+            return figure(failed(f"T={T}：权重每行之和应为 1，最大偏差 {worst:.3g}。",
+                                 f"T={T}: each row of weights must sum to 1; worst deviation {worst:.3g}.", mistakes()))
     return passed("未来位置的权重恰为 0，每行和为 1，没有 NaN。", "Future weights are exactly 0, rows sum to 1, no NaN.")
 
 
