@@ -15,7 +15,7 @@ SIZE_MISMATCH = re.compile(r"size of tensor a \((\d+)\) must match the size of t
 
 # (exception type or None for any, message pattern, mistake id): first match wins.
 ERROR_RULES = [
-    ("NotImplementedError", r"", "not-implemented"),
+    ("NotImplementedError", r"^(?!.*meta tensor)", "not-implemented"),  # not torch's own "no data on meta"
     (None, r"^timeout$", "timeout"),
     (None, r"^memory-limit$", "memory-limit"),
     ("MemoryError", r"", "memory-limit"),
@@ -37,7 +37,7 @@ ERROR_RULES = [
     (None, r"modified by an inplace operation", "inplace-autograd"),
     (None, r"Can't call numpy\(\) on Tensor that requires grad|does not require grad and does not have a grad_fn|"
            r"element \d+ of tensors does not require grad", "broken-grad"),
-    (None, r"cannot be converted to type at::(Half|BFloat16) without overflow", "mask-value-overflow"),
+    (None, r"cannot be converted to type (at|c10)::(Half|BFloat16) without overflow", "mask-value-overflow"),
     (None, NO_CUDA.pattern, "hardcoded-device"),
 ]
 
@@ -67,8 +67,13 @@ def device_mistake(static: dict, plain_tensor_attributes: list[str] = ()) -> str
     return "mask-device"
 
 
-def is_device_mismatch(error: dict) -> bool:
-    return bool(DEVICE_MISMATCH.search(error.get("message", ""))) or error.get("type") == "FakeTensorDeviceMismatchError"
+def is_device_mismatch(error: dict, static: dict | None = None) -> bool:
+    """A device finding: mixed devices; or, where the text moves tensors to a fixed device, a
+    meta tensor copied out to a real one (on a GPU that copy is the mismatch)."""
+    message = error.get("message", "")
+    if DEVICE_MISMATCH.search(message) or error.get("type") == "FakeTensorDeviceMismatchError":
+        return True
+    return bool(static and "hardcoded-device" in static and "Cannot copy out of meta tensor" in message)
 
 
 def close(actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float) -> bool:

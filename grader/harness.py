@@ -89,7 +89,8 @@ def load_student(source: str) -> tuple[dict, list[dict]]:
         return namespace, [describe_error(error, lines)]
     for statement in tree.body:
         try:
-            code = compile(ast.Module(body=[statement], type_ignores=[]), SUBMISSION_FILE, "exec")
+            # dont_inherit: this module's own `from __future__ import annotations` must not leak into student code
+            code = compile(ast.Module(body=[statement], type_ignores=[]), SUBMISSION_FILE, "exec", dont_inherit=True)
             exec(code, namespace)  # noqa: S102 - this is the sandboxed worker's whole purpose
         except BaseException as error:  # SystemExit/KeyboardInterrupt from student code too
             errors.append(describe_error(error, lines))

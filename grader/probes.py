@@ -180,7 +180,7 @@ def _build(namespace, args: dict, is_causal, weights, seed: int):
 
 
 def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, device="cpu", dtype=None,
-        grad=False, cotangent=None, roundtrip=False, count_ops=False) -> dict:
+        grad=False, cotangent=None, roundtrip=False, count_ops=False, dropout_p=None) -> dict:
     """Build MultiHeadAttention, optionally round-trip its state_dict and move it, then run calls.
 
     Each call is {"q","k","v", "mode": "eval"|"train", "seed"}; each gets its own result or error.
@@ -195,6 +195,8 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
             fresh.load_state_dict(state)
             module = fresh
             answer["state_keys"] = sorted(state.keys())
+        for name, p in (dropout_p or {}).items():  # the interface's nn.Dropout layers, set one by one
+            getattr(module, name).p = p
         if dtype is not None:
             module = module.to(getattr(torch, dtype))
         if device != "cpu":

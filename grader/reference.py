@@ -10,9 +10,13 @@ import math
 import torch
 
 SDPA_VARIANTS = ("missing-scale", "wrong-scale", "mask-diagonal", "mask-direction", "mask-multiplied",
-                 "mask-after-softmax", "softmax-dim", "mask-missing")
-# For the module, "wrong-scale" is tried both ways students get it wrong: by d_k and by sqrt(dim).
-MHA_VARIANTS = SDPA_VARIANTS + ("wrong-scale-width", "head-split", "missing-out-proj")
+                 "mask-after-softmax", "mask-after-softmax-inf", "softmax-dim", "mask-missing")
+# Module-only variants: the scale by sqrt(dim), softmax over the heads, heads split or merged wrong.
+MHA_VARIANTS = SDPA_VARIANTS + ("wrong-scale-width", "softmax-dim-heads", "head-split", "head-split-in",
+                                "head-split-out", "missing-out-proj")
+# variant name -> the catalog id it demonstrates
+MISTAKE_OF = {"wrong-scale-width": "wrong-scale", "softmax-dim-heads": "softmax-dim", "mask-after-softmax-inf":
+              "mask-after-softmax", "head-split-in": "head-split", "head-split-out": "head-split"}
 
 
 def causal_future(T: int, device=None) -> torch.Tensor:
@@ -28,7 +32,7 @@ def attention(Q, K, V, is_causal: bool = True, variant: str | None = None, scale
         scale = {"missing-scale": 1.0, "wrong-scale": 1.0 / d_k}.get(variant, 1.0 / math.sqrt(d_k))
     scores = Q @ K.transpose(-2, -1) * scale  # (..., T, T)
     future = causal_future(T)
-    if is_causal and variant not in ("mask-missing", "mask-after-softmax"):
+    if is_causal and variant not in ("mask-missing", "mask-after-softmax", "mask-after-softmax-inf"):
         if variant == "mask-diagonal":
             scores = scores.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(0), float("-inf"))
         elif variant == "mask-direction":
@@ -37,9 +41,11 @@ def attention(Q, K, V, is_causal: bool = True, variant: str | None = None, scale
             scores = scores * (~future).double()
         else:
             scores = scores.masked_fill(future, float("-inf"))
-    weights = torch.softmax(scores, dim=-2 if variant == "softmax-dim" else -1)
+    weights = torch.softmax(scores, dim={"softmax-dim": -2, "softmax-dim-heads": 1}.get(variant, -1))
     if is_causal and variant == "mask-after-softmax":
         weights = weights.masked_fill(future, 0.0)
+    if is_causal and variant == "mask-after-softmax-inf":
+        weights = weights.masked_fill(future, float("-inf"))
     return weights @ V, weights
 
 
@@ -49,14 +55,15 @@ def multi_head_attention(q, k, v, weights: dict, n_heads: int, is_causal: bool, 
     q, k, v = q.double(), k.double(), v.double()
     B, T, C = q.shape  # batch, sequence length, model width
     d = C // n_heads
-    if variant == "head-split":  # view straight to (B, H, T, d): positions and heads get mixed
+    if variant in ("head-split", "head-split-in"):  # view straight to (B, H, T, d): positions and heads mix
         split = lambda x: x.reshape(B, n_heads, T, d)  # noqa: E731
     else:
         split = lambda x: x.view(B, T, n_heads, d).transpose(1, 2)  # noqa: E731  (B, H, T, d)
     xq, xk, xv = split(q @ W["wq"].T), split(k @ W["wk"].T), split(v @ W["wv"].T)
     scale = 1.0 / math.sqrt(C) if variant == "wrong-scale-width" else None
-    y, _ = attention(xq, xk, xv, is_causal, variant if variant in SDPA_VARIANTS else None, scale)  # (B, H, T, d)
-    if variant == "head-split":
+    inner = variant if variant in SDPA_VARIANTS or variant == "softmax-dim-heads" else None
+    y, _ = attention(xq, xk, xv, is_causal, inner, scale)  # (B, H, T, d)
+    if variant in ("head-split", "head-split-out"):  # merged without transposing back
         y = y.reshape(B, T, C)
     else:
         y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, C)

@@ -36,7 +36,8 @@ def test_correct_style_gets_full_marks(graded, path):
 def test_mutant_loses_points_and_is_diagnosed(graded, path):
     expected = header(path, "expect")
     report = graded(path)
-    assert report["score"] < report["max_score"], f"{path.name} got full marks"
+    if expected != "tampering":  # tampering earns nothing, but right answers it did compute keep their points
+        assert report["score"] < report["max_score"], f"{path.name} got full marks"
     assert expected in report["mistakes"], f"{path.name}: expected {expected}, got {report['mistakes']}\n{failures(report)}"
     part = header(path, "part")
     if part in ("sdpa", "mha"):  # a mistake in one part must not cost points in the other

@@ -58,17 +58,12 @@ def run(ctx: Context, args: dict, calls: list[dict], is_causal, doing: tuple[str
 
 
 def diagnose_numbers(actual: torch.Tensor, call: dict, weights: dict, n_heads: int, is_causal: bool, static: dict) -> list[str]:
-    variants = {}
-    for variant in reference.MHA_VARIANTS:
-        if not is_causal and variant.startswith("mask"):
-            continue
-        mistake = "wrong-scale" if variant == "wrong-scale-width" else variant
-        variants.setdefault(mistake + "|" + variant, reference.multi_head_attention(
-            call["q"], call["k"], call["v"], weights, n_heads, is_causal, variant))
+    variants = {variant: reference.multi_head_attention(call["q"], call["k"], call["v"], weights, n_heads, is_causal, variant)
+                for variant in reference.MHA_VARIANTS if is_causal or not variant.startswith("mask")}
     found = diagnosis.matching_variant(actual, variants)
     if found is None:
         return []
-    found = found.split("|")[0]
+    found = reference.MISTAKE_OF.get(found, found)
     return ["is-causal-typo"] if found == "mask-missing" and "is-causal-typo" in static else [found]
 
 
@@ -126,9 +121,9 @@ def shapes(ctx: Context) -> Outcome:
                                     f"running forward (B={B}, T={T}, dim={dim}, n_heads={heads}, is_causal={is_causal})"))
             if problem:
                 return problem
-            if torch.isnan(out_tensor(results[0])).any():
-                return failed(f"T={T}, is_causal={is_causal}：输出含 NaN。", f"T={T}, is_causal={is_causal}: the output has NaN.",
-                              ["mask-diagonal"] if is_causal else [])
+            if not torch.isfinite(out_tensor(results[0])).all():  # which mistake: mha.values names it
+                return failed(f"T={T}, is_causal={is_causal}：输出含 NaN 或 inf。",
+                              f"T={T}, is_causal={is_causal}: the output has NaN or inf.")
     return passed("T=1、T=max_seq_len、dim 非 2 的幂、头数多于位置：形状都正确。",
                   "T = 1, T = max_seq_len, dim not a power of two, more heads than positions: all shapes right.")
 
@@ -142,17 +137,23 @@ def causal_no_leak(ctx: Context) -> Outcome:
     g = ctx.generator(111)
     for x in second.values():
         x[:, cut:] = torch.randn(x[:, cut:].shape, generator=g) * 3
+    weights = linear_weights(ctx, dim, 112)
     results, problem = run(ctx, model_args(dim, 4, 16), [first, second], True,
-                           ("运行因果 forward", "running the causal forward"), weights=linear_weights(ctx, dim, 112))
+                           ("运行因果 forward", "running the causal forward"), weights=weights)
     if problem:
         return problem
     a, b = out_tensor(results[0])[:, :cut], out_tensor(results[1])[:, :cut]
     if not torch.equal(a, b):
         change = float(torch.nan_to_num((a - b).abs(), nan=float("inf")).max())
-        mistakes = diagnose_numbers(out_tensor(results[0]), first, linear_weights(ctx, dim, 112), 4, True, ctx.static)
+        mistakes = diagnose_numbers(out_tensor(results[0]), first, weights, 4, True, ctx.static)
+        if not mistakes:  # no known variant: is the mask applied at all?
+            unmasked, _ = run(ctx, model_args(dim, 4, 16), [first], False, ("运行非因果 forward", "running forward"),
+                              weights=weights)
+            if unmasked and torch.equal(out_tensor(unmasked[0]), out_tensor(results[0])):
+                mistakes = ["is-causal-typo"] if "is-causal-typo" in ctx.static else ["mask-missing"]
         return failed(f"只改变了位置 ≥{cut} 的输入，位置 <{cut} 的输出却变了（最大变化 {change:.3g}）：未来信息泄露。",
                       f"Only positions >= {cut} changed, yet outputs before {cut} changed (max {change:.3g}): the future leaks.",
-                      mistakes or (["is-causal-typo"] if "is-causal-typo" in ctx.static else ["mask-missing"]))
+                      mistakes)
     return passed("改变未来位置时，过去位置的输出逐位不变。", "Earlier outputs are bit-for-bit unchanged when the future changes.")
 
 
@@ -207,28 +208,38 @@ def mask_buffer(ctx: Context) -> Outcome:
 
 
 @check("mha.dropout", part="mha", points=1, visibility="hidden",
-       title_zh="dropout：train() 时生效，eval() 时确定", title_en="dropout: active in train(), deterministic in eval()")
+       title_zh="dropout：train() 时两处都生效，eval() 时不生效", title_en="dropout: both active in train(), none in eval()")
 def dropout(ctx: Context) -> Outcome:
     dim, heads = 32, 4
     weights = linear_weights(ctx, dim, 150)
     x = inputs(ctx, 2, 6, dim, 151, self_attention=True)
-    calls = [dict(x, mode="eval", seed=1), dict(x, mode="eval", seed=2), dict(x, mode="train", seed=3),
-             dict(x, mode="train", seed=4)]
-    results, problem = run(ctx, model_args(dim, heads, 16, dropout=0.5), calls, True,
-                           ("以 dropout=0.5 运行 forward", "running forward with dropout=0.5"), weights=weights)
+    doing = ("以 dropout=0.5 运行 forward", "running forward with dropout=0.5")
+    plain, problem = run(ctx, model_args(dim, heads, 16, dropout=0.0), [dict(x, mode="eval")], True, doing, weights=weights)
     if problem:
         return problem
-    eval_1, eval_2, train_1, train_2 = (out_tensor(r) for r in results)
-    expected = reference.multi_head_attention(x["q"], x["k"], x["v"], weights, heads, True)
-    if not torch.equal(eval_1, eval_2) or not diagnosis.close(eval_1, expected, *TOLERANCE[torch.float32]):
-        return failed("eval() 模式下输出仍然随机或不等于无 dropout 的结果：dropout 在评估时仍然生效。",
-                      "In eval() mode the output is still random or differs from the dropout-free result: dropout is "
-                      "active in evaluation.", ["dropout-in-eval"])
-    if torch.equal(train_1, train_2) or torch.equal(train_1, eval_1):
-        return failed("train() 模式下两次前向结果完全相同：dropout 没有被使用。",
-                      "In train() mode two forward passes are identical: dropout is never applied.", ["dropout-not-applied"])
-    return passed("train() 时 dropout 生效，eval() 时输出确定且正确。",
-                  "Dropout is active in train(); eval() output is deterministic and right.")
+    calls = [dict(x, mode="eval", seed=1), dict(x, mode="eval", seed=2)]
+    results, problem = run(ctx, model_args(dim, heads, 16, dropout=0.5), calls, True, doing, weights=weights)
+    if problem:
+        return problem
+    eval_1, eval_2 = (out_tensor(r) for r in results)
+    if not (diagnosis.close(eval_1, eval_2, 0, 0) and diagnosis.close(eval_1, out_tensor(plain[0]), 1e-6, 1e-6)):
+        return failed("eval() 模式下 dropout=0.5 的输出仍然随机，或与 dropout=0 时不同：dropout 在评估时仍然生效。",
+                      "In eval() mode the output with dropout=0.5 is random or differs from dropout=0: dropout is active "
+                      "in evaluation.", ["dropout-in-eval"])
+    for layer, other in (("attn_dropout", "resid_dropout"), ("resid_dropout", "attn_dropout")):
+        # only this layer drops: its own effect must show in train()
+        calls = [dict(x, mode="train", seed=3), dict(x, mode="train", seed=4)]
+        results, problem = run(ctx, model_args(dim, heads, 16, dropout=0.5), calls, True, doing, weights=weights,
+                               dropout_p={layer: 0.5, other: 0.0})
+        if problem:
+            return problem
+        train_1, train_2 = (out_tensor(r) for r in results)
+        if torch.equal(train_1, train_2):
+            return failed(f"train() 模式下只让 self.{layer} 丢弃时，两次前向结果完全相同：self.{layer} 没有被使用。",
+                          f"In train() mode with only self.{layer} dropping, two forward passes are identical: "
+                          f"self.{layer} is never applied.", ["dropout-not-applied"])
+    return passed("train() 时两处 dropout 都生效，eval() 时输出确定且与 dropout=0 相同。",
+                  "Both dropouts act in train(); in eval() the output is deterministic and equals dropout=0.")
 
 
 @check("mha.gradients", part="mha", points=1, visibility="hidden",
@@ -279,7 +290,7 @@ def device(ctx: Context) -> Outcome:
             answer = ctx.student.mha(args=model_args(dim, heads, 16), is_causal=is_causal, calls=[call], weights=weights,
                                      device=where)
             error = answer.get("error") or answer["calls"][0].get("error")
-            if error and diagnosis.is_device_mismatch(error):
+            if error and diagnosis.is_device_mismatch(error, ctx.static):
                 interface = ctx.student.mha_interface(args=model_args(dim, heads, 16), is_causal=is_causal)
                 mistake = diagnosis.device_mistake(ctx.static, interface.get("plain_tensor_attributes", []))
                 return failed_with_error(ctx, error, f"model.to('{where}') 后运行 forward（is_causal={is_causal}）",

@@ -64,10 +64,10 @@ def diagnose_numbers(answer: dict, Q, K, V, is_causal: bool, static: dict) -> li
     for variant in reference.SDPA_VARIANTS:
         if not is_causal and variant.startswith("mask"):
             continue
-        o, w = reference.attention(Q, K, V, is_causal, variant)
-        variants_w[variant], variants_o[variant] = w, o
+        variants_o[variant], variants_w[variant] = reference.attention(Q, K, V, is_causal, variant)
     found = diagnosis.matching_variant(weights, variants_w) if weights is not None else None
     found = found or (diagnosis.matching_variant(out, variants_o) if out is not None else None)
+    found = reference.MISTAKE_OF.get(found, found)
     if found == "mask-missing" and "is-causal-typo" in static:
         return ["is-causal-typo"]
     return [found] if found else []
@@ -270,7 +270,7 @@ def device(ctx: Context) -> Outcome:
     for where in (["cuda"] if ctx.cuda else []) + ["meta", "fake-cuda"]:
         answer = ctx.student.sdpa(Q=Q, K=K, V=V, is_causal=True, device=where)
         error = answer.get("error")
-        if error and (diagnosis.is_device_mismatch(error) or diagnosis.NO_CUDA.search(error.get("message", ""))
+        if error and (diagnosis.is_device_mismatch(error, ctx.static) or diagnosis.NO_CUDA.search(error.get("message", ""))
                       and where == "cuda"):
             return failed_with_error(ctx, error, f"在 {where} 设备上运行", f"running on device {where}",
                                      extra=(diagnosis.device_mistake(ctx.static),))

@@ -1,0 +1,15 @@
+"""nbgrader plugins of the kit, configured in the course's nbgrader_config.py.
+
+One transformation per module, like nbgrader's own preprocessors:
+
+| module | class | where in nbgrader | what it does |
+| --- | --- | --- | --- |
+| `restore_cell_metadata` | `RestoreCellMetadata` | `Autograde.sanitize_preprocessors`, before `OverwriteCells` | matches submitted cells to the release notebook by what they define; restores their nbgrader metadata |
+| `restore_missing_cells` | `RestoreMissingCells` | same, right after | puts back locked release cells (provided code, tests) the notebook lacks |
+| `grade_with_hidden_graders` | `GradeWithHiddenGraders` | `Autograde.autograde_preprocessors`, in place of `Execute` | grades the code cells in the sandbox; writes verdicts, pictures and scores into the test cells |
+| `hide_hidden_tests` | `HideHiddenTests` | `GenerateFeedback.preprocessors` | removes the hidden test blocks from feedback pages |
+| `collector` | `ColabFileNameCollector` | `ZipCollectApp.collector_plugin` | maps Colab downloads `<student_id>_<any name>.ipynb` to the assignment's notebook |
+
+`release_cells` (what the release notebook's cells are, what a cell defines) and
+`attention_figure` (the attention-matrix picture) are helpers.
+"""

@@ -1,0 +1,156 @@
+"""`nbgrader zip_collect` plugin: map Colab downloads `<student_id>_<any name>.ipynb` to the assignment's notebook.
+
+Colab names a student's file after whatever they did with it: `attention.ipynb`,
+`Copy of attention.ipynb`, `attention (1).ipynb`, `Copy of attention (2).ipynb`, and in Chinese
+`attention.ipynb 的副本` (which may come without a final `.ipynb`). The student id is everything
+before the first `_` (letters, digits, `-` and `.`, starting with a letter or digit); the rest
+only has to be a notebook. Every file lands in `submitted/<student_id>/<assignment>/<notebook>.ipynb`.
+
+Nothing is dropped silently: a file that cannot be mapped (no student id, not a notebook, not
+readable) is named in a warning and again in the summary logged before collection starts. When a
+student has several files, the newest (modification time, then Colab's copy number) is collected
+and the others are named as skipped. A notebook without the `.ipynb` suffix is renamed in the
+extracted folder (suffix appended) so that nbgrader copies it under the right name.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+from nbgrader.plugins import FileNameCollectorPlugin
+from nbgrader.utils import find_all_notebooks
+
+STUDENT_ID = re.compile(r"^(?P<student_id>[^\W_](?:[^\W_]|[.\-])*)_(?P<name>.+)$")
+_COPY_PREFIX = re.compile(r"^(?:copy of\s+)+", re.IGNORECASE)
+_COPY_NUMBER = re.compile(r"\s*\((\d+)\)\s*$")
+_COPY_SUFFIX = re.compile(r"\s*(?:的副本|副本|- copy|copy)\s*$", re.IGNORECASE)
+_IGNORED_DIRS = {"__MACOSX", ".ipynb_checkpoints"}
+
+
+@dataclass
+class Candidate:
+    path: Path
+    student_id: str
+    notebook: str  # the released notebook it maps to, e.g. attention.ipynb
+    copy_number: int
+
+
+def notebook_stem(name: str) -> tuple[str, int]:
+    """`Copy of attention (2).ipynb` -> ("attention", 2); `attention.ipynb 的副本` -> ("attention", 0)."""
+    name = unicodedata.normalize("NFC", name).strip()
+    number = 0
+    for _ in range(4):  # the decorations nest: "Copy of attention.ipynb 的副本 (1).ipynb"
+        before = name
+        if name.lower().endswith(".ipynb"):
+            name = name[: -len(".ipynb")].strip()
+        name = _COPY_PREFIX.sub("", name)
+        found = _COPY_NUMBER.search(name)
+        if found:
+            number = max(number, int(found.group(1)))
+            name = name[: found.start()]
+        name = _COPY_SUFFIX.sub("", name).strip()
+        if name == before:
+            break
+    return name, number
+
+
+def is_notebook_file(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(data, dict) and "nbformat" in data and ("cells" in data or "worksheets" in data)
+
+
+class ColabFileNameCollector(FileNameCollectorPlugin):
+    """Collect `<student_id>_<any name>` notebooks whatever Colab called the copy; report every file left out."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.plan: dict[str, Candidate] = {}  # file path -> what it is collected as
+        self.left_out: dict[str, str] = {}  # file path -> why it is not collected
+        self.planned = False
+        app = self.parent
+        if app is not None and hasattr(app, "_format_collect_path"):
+            self.make_plan(Path(app._format_collect_path(app.extracted_directory)), self.released_notebooks(app))
+
+    @staticmethod
+    def released_notebooks(app) -> list[str]:
+        coursedir = app.coursedir
+        return sorted(find_all_notebooks(coursedir.format_path(coursedir.release_directory, ".", coursedir.assignment_id)))
+
+    def make_plan(self, extracted: Path, released: list[str] | None) -> None:
+        """Decide, before nbgrader lists the files, which file each student's submission is and which are left out."""
+        self.planned = True
+        if not extracted.is_dir():
+            return
+        by_student: dict[tuple[str, str], list[Candidate]] = {}
+        for root, dirs, files in os.walk(extracted):
+            dirs[:] = sorted(d for d in dirs if d not in _IGNORED_DIRS)
+            for file in sorted(files):
+                path = Path(root) / file
+                candidate, reason = self.map_file(path, released)
+                if candidate is None:
+                    self.left_out[str(path)] = reason
+                    continue
+                if candidate.path != path:  # renamed to end in .ipynb
+                    self.log.warning("Renamed %r to %r: a notebook without the .ipynb suffix", file, candidate.path.name)
+                by_student.setdefault((candidate.student_id, candidate.notebook), []).append(candidate)
+        for (student, notebook), files in by_student.items():
+            files.sort(key=lambda c: (c.path.stat().st_mtime, c.copy_number, c.path.name))
+            chosen = files[-1]
+            self.plan[str(chosen.path)] = chosen
+            for older in files[:-1]:
+                self.left_out[str(older.path)] = (f"student {student} has a newer file for {notebook}: "
+                                                  f"{chosen.path.name!r} is collected instead")
+        for path, reason in sorted(self.left_out.items()):
+            self.log.warning("Not collected: %r (%s)", os.path.relpath(path, extracted), reason)
+        students = sorted({c.student_id for c in self.plan.values()})
+        self.log.warning(
+            "Colab collector: %d notebook(s) for %d student(s) will be collected; %d file(s) left out%s",
+            len(self.plan), len(students), len(self.left_out),
+            (": " + "; ".join(f"{os.path.relpath(p, extracted)} ({r})" for p, r in sorted(self.left_out.items())))
+            if self.left_out else "",
+        )
+
+    def map_file(self, path: Path, released: list[str] | None) -> tuple[Candidate | None, str]:
+        """What a file is collected as, or why it cannot be; `released` None accepts any notebook name."""
+        name = unicodedata.normalize("NFC", path.name)
+        if name.startswith(".") or any(part in _IGNORED_DIRS for part in path.parts):
+            return None, "a hidden or system file"
+        match = STUDENT_ID.match(name)
+        if not match:
+            return None, "no student id: the name must be <student_id>_<name>.ipynb, id of letters, digits, - and ."
+        if not is_notebook_file(path):
+            return None, "not a notebook (no readable nbformat JSON)"
+        stem, number = notebook_stem(match.group("name"))
+        if released is None or f"{stem}.ipynb" in released:
+            notebook = f"{stem}.ipynb"
+        elif len(released) == 1:
+            notebook = released[0]
+            if stem != Path(released[0]).stem:
+                self.log.info("%r: taken as %s, the assignment's only notebook", name, notebook)
+        else:
+            return None, f"cannot tell which of the released notebooks {released} it is"
+        if not name.lower().endswith(".ipynb"):
+            renamed = path.with_name(path.name + ".ipynb")
+            if renamed.exists():
+                return None, f"a file named {renamed.name!r} is already there"
+            path.rename(renamed)
+            path = renamed
+        return Candidate(path, match.group("student_id"), notebook, number), ""
+
+    def collect(self, submitted_file: str) -> dict | None:
+        if not self.planned:  # used outside zip_collect: plan the files beside this one
+            self.make_plan(Path(submitted_file).parent, None)
+        candidate = self.plan.get(submitted_file)
+        if candidate is None:
+            reason = self.left_out.get(submitted_file, "not seen when the collection was planned")
+            self.log.warning("Skipping %r: %s", os.path.basename(submitted_file), reason)
+            return None
+        return {"student_id": candidate.student_id, "file_id": candidate.notebook}

@@ -1,0 +1,149 @@
+"""Autograde step, in place of nbgrader's `Execute`: grade the notebook's code in the sandbox, write the verdicts into the test cells.
+
+Student code never runs in nbgrader's process or in a Jupyter kernel here. The notebook's code
+cells go to `grader.grade.grade` as text (`submission_from_cells`), which runs them in a confined
+worker and computes every verdict in this process, so nothing the student's code does to a kernel
+(patched torch, patched grader functions, input transformers) can change a grade.
+
+Each autograder cell (`### BEGIN HIDDEN TESTS` ... `grader.hidden.score_part("sdpa")`) then gets
+the outputs nbgrader's `SaveAutoGrades` and `generate_feedback` read:
+
+1. a `stream` (stdout) with the part's checks: verdict, points, and the zh + en diagnosis;
+2. when a check of the part has a `figure` (mask mistakes), a `display_data` PNG of the
+   student's attention weights beside the expected ones (the part's first such check);
+3. an `execute_result` whose text is the part's score (nbgrader's partial credit).
+
+Never an `error` output or a stderr stream: nbgrader would read either as 0 points. The whole
+report is kept in the notebook metadata (`attention_kit.report`) for export and feedback.
+"""
+from __future__ import annotations
+
+import re
+
+from nbconvert.exporters.exporter import ResourcesDict
+from nbformat import NotebookNode
+from nbgrader import utils
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+from grader.catalog import catalog, explain
+from grader.nbgrader_plugins.attention_figure import display_data
+from grader.nbgrader_plugins.release_cells import kit_metadata
+from grader.sandbox import start_fork_server
+from grader.source import submission_from_cells
+
+PARTS = {"sdpa": "Part 1 · scaled_dot_product_attention", "mha": "Part 2 · MultiHeadAttention"}
+"""grader.checks.PARTS, repeated so that importing this module (nbgrader does, at start-up) loads no torch."""
+
+PART_CALL = re.compile(r"""score_part\(\s*["'](\w+)["']""")
+"""How an autograder cell names the part it grades (its hidden block calls grader.hidden.score_part)."""
+
+
+def part_of(cell: NotebookNode) -> str | None:
+    found = PART_CALL.search(cell.source)
+    return found.group(1) if found else None
+
+
+def titles() -> dict[str, tuple[str, str]]:
+    """check id -> (zh title, en title)."""
+    from grader.checks import checks_for
+
+    found = {c.id: (c.title_zh, c.title_en) for c in checks_for()}
+    found["integrity.tampering"] = ("未篡改评分环境", "grading environment left intact")
+    return found
+
+
+def check_lines(check: dict, title: tuple[str, str], explained: set[str]) -> list[str]:
+    """One check: verdict, points, both titles; when it failed, its zh and en messages. A mistake's
+    catalog explanation is printed the first time only (`explained` remembers), later a reference to it."""
+    mark = "✓" if check["passed"] else "✗"
+    lines = [f"{mark} [{check['points']:g}/{check['max_points']:g}] {title[0]} · {title[1]}  ({check['id']})"]
+    if check["passed"] and not check["mistakes"]:
+        return lines
+    for lang in ("zh", "en"):
+        explanations = {explain(m, lang): m for m in check["mistakes"] if m in catalog()}
+        for line in (check.get(f"message_{lang}") or "").splitlines():
+            mistake = explanations.get(line)
+            if mistake and (mistake, lang) in explained:
+                line = f"[{mistake}] " + ("（解释见上）" if lang == "zh" else "(explained above)")
+            elif mistake:
+                explained.add((mistake, lang))
+            lines.append("    " + line)
+        lines.append("")
+    return lines
+
+
+def part_text(report: dict, part: str, score: float, points: float, repairs: list[dict], others: list[dict]) -> str:
+    """The stdout a test cell shows: the part's score, then each check with its zh and en diagnosis."""
+    names = titles()
+    explained: set = set()
+    out = [f"{PARTS.get(part, part)}：{score:g} / {points:g} 分 · points", ""]
+    for check in (c for c in report["checks"] if c["part"] == part):
+        out += check_lines(check, names.get(check["id"], (check.get("title", ""),) * 2), explained)
+    for check in others:
+        out += [""] + check_lines(check, names.get(check["id"], (check["id"],) * 2), explained)
+    if repairs:
+        out += ["", "评分前对 notebook 的修复 · Repairs made to the notebook before grading:"]
+        out += [f"  - {note['zh']} / {note['en']}" for note in repairs]
+    return "\n".join(out).rstrip() + "\n"
+
+
+class GradeWithHiddenGraders(NbGraderPreprocessor):
+    """Grade the code cells with the hidden graders (sandboxed) and write each part's verdict into its test cell."""
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        info = resources.get("nbgrader", {})
+        name = "/".join(info.get(key, "?") for key in ("student", "assignment", "notebook")) + ".ipynb"
+        sources = [cell.source for cell in nb.cells if cell.cell_type == "code"]
+        start_fork_server()  # before this process loads torch, as the grader's CLI does
+        from grader.grade import grade
+
+        report = grade(submission_from_cells(sources, name, is_notebook=True), lang="zh")
+        kit = kit_metadata(nb)
+        kit["report"] = report
+        if report.get("isolation_missing"):
+            self.log.warning("%s graded with incomplete isolation: %s", name, "; ".join(report["isolation_missing"]))
+        self.log.info("%s: %g / %g, mistakes: %s", name, report["score"], report["max_score"],
+                      ", ".join(report["mistakes"]) or "none")
+
+        grade_cells = [cell for cell in nb.cells if cell.cell_type == "code" and utils.is_grade(cell)]
+        others = [c for c in report["checks"] if c["part"] not in PARTS and not c["passed"]]
+        for position, cell in enumerate(grade_cells):
+            last = position == len(grade_cells) - 1
+            self.write_outputs(cell, report, repairs=kit.get("repairs", []) if position == 0 else [],
+                               others=others if last else [])
+        return nb, resources
+
+    def write_outputs(self, cell: NotebookNode, report: dict, repairs: list[dict], others: list[dict]) -> None:
+        points = float(cell.metadata["nbgrader"]["points"])
+        part = part_of(cell)
+        checks = [c for c in report["checks"] if c["part"] == part]
+        cell.execution_count = None
+        if not checks:
+            self.log.error("Autograder cell %r names no part the grader knows (%r): it scores 0",
+                           cell.metadata["nbgrader"].get("grade_id"), part)
+            text = ("这个测试单元格没有调用 grader.hidden.score_part(...)，无法评分。"
+                    " / This test cell does not call grader.hidden.score_part(...), so it is not graded.\n")
+            cell.outputs = [stream(text), score_output(0.0)]
+            return
+        earned = sum(c["points"] for c in checks)
+        maximum = sum(c["max_points"] for c in checks)
+        score = round(earned * points / maximum, 4) if maximum else 0.0
+        if maximum != points:
+            self.log.warning("Cell %r is worth %g points but part %r sums to %g: score scaled",
+                             cell.metadata["nbgrader"].get("grade_id"), points, part, maximum)
+        outputs = [stream(part_text(report, part, score, points, repairs, others))]
+        pictured = next((check for check in checks if check.get("figure")), None)
+        if pictured:  # the first check with a picture: one is enough to see the mask
+            figure = pictured["figure"]
+            outputs.append(NotebookNode(display_data(figure["student"], figure["expected"], pictured["id"])))
+        outputs.append(score_output(score))
+        cell.outputs = outputs
+
+
+def stream(text: str) -> NotebookNode:
+    return NotebookNode({"output_type": "stream", "name": "stdout", "text": text})
+
+
+def score_output(score: float) -> NotebookNode:
+    return NotebookNode({"output_type": "execute_result", "execution_count": None,
+                         "data": {"text/plain": repr(float(score))}, "metadata": {}})
