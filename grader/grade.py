@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from grader import static_analysis
+from grader import report_cache, static_analysis
 from grader.adapter import StudentCode
 from grader.checks import Check, Context, Outcome, checks_for
 from grader.confinement import Limits
@@ -46,16 +46,27 @@ def grade_submission(path: str | Path, *, lang: str = "zh", limits: Limits | Non
 def grade(submission: Submission, *, lang: str = "zh", limits: Limits | None = None, cuda: bool | None = None,
           checks: list[Check] | None = None) -> dict:
     """Every check (or the given ones) on one submission, in a confined worker."""
+    checks = checks if checks is not None else checks_for()
+    use_cuda = torch.cuda.is_available() if cuda is None else cuda
+    cache_key = report_cache.key(submission, [c.id for c in checks], lang, use_cuda)
+    cached = report_cache.load(cache_key)
+    if cached is not None:
+        return cached
+    report = _run_checks(submission, checks, lang, limits, use_cuda)
+    report_cache.store(cache_key, report)
+    return report
+
+
+def _run_checks(submission: Submission, checks: list[Check], lang: str, limits: Limits | None, use_cuda: bool) -> dict:
     static = static_analysis.analyse(submission.source)
     if submission.syntax_errors:
         static.setdefault("syntax-error", [{"line": e["line"], "text": e["text"]} for e in submission.syntax_errors])
-    use_cuda = torch.cuda.is_available() if cuda is None else cuda
     student = StudentCode(submission, limits or default_limits(), use_cuda)
     ctx = Context(student, static, use_cuda)
     results = []
     try:
         student.ensure_loaded()
-        for spec in checks if checks is not None else checks_for():
+        for spec in checks:
             try:
                 outcome = spec.run(ctx)
             except Exception:  # a bug in a check must not cost the student the other checks

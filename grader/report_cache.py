@@ -1,0 +1,58 @@
+"""A content-addressed cache of reports, so a class graded in parallel once (grade-all) is not
+graded again when nbgrader autograde writes the gradebook.
+
+Opt-in: set ATTENTION_KIT_REPORT_CACHE to a folder the instructor owns (student code never sees
+it: the sandbox hides everything but the system and Python). The key covers everything a report
+depends on: the code that runs and where its lines come from, the checks, the language, CUDA,
+and the grader's own files, so a changed grader never serves an old verdict.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from grader.source import Submission
+
+CACHE_ENV = "ATTENTION_KIT_REPORT_CACHE"
+
+
+@lru_cache(maxsize=1)
+def grader_fingerprint() -> str:
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*")):
+        if path.suffix in (".py", ".json") and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def key(submission: Submission, check_ids: list[str], lang: str, cuda: bool) -> str:
+    material = json.dumps([submission.source, submission.origin, submission.syntax_errors, submission.is_notebook,
+                           check_ids, lang, cuda, grader_fingerprint()])
+    return hashlib.sha256(material.encode()).hexdigest()
+
+
+def folder() -> Path | None:
+    value = os.environ.get(CACHE_ENV)
+    return Path(value) if value else None
+
+
+def load(cache_key: str) -> dict | None:
+    root = folder()
+    path = root / f"{cache_key}.json" if root else None
+    if path is None or not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def store(cache_key: str, report: dict) -> None:
+    root = folder()
+    if root is None:
+        return
+    root.mkdir(parents=True, exist_ok=True)
+    temporary = root / f".{cache_key}.{os.getpid()}.tmp"
+    temporary.write_text(json.dumps(report, ensure_ascii=False), encoding="utf-8")
+    temporary.replace(root / f"{cache_key}.json")  # atomic: parallel graders never see half a file
