@@ -1,11 +1,25 @@
 """nbgrader configuration: the repository root is the course directory.
 
-Instructors run every nbgrader command from here (`nbgrader autograde attention`, ...).
-`make build` records the `attention` assignment (its graded cells and hidden tests) in
-`gradebook.db` beside this file, as `nbgrader generate_assignment` does; `submitted/`,
-`autograded/`, `feedback/`, `downloaded/` and `gradebook.db` are git-ignored.
+Instructors run every nbgrader command from here (`nbgrader zip_collect attention`,
+`nbgrader autograde attention`, `nbgrader generate_feedback attention`, ...). `make build`
+records the `attention` assignment (its graded cells and hidden tests) in `gradebook.db` beside
+this file, as `nbgrader generate_assignment` does; `submitted/`, `autograded/`, `feedback/`,
+`downloaded/` and `gradebook.db` are git-ignored. The kit's own steps are in
+grader/nbgrader_plugins (one transformation per module); README "Grading a class" explains them.
 """
 import os
+
+KIT = "grader.nbgrader_plugins"
+NB = "nbgrader.preprocessors"
+"""Classes are named by import path, so nbgrader commands that do not use them (generate_assignment in
+`make build`) never import them, nor torch."""
+
+CELL_TIMEOUT_S = 300
+"""Seconds one notebook cell may run when nbgrader executes a notebook in a kernel (`nbgrader
+validate`, `generate_assignment` checks, an instructor's own runs). Sized for CUDA start-up: the
+first CUDA call of a fresh kernel (context creation, kernel loading) can take a minute on a
+cold GPU machine. Grading does not use it: `nbgrader autograde` runs no kernel, and the hidden
+graders' sandbox has its own per-probe and per-submission limits (grader.confinement.Limits)."""
 
 c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this file)
 
@@ -14,3 +28,43 @@ c.CourseDirectory.course_id = "attention-kit"
 
 # What replaces each `### BEGIN SOLUTION` ... `### END SOLUTION` region in the student notebook.
 c.ClearSolutions.code_stub = {"python": "# 你的代码 / YOUR CODE HERE\nraise NotImplementedError()"}
+
+# The one place for nbgrader's per-cell timeout (see CELL_TIMEOUT_S).
+c.Execute.timeout = CELL_TIMEOUT_S
+c.ExecutePreprocessor.timeout = CELL_TIMEOUT_S
+
+# Autograde, first pass (sanitize): repair notebooks as they come back from Colab, then nbgrader's
+# own steps. The repair runs before DeduplicateIds and OverwriteCells, which trust the metadata.
+c.Autograde.sanitize_preprocessors = [
+    f"{NB}.ClearOutput",
+    f"{KIT}.restore_cell_metadata.RestoreCellMetadata",
+    f"{KIT}.restore_missing_cells.RestoreMissingCells",
+    f"{NB}.DeduplicateIds",
+    f"{NB}.OverwriteKernelspec",
+    f"{NB}.OverwriteCells",
+    f"{NB}.CheckCellMetadata",
+]
+c.OverwriteCells.add_missing_cells = True
+
+# Autograde, second pass: the hidden graders in place of Execute. Student code runs only in the
+# graders' sandbox, never in a kernel; the verdicts become the test cells' outputs, which
+# SaveAutoGrades turns into scores.
+c.Autograde.autograde_preprocessors = [
+    f"{KIT}.grade_with_hidden_graders.GradeWithHiddenGraders",
+    f"{NB}.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    f"{NB}.LimitOutput",
+    f"{NB}.SaveAutoGrades",
+    f"{NB}.AssignLatePenalties",
+    f"{NB}.CheckCellMetadata",
+]
+
+# Feedback pages: the verdicts and diagnoses, never the hidden test code (nbgrader issue 917).
+c.GenerateFeedback.preprocessors = [
+    f"{NB}.GetGrades",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+    f"{KIT}.hide_hidden_tests.HideHiddenTests",
+]
+
+# zip_collect: Colab downloads `<student_id>_<any name>.ipynb` in downloaded/<assignment>/extracted/.
+c.ZipCollectApp.collector_plugin = f"{KIT}.collector.ColabFileNameCollector"

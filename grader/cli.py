@@ -36,9 +36,10 @@ def _parser() -> argparse.ArgumentParser:
     demo = verbs.add_parser("demo", help="build, then grade a demo class end to end with nbgrader")
     demo.add_argument("--dir", default="demo", help="scratch course folder (git-ignored)")
 
-    release = verbs.add_parser("release-solutions", help="publish the solutions into release/")
+    release = verbs.add_parser("release-solutions", help="publish the solutions into release/<assignment>/solutions/")
     release.add_argument("assignment")
     release.add_argument("--force", action="store_true", help="release even if submissions are ungraded")
+    release.add_argument("--course", help="the nbgrader course directory (default: the repo root)")
     return parser
 
 

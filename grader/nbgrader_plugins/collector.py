@@ -81,8 +81,10 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
 
     @staticmethod
     def released_notebooks(app) -> list[str]:
+        """The assignment's notebooks (top level of its release folder: released solutions are not one)."""
         coursedir = app.coursedir
-        return sorted(find_all_notebooks(coursedir.format_path(coursedir.release_directory, ".", coursedir.assignment_id)))
+        folder = coursedir.format_path(coursedir.release_directory, ".", coursedir.assignment_id)
+        return sorted(name for name in find_all_notebooks(folder) if os.sep not in name and "/" not in name)
 
     def make_plan(self, extracted: Path, released: list[str] | None) -> None:
         """Decide, before nbgrader lists the files, which file each student's submission is and which are left out."""

@@ -19,6 +19,7 @@ report is kept in the notebook metadata (`attention_kit.report`) for export and 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import NotebookNode
@@ -67,9 +68,36 @@ def check_lines(check: dict, title: tuple[str, str], explained: set[str]) -> lis
                 line = f"[{mistake}] " + ("（解释见上）" if lang == "zh" else "(explained above)")
             elif mistake:
                 explained.add((mistake, lang))
-            lines.append("    " + line)
+            lines += wrap(line, indent="    ")
         lines.append("")
     return lines
+
+
+def wrap(line: str, indent: str, width: int = 108) -> list[str]:
+    """Lines of at most `width` columns (a CJK character takes two), broken at a space or next to a CJK
+    character, so feedback pages need no horizontal scrolling."""
+    def wide(ch: str) -> bool:
+        return unicodedata.east_asian_width(ch) in "WF"
+
+    out, start, breaks = [], 0, None
+    used = len(indent)
+    for i, ch in enumerate(line):
+        if wide(ch) and i > start:
+            breaks = i  # before a CJK character
+        size = 2 if wide(ch) else 1
+        if used + size > width and i > start:
+            cut = breaks if breaks and breaks > start else i
+            out.append(indent + line[start:cut].rstrip())
+            start = cut
+            while start < len(line) and line[start] == " ":
+                start += 1
+            used = len(indent) + sum(2 if wide(c) else 1 for c in line[start:i])
+            breaks = None
+        used += size
+        if ch == " " or wide(ch):
+            breaks = i + 1
+    out.append(indent + line[start:].rstrip())
+    return out
 
 
 def part_text(report: dict, part: str, score: float, points: float, repairs: list[dict], others: list[dict]) -> str:

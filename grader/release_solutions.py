@@ -1,0 +1,101 @@
+"""`python -m grader release-solutions ASSIGNMENT [--force] [--course DIR]`: publish the solutions after grading.
+
+Copies the generated solution notebook and module (`solutions/<assignment>/<assignment>.ipynb`
+and `.py`, from `make build`) into `<course>/release/<assignment>/solutions/`, the published
+folder, with the notebook's "Open in Colab" badge pointed at its new place. It refuses (exit
+status 1, naming them) while any submitted notebook is not yet autograded: no autograded copy,
+an autograded copy older than the submission, or no grades for it in the gradebook. `--force`
+releases anyway.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+
+from grader.build.colab_badge import colab_url
+from grader.build.config import ROOT
+from grader.build.nbgrader_release import nbgrader_env
+from grader.build.read_write import notebook_bytes
+
+SOLUTIONS_FOLDER = "solutions"
+"""Where, inside `release/<assignment>/`, the solutions are published."""
+
+
+def ungraded(course: Path, assignment: str) -> list[str]:
+    """Each submitted notebook that autograde has not graded since it was submitted, with the reason."""
+    submitted = course / "submitted"
+    problems = []
+    notebooks = sorted(submitted.glob(f"*/{assignment}/*.ipynb")) if submitted.is_dir() else []
+    graded = gradebook_grades(course, assignment, {(p.parts[-3], p.stem) for p in notebooks})
+    for path in notebooks:
+        student, notebook = path.parts[-3], path.stem
+        autograded = course / "autograded" / student / assignment / path.name
+        name = path.relative_to(course).as_posix()
+        if not autograded.is_file():
+            problems.append(f"{name} (not autograded)")
+        elif autograded.stat().st_mtime < path.stat().st_mtime:
+            problems.append(f"{name} (changed after it was autograded)")
+        elif not graded.get((student, notebook)):
+            problems.append(f"{name} (no grades in the gradebook)")
+    return problems
+
+
+def gradebook_grades(course: Path, assignment: str, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], bool]:
+    """(student, notebook) -> whether the gradebook holds an autograded score for every grade cell."""
+    database = course / "gradebook.db"
+    if not wanted or not database.is_file():
+        return {}
+    os.environ["PATH"] = nbgrader_env()["PATH"]  # the Gradebook runs `alembic` through PATH
+    from nbgrader.api import Gradebook, MissingEntry
+
+    found = {}
+    with Gradebook(f"sqlite:///{database}") as gradebook:
+        for student, notebook in wanted:
+            try:
+                submission = gradebook.find_submission_notebook(notebook, assignment, student)
+            except MissingEntry:
+                found[(student, notebook)] = False
+                continue
+            found[(student, notebook)] = all(grade.auto_score is not None for grade in submission.grades)
+    return found
+
+
+def publish(assignment: str, course: Path) -> list[Path]:
+    """Copy the solution notebook and module into the course's release folder; the written paths."""
+    source = ROOT / "solutions" / assignment
+    files = [source / f"{assignment}.ipynb", source / f"{assignment}.py"]
+    missing = [str(f.relative_to(ROOT)) for f in files if not f.is_file()]
+    if missing:
+        raise FileNotFoundError(f"missing {', '.join(missing)}: run `make build` first")
+    target = course / "release" / assignment / SOLUTIONS_FOLDER
+    target.mkdir(parents=True, exist_ok=True)
+    notebook = nbformat.read(files[0], as_version=4)
+    old_url = colab_url(f"solutions/{assignment}/{assignment}.ipynb")
+    new_url = colab_url(f"release/{assignment}/{SOLUTIONS_FOLDER}/{assignment}.ipynb")
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            cell.source = cell.source.replace(old_url, new_url)
+    written = [target / files[0].name, target / files[1].name]
+    written[0].write_bytes(notebook_bytes(notebook, str(written[0])))
+    shutil.copyfile(files[1], written[1])
+    return written
+
+
+def main(*, assignment: str, force: bool = False, course: str | None = None) -> int:
+    course_dir = Path(course).resolve() if course else ROOT
+    problems = ungraded(course_dir, assignment)
+    if problems and not force:
+        print(f"release-solutions: refused, {len(problems)} submitted notebook(s) not autograded yet:", file=sys.stderr)
+        for problem in problems:
+            print(f"  {problem}", file=sys.stderr)
+        print(f"Run `nbgrader autograde {assignment}` first, or pass --force.", file=sys.stderr)
+        return 1
+    if problems:
+        print(f"release-solutions: --force: releasing although {len(problems)} notebook(s) are not autograded")
+    for path in publish(assignment, course_dir):
+        print(f"released {os.path.relpath(path, Path.cwd())}")
+    return 0
