@@ -76,6 +76,10 @@ class StudentCode:
             if seconds <= 0:
                 raise WorkerFailure("timeout", f"the submission used its {self.limits.submission_seconds:.0f} s budget")
             answer = self._ensure_worker().call(probe, seconds, **args)
+            if answer.get("cuda_peak_bytes", 0) > self.limits.memory_bytes:
+                self.close()
+                raise WorkerFailure("memory-limit", f"GPU memory peaked at {answer['cuda_peak_bytes'] >> 20} MiB, "
+                                                    f"above the {self.limits.memory_bytes >> 20} MiB limit")
         except WorkerFailure as failure:
             self.failures.append(failure.kind)
             if failure.kind == "timeout":

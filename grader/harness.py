@@ -137,6 +137,8 @@ def worker_main(connection, limits: Limits, source: str, use_cuda: bool) -> None
             os._exit(0)
         answer["forbidden_calls"] = sorted(runtime.forbidden_calls)
         answer["tampered"] = runtime.tampered()
+        if use_cuda:  # RLIMIT_AS cannot bound CUDA memory: report the peak, the parent enforces the limit
+            answer["cuda_peak_bytes"] = int(torch.cuda.max_memory_allocated())
         try:
             payload = encode(answer)
         except BaseException as error:  # e.g. a tensor subclass that refuses to serialise
