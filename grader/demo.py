@@ -1,57 +1,74 @@
-"""`python -m grader demo`: build, then grade a small demo class end to end with nbgrader.
+"""`python -m grader demo`: build, then take a demo class from Colab downloads to released solutions with nbgrader.
 
 The demo folder (git-ignored, `demo/` by default) is a course directory of its own, configured by
-the repo's nbgrader_config.py, so the instructor's gradebook.db at the root never sees demo students.
-The demo is the list `STEPS`; each step takes the `Demo` and adds to it.
+the repo's nbgrader_config.py (so the kit's plugins apply, as for an instructor), and the
+instructor's gradebook.db at the root never sees demo students. The demo is the list `STEPS`;
+each step takes the `Demo` and adds to it:
+
+build -> a course with the assignment released -> a dozen Colab downloads in
+`downloaded/attention/extracted/` -> `nbgrader zip_collect` -> `nbgrader autograde` ->
+`nbgrader generate_feedback` -> `nbgrader export` (grades.csv) -> the grade table -> release solutions.
 """
 from __future__ import annotations
 
-import copy
-import os
+import csv
+import json
 import shutil
 import subprocess
 import sys
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 import nbformat
 
-from grader import build
+from grader import build, colab_notebooks as cn
+from grader import release_solutions
 from grader.build.config import ASSIGNMENT, ROOT, SOURCE_NOTEBOOK
 from grader.build.nbgrader_release import nbgrader_env
-from grader.build.read_write import read_notebook
-from grader.build.strip_solution_markers import strip_solution_markers
 
-COURSE_ID = "attention-kit"
 MARKER = ".attention-kit-demo"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
-TEST_CELLS = {"sdpa_tests": "sdpa", "mha_tests": "mha"}
+SUBMISSIONS = ROOT / "tests" / "submissions"
 
 
 @dataclass(frozen=True)
-class Edit:
-    """A classic mistake, written into one solution cell (by grade_id) of the reference answer."""
+class Student:
+    """One demo student: where their answers come from, what Colab did to the file, what the grader should find."""
 
-    cell: str
-    old: str
-    new: str
+    id: str
+    file_name: str  # as Colab named the download
+    answers: str  # "reference", "correct/<style>", "mutants/<name>" or "untouched"
+    colab: str = ""  # "" (saved by Jupyter), "saved" (Colab's format) or "stripped" (Colab's format, no nbgrader metadata)
+    expect: str = ""  # the mistake the grader should diagnose; "" for a full score
 
 
-CLASS: dict[str, tuple[Edit, ...]] = {
-    "reference": (),
-    "bare-matmul": (Edit("sdpa", "torch.matmul(Q", "matmul(Q"),),
-    "missing-scale": (Edit("sdpa", " / math.sqrt(d_k)", ""),),
-    "mask-diagonal": (Edit("sdpa", "triu(diagonal=1)", "triu(diagonal=0)"),),
-    "dropout-lowercase": (Edit("mha", "nn.Dropout(", "nn.dropout("),),
-}
-"""The demo class: student id -> the edits that turn the reference answer into that student's notebook."""
+CLASS: tuple[Student, ...] = (
+    Student("ada", "attention.ipynb", "reference", expect=""),
+    Student("bo.li", "Copy of attention.ipynb", "correct/nanogpt_float_bias_buffer", colab="saved"),
+    Student("chen-wei", "attention.ipynb 的副本", "correct/einsum_where_torchsoftmax", colab="stripped"),
+    Student("dara", "attention (1).ipynb", "correct/permute_reshape_mT_nnSoftmax", colab="saved"),
+    Student("eli", "attention.ipynb", "mutants/mask-diagonal", expect="mask-diagonal"),
+    Student("fatima", "attention.ipynb", "mutants/missing-scale", expect="missing-scale"),
+    Student("gus", "Copy of attention (2).ipynb", "mutants/bare-matmul", colab="saved", expect="bare-matmul"),
+    Student("hana", "attention.ipynb", "mutants/head-split", expect="head-split"),
+    Student("ivan", "attention.ipynb", "mutants/dropout-lowercase", expect="dropout-lowercase"),
+    Student("jun", "attention.ipynb", "mutants/mask-multiplied", expect="mask-multiplied"),
+    Student("kofi", "attention.ipynb", "mutants/timeout", expect="timeout"),
+    Student("lena", "attention.ipynb", "untouched", expect="not-implemented"),
+)
+"""The demo class: every student gets a row in the table and a feedback page."""
+
+UNMAPPABLE = "attention.ipynb"
+"""A download without a student id in its name: zip_collect reports it and collects nothing from it."""
 
 
 @dataclass
 class Demo:
     course: Path
     rows: list[dict] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
 
 
 def run_build(demo: Demo) -> None:
@@ -72,69 +89,104 @@ def prepare_course(demo: Demo) -> None:
     nbgrader(demo, "generate_assignment", ASSIGNMENT, "--force")
 
 
-def write_submissions(demo: Demo) -> None:
-    """Each student's notebook: the released notebook with its solution cells answered, plus that student's mistakes."""
-    released = read_notebook(demo.course / "release" / ASSIGNMENT / NOTEBOOK)
-    answers = strip_solution_markers(read_notebook(ROOT / SOURCE_NOTEBOOK), SOURCE_NOTEBOOK)
-    answer_by_cell = {cell.metadata["nbgrader"]["grade_id"]: cell.source for cell in answers.cells if is_solution(cell)}
-    for student, edits in CLASS.items():
-        nb = copy.deepcopy(released)
-        for cell in nb.cells:
-            if is_solution(cell):
-                cell.source = answer_by_cell[cell.metadata["nbgrader"]["grade_id"]]
-        for edit in edits:
-            cell = next(cell for cell in nb.cells if cell.metadata.get("nbgrader", {}).get("grade_id") == edit.cell)
-            if edit.old not in cell.source:
-                raise ValueError(f"demo student {student}: {edit.old!r} is not in the {edit.cell} answer any more")
-            cell.source = cell.source.replace(edit.old, edit.new)
-        target = demo.course / "submitted" / student / ASSIGNMENT / NOTEBOOK
-        target.parent.mkdir(parents=True)
-        nbformat.write(nb, target)
-    print(f"demo: {len(CLASS)} submissions in {demo.course / 'submitted'}")
+def write_downloads(demo: Demo) -> None:
+    """Each student's notebook as downloaded from Colab, named `<student_id>_<Colab's name>`."""
+    release = nbformat.read(demo.course / "release" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    extracted = demo.course / "downloaded" / ASSIGNMENT / "extracted"
+    for student in CLASS:
+        cn.write(student_notebook(release, student), extracted / f"{student.id}_{student.file_name}")
+    cn.write(release, extracted / UNMAPPABLE)
+    print(f"demo: {len(CLASS)} Colab downloads (+1 without a student id) in {extracted.relative_to(ROOT)}")
+
+
+def zip_collect(demo: Demo) -> None:
+    """`nbgrader zip_collect attention`: downloads -> submitted/<student>/attention/attention.ipynb."""
+    output = nbgrader(demo, "zip_collect", ASSIGNMENT, "--force")
+    demo.left_out = [line.split("Not collected: ", 1)[1] for line in output.splitlines() if "Not collected: " in line]
+    collected = sorted(p.parts[-3] for p in (demo.course / "submitted").glob(f"*/{ASSIGNMENT}/{NOTEBOOK}"))
+    print(f"demo: zip_collect collected {len(collected)} notebooks; left out: {'; '.join(demo.left_out) or 'none'}")
 
 
 def autograde(demo: Demo) -> None:
-    """`nbgrader autograde attention`: run every submission headless, tests restored from the gradebook."""
-    print("demo: nbgrader autograde (runs every notebook, a few seconds each)")
+    """`nbgrader autograde attention`: repair, then the hidden graders in their sandbox (a few seconds each)."""
+    print(f"demo: nbgrader autograde ({len(CLASS)} notebooks, a few seconds each; one loops forever until its time limit)")
     nbgrader(demo, "autograde", ASSIGNMENT, "--force")
 
 
-def collect_grades(demo: Demo) -> None:
-    """Per student: the score of each test cell (from the gradebook) and the errors they showed."""
-    os.environ.update(PATH=nbgrader_env()["PATH"])  # nbgrader's Gradebook runs `alembic` through PATH
-    from nbgrader.api import Gradebook
-
-    with Gradebook(f"sqlite:///{demo.course / 'gradebook.db'}", COURSE_ID) as gradebook:
-        for student in CLASS:
-            graded = read_notebook(demo.course / "autograded" / student / ASSIGNMENT / NOTEBOOK)
-            row = {"student": student, "errors": {}}
-            for grade_id in TEST_CELLS:
-                grade = gradebook.find_grade(grade_id, ASSIGNMENT, ASSIGNMENT, student)
-                row[grade_id] = (grade.score, grade.max_score)
-                row["errors"][grade_id] = cell_errors(graded, grade_id)
-            demo.rows.append(row)
+def generate_feedback(demo: Demo) -> None:
+    """`nbgrader generate_feedback attention`: one HTML page per student, hidden tests removed."""
+    nbgrader(demo, "generate_feedback", ASSIGNMENT, "--force")
+    pages = sorted((demo.course / "feedback").glob(f"*/{ASSIGNMENT}/*.html"))
+    print(f"demo: {len(pages)} feedback pages in {(demo.course / 'feedback').relative_to(ROOT)}")
 
 
-def print_grades(demo: Demo) -> None:
+def export_grades(demo: Demo) -> None:
+    """`nbgrader export`: the gradebook as grades.csv."""
+    nbgrader(demo, "export", f"--to={demo.course / 'grades.csv'}")
+    print(f"demo: grades exported to {(demo.course / 'grades.csv').relative_to(ROOT)}")
+
+
+def collect_rows(demo: Demo) -> None:
+    """Per student: the exported score and the mistakes the grader diagnosed (its report, kept by autograde)."""
+    with (demo.course / "grades.csv").open(newline="", encoding="utf-8") as handle:
+        exported = {row["student_id"]: row for row in csv.DictReader(handle) if row["assignment"] == ASSIGNMENT}
+    for student in CLASS:
+        row = exported.get(student.id)
+        report = stored_report(demo.course / "autograded" / student.id / ASSIGNMENT / NOTEBOOK)
+        feedback = demo.course / "feedback" / student.id / ASSIGNMENT / f"{ASSIGNMENT}.html"
+        demo.rows.append({
+            "student": student,
+            "score": float(row["score"]) if row else None,
+            "max_score": float(row["max_score"]) if row else None,
+            "mistakes": report["mistakes"] if report else None,
+            "feedback": feedback.is_file(),
+        })
+
+
+def print_table(demo: Demo) -> None:
     print()
-    print(f"{'student':<20}{'sdpa':>8}{'mha':>8}{'total':>9}   errors in the test cells")
+    print(f"{'student':<10}{'Colab file':<30}{'score':>8}   {'diagnosed mistakes':<34}expected")
     for row in demo.rows:
-        cells = [row[grade_id] for grade_id in TEST_CELLS]
-        score, max_score = sum(s for s, _ in cells), sum(m for _, m in cells)
-        errors = " · ".join(f"{TEST_CELLS[g]}: {e}" for g, e in row["errors"].items() if e) or "—"
-        columns = "".join(f"{f'{s:g}/{m:g}':>8}" for s, m in cells)
-        print(f"{row['student']:<20}{columns}{f'{score:g}/{max_score:g}':>9}   {errors}")
-    if any("grader.hidden" in e for row in demo.rows for e in row["errors"].values()):
-        print("\nnote: grader.hidden is not importable yet, so every test cell fails at its hidden block.")
+        student = row["student"]
+        score = "—" if row["score"] is None else f"{row['score']:g}/{row['max_score']:g}"
+        mistakes = "—" if row["mistakes"] is None else (", ".join(row["mistakes"]) or "none")
+        print(f"{pad(student.id, 10)}{pad(student.file_name, 30)}{score:>8}   {pad(mistakes, 34)}{verdict(row)}")
+    for left in demo.left_out:
+        print(f"(not collected: {left})")
+    good = sum(verdict(row).startswith("✓") for row in demo.rows)
+    print(f"\n{good} of {len(demo.rows)} students graded as expected; feedback pages: "
+          f"{sum(row['feedback'] for row in demo.rows)}")
+
+
+def release_demo_solutions(demo: Demo) -> None:
+    """`python -m grader release-solutions attention` on the demo course: every submission is graded now."""
+    if release_solutions.main(assignment=ASSIGNMENT, course=str(demo.course)) != 0:
+        raise RuntimeError("release-solutions refused although the demo class is autograded")
+
+
+def check_every_student(demo: Demo) -> None:
+    """Every demo student has a score, a report and a feedback page, as the grader was expected to find."""
+    missing = [row["student"].id for row in demo.rows if row["score"] is None or row["mistakes"] is None
+               or not row["feedback"]]
+    if missing:
+        raise RuntimeError(f"demo: no grade, report or feedback page for {', '.join(missing)}")
+    wrong = [row["student"].id for row in demo.rows if not verdict(row).startswith("✓")]
+    if wrong:
+        raise RuntimeError(f"demo: graded differently than expected: {', '.join(wrong)}")
 
 
 STEPS: tuple[Callable[[Demo], None], ...] = (
     run_build,
     prepare_course,
-    write_submissions,
+    write_downloads,
+    zip_collect,
     autograde,
-    collect_grades,
-    print_grades,
+    generate_feedback,
+    export_grades,
+    collect_rows,
+    print_table,
+    release_demo_solutions,
+    check_every_student,
 )
 
 
@@ -148,24 +200,45 @@ def main(*, dir: str = "demo") -> int:  # noqa: A002 (the CLI's option name)
 # --- helpers --------------------------------------------------------------------------------------
 
 
-def nbgrader(demo: Demo, *args: str) -> None:
+def student_notebook(release: nbformat.NotebookNode, student: Student) -> nbformat.NotebookNode:
+    if student.answers == "untouched":
+        nb = release
+    elif student.answers == "reference":
+        nb = cn.answered(release, cn.reference_answers())
+    else:
+        nb = cn.answered(release, cn.answers_from_python(SUBMISSIONS / f"{student.answers}.py"))
+    if student.colab == "stripped":
+        nb = cn.strip_nbgrader(nb)
+    if student.colab:
+        nb = cn.colab_saved(nb, seed=student.id)
+    return nb
+
+
+def pad(text: str, width: int) -> str:
+    """Left-justify to a width in terminal columns (a CJK character takes two)."""
+    columns = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    return text + " " * max(width - columns, 1)
+
+
+def stored_report(path: Path) -> dict | None:
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))["metadata"].get("attention_kit", {}).get("report")
+
+
+def verdict(row: dict) -> str:
+    student, mistakes = row["student"], row["mistakes"]
+    if mistakes is None or row["score"] is None:
+        return "✗ not graded"
+    if not student.expect:
+        return "✓ full marks" if row["score"] == row["max_score"] else f"✗ expected full marks"
+    return f"✓ {student.expect}" if student.expect in mistakes else f"✗ expected {student.expect}"
+
+
+def nbgrader(demo: Demo, *args: str) -> str:
     """Run an nbgrader command from the repo root (its nbgrader_config.py) on the demo course directory."""
-    command = [sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={demo.course}", "--log-level=WARN"]
+    command = [sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={demo.course}"]
     done = subprocess.run(command, cwd=ROOT, env=nbgrader_env(), capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"nbgrader {args[0]} failed:\n{done.stdout}{done.stderr}")
-
-
-def is_solution(cell) -> bool:
-    return cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution", False)
-
-
-def cell_errors(nb, grade_id: str) -> str:
-    """The first error a cell's outputs show, as `Name: message` (message cut short), or ''."""
-    for cell in nb.cells:
-        if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
-            for output in cell.get("outputs", []):
-                if output.output_type == "error":
-                    message = output.evalue.splitlines()[0] if output.evalue else ""
-                    return f"{output.ename}: {message[:60]}".rstrip(": ")
-    return ""
+    return done.stdout + done.stderr

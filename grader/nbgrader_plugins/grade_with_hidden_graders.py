@@ -35,6 +35,8 @@ from grader.source import submission_from_cells
 PARTS = {"sdpa": "Part 1 · scaled_dot_product_attention", "mha": "Part 2 · MultiHeadAttention"}
 """grader.checks.PARTS, repeated so that importing this module (nbgrader does, at start-up) loads no torch."""
 
+WIDTH = 108
+"""Columns of the verdict text, so a feedback page needs no horizontal scrolling."""
 PART_CALL = re.compile(r"""score_part\(\s*["'](\w+)["']""")
 """How an autograder cell names the part it grades (its hidden block calls grader.hidden.score_part)."""
 
@@ -57,7 +59,8 @@ def check_lines(check: dict, title: tuple[str, str], explained: set[str]) -> lis
     """One check: verdict, points, both titles; when it failed, its zh and en messages. A mistake's
     catalog explanation is printed the first time only (`explained` remembers), later a reference to it."""
     mark = "✓" if check["passed"] else "✗"
-    lines = [f"{mark} [{check['points']:g}/{check['max_points']:g}] {title[0]} · {title[1]}  ({check['id']})"]
+    lines = wrap(f"{mark} [{check['points']:g}/{check['max_points']:g}] {title[0]} · {title[1]}  ({check['id']})",
+                 indent="", hang="      ")
     if check["passed"] and not check["mistakes"]:
         return lines
     for lang in ("zh", "en"):
@@ -73,9 +76,9 @@ def check_lines(check: dict, title: tuple[str, str], explained: set[str]) -> lis
     return lines
 
 
-def wrap(line: str, indent: str, width: int = 108) -> list[str]:
+def wrap(line: str, indent: str, width: int = WIDTH, hang: str = "") -> list[str]:
     """Lines of at most `width` columns (a CJK character takes two), broken at a space or next to a CJK
-    character, so feedback pages need no horizontal scrolling."""
+    character, so feedback pages need no horizontal scrolling; lines after the first get `hang` more indent."""
     def wide(ch: str) -> bool:
         return unicodedata.east_asian_width(ch) in "WF"
 
@@ -88,6 +91,7 @@ def wrap(line: str, indent: str, width: int = 108) -> list[str]:
         if used + size > width and i > start:
             cut = breaks if breaks and breaks > start else i
             out.append(indent + line[start:cut].rstrip())
+            indent += hang if len(out) == 1 else ""
             start = cut
             while start < len(line) and line[start] == " ":
                 start += 1
@@ -111,7 +115,8 @@ def part_text(report: dict, part: str, score: float, points: float, repairs: lis
         out += [""] + check_lines(check, names.get(check["id"], (check["id"],) * 2), explained)
     if repairs:
         out += ["", "评分前对 notebook 的修复 · Repairs made to the notebook before grading:"]
-        out += [f"  - {note['zh']} / {note['en']}" for note in repairs]
+        for note in repairs:
+            out += wrap(f"- {note['zh']}", indent="  ", hang="  ") + wrap(f"  {note['en']}", indent="  ", hang="  ")
     return "\n".join(out).rstrip() + "\n"
 
 

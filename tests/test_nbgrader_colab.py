@@ -1,0 +1,139 @@
+"""Do notebooks in every state Colab returns them get collected, graded and given feedback right by real nbgrader runs?
+
+One class (tests/nbgrader_course.py `shared_class`) goes through `nbgrader zip_collect`,
+`nbgrader autograde` and `nbgrader generate_feedback` once per session, with the repo's
+nbgrader_config.py: a Colab-saved nbformat 4.0 notebook, one with nbgrader's metadata stripped,
+cells deleted, duplicated, reordered, split, the answer moved into a test cell, edited grade
+flags, a mask mistake, and downloads zip_collect must leave out.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from grader.build.config import ROOT
+from grader.build.nbgrader_release import nbgrader_env
+from grader.source import read_code_cells
+from nbgrader_course import COLAB_FILE_NAMES, LEFT_OUT, shared_class
+
+pytestmark = pytest.mark.slow
+CORRECT = [student for student in COLAB_FILE_NAMES if student != "mask-diag.1"]
+PROVIDED_CELLS_DELETED = ["deleted"]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    return shared_class(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def cli_reports(run):
+    """`python -m grader grade-all` on the collected notebooks: student -> report."""
+    out = run.course.root / "grade-all.json"
+    command = [sys.executable, "-m", "grader", "grade-all", str(run.course.root / "submitted"), "--jobs", "2",
+               "--json", str(out)]
+    subprocess.run(command, cwd=ROOT, env=nbgrader_env(), check=True, capture_output=True, timeout=900)
+    return {report["student"]: report for report in json.loads(out.read_text(encoding="utf-8"))}
+
+
+def test_every_colab_name_is_collected_for_its_student(run):
+    """Does zip_collect put every student's download, whatever Colab named it, at submitted/<id>/attention/attention.ipynb?"""
+    for student in COLAB_FILE_NAMES:
+        assert run.course.submitted(student).is_file(), student
+    collected = sorted(p.parts[-3] for p in (run.course.root / "submitted").glob("*/attention/attention.ipynb"))
+    assert collected == sorted(COLAB_FILE_NAMES)
+
+
+def test_files_zip_collect_leaves_out_are_named_with_the_reason(run):
+    """Is each file that could not be collected (no id, not a notebook, an older copy) named in the output?"""
+    for name, reason in LEFT_OUT.items():
+        lines = [line for line in run.zip_collect.splitlines() if f"Not collected: {name!r}" in line]
+        assert lines and reason in lines[0], name
+    assert "3 file(s) left out" in run.zip_collect
+
+
+def test_every_case_is_autograded_without_manual_grading(run):
+    """Does every Colab case with correct code get full marks, none left 'needs manual grading'?"""
+    scores = run.course.scores()
+    for student in COLAB_FILE_NAMES:
+        assert set(scores[student]) == {"sdpa_tests", "mha_tests"}, student
+        assert not any(needs for _, needs in scores[student].values()), student
+    for student in CORRECT:
+        assert run.course.total(student) == 20.0, (student, scores[student])
+
+
+def test_a_mask_mistake_is_diagnosed_and_scored_below_full(run):
+    """Is the mask-diagonal student's Part 1 scored down and the mistake in the stored report?"""
+    scores = run.course.scores()["mask-diag.1"]
+    assert scores["sdpa_tests"][0] < 10 and scores["mha_tests"][0] == 10
+    assert "mask-diagonal" in run.course.report("mask-diag.1")["mistakes"]
+
+
+def test_autograde_scores_equal_the_grader_cli(run, cli_reports):
+    """Are the scores nbgrader autograde stored equal to `python -m grader grade-all` on the same submitted notebooks?
+
+    Except where the student deleted a provided cell: autograde puts it back (a locked cell, as
+    nbgrader does), which the grader CLI on the raw notebook cannot; that student is compared in
+    `test_a_notebook_missing_provided_cells_matches_the_grader_on_the_repaired_notebook`.
+    """
+    scores = run.course.scores()
+    for student in COLAB_FILE_NAMES:
+        if student in PROVIDED_CELLS_DELETED:
+            continue
+        report = cli_reports[student]
+        for grade_id, part in (("sdpa_tests", "sdpa"), ("mha_tests", "mha")):
+            expected = sum(c["points"] for c in report["checks"] if c["part"] == part)
+            assert scores[student][grade_id][0] == pytest.approx(expected), (student, part)
+        assert run.course.report(student)["mistakes"] == report["mistakes"], student
+
+
+def test_a_notebook_missing_provided_cells_matches_the_grader_on_the_repaired_notebook(run):
+    """With the provided imports and ModelArgs cells deleted, does autograde equal the grader on the autograded
+    notebook (the same code cells, provided cells restored), with full marks for correct code?"""
+    for student in PROVIDED_CELLS_DELETED:
+        command = [sys.executable, "-m", "grader", "grade", str(run.course.autograded(student)), "--json"]
+        done = subprocess.run(command, cwd=ROOT, env=nbgrader_env(), check=True, capture_output=True, text=True)
+        assert json.loads(done.stdout)["score"] == run.course.total(student) == 20.0
+
+
+def test_one_notebook_matches_the_grade_command(run):
+    """Does `python -m grader grade PATH --json` on a submitted notebook give the score autograde stored?"""
+    command = [sys.executable, "-m", "grader", "grade", str(run.course.submitted("mask-diag.1")), "--json"]
+    done = subprocess.run(command, cwd=ROOT, env=nbgrader_env(), check=True, capture_output=True, text=True)
+    assert json.loads(done.stdout)["score"] == run.course.total("mask-diag.1")
+
+
+@pytest.mark.parametrize("student", ["moved", "split", "duplicated", "reordered"])
+def test_no_student_code_is_lost(run, student):
+    """Is every line of the student's code cells still in the autograded notebook after the repair?"""
+    submitted = "\n".join(read_code_cells(run.course.submitted(student)))
+    autograded = "\n".join(read_code_cells(run.course.autograded(student)))
+    missing = [line for line in submitted.splitlines() if line.strip() and line not in autograded]
+    assert not missing, missing[:5]
+
+
+def test_hidden_tests_are_back_at_autograde(run):
+    """Did OverwriteCells put the hidden tests back into both test cells, also where the student deleted them?"""
+    for student in ("colab40", "deleted", "moved"):
+        code = "\n".join(read_code_cells(run.course.autograded(student)))
+        assert code.count("### BEGIN HIDDEN TESTS") == 2, student
+
+
+def test_every_student_gets_a_feedback_page_without_hidden_code(run):
+    """Has every student a feedback page, none showing the hidden test code?"""
+    for student in COLAB_FILE_NAMES:
+        page = run.course.feedback(student).read_text(encoding="utf-8")
+        assert "HIDDEN TESTS" not in page and "grader.hidden" not in page and "score_part" not in page, student
+
+
+def test_a_failing_students_feedback_shows_verdicts_diagnosis_and_picture(run):
+    """Does the mask-diagonal student's page show the score, each verdict, the zh/en diagnosis and the weights picture?"""
+    page = run.course.feedback("mask-diag.1").read_text(encoding="utf-8")
+    score = run.course.total("mask-diag.1")
+    assert f"Score: {score:.1f} / 20.0" in page.replace("&nbsp;", " ") or f"{score:g} / 20" in page
+    assert "sdpa.causal_zeros" in page and "✗" in page
+    assert "对角线被遮蔽" in page and "Diagonal masked too" in page
+    assert page.count("data:image/png;base64") >= 1 and "your attention weights" in page

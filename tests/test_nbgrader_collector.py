@@ -1,0 +1,122 @@
+"""Does the zip_collect plugin map every Colab download to its student, and name every file it leaves out?"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+import pytest
+
+from grader.nbgrader_plugins.collector import ColabFileNameCollector, notebook_stem
+
+RELEASED = ["attention.ipynb"]
+NOTEBOOK = json.dumps({"nbformat": 4, "nbformat_minor": 0, "metadata": {}, "cells": []})
+
+
+def plan(folder: Path, released=RELEASED) -> ColabFileNameCollector:
+    collector = ColabFileNameCollector()
+    collector.make_plan(folder, released)
+    return collector
+
+
+def put(folder: Path, name: str, text: str = NOTEBOOK, mtime: float | None = None) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+    return path
+
+
+COLAB_NAMES = [
+    "attention.ipynb",
+    "Copy of attention.ipynb",
+    "attention (1).ipynb",
+    "Copy of attention (2).ipynb",
+    "attention.ipynb 的副本",
+    "attention.ipynb 的副本.ipynb",
+    "attention.ipynb的副本 (1).ipynb",
+    "Copy of Copy of attention.ipynb",
+]
+
+
+@pytest.mark.parametrize("name", COLAB_NAMES)
+def test_every_colab_name_is_the_assignment_notebook(tmp_path, name):
+    """Is `<id>_<whatever Colab called it>` collected as that student's attention.ipynb?"""
+    put(tmp_path, f"s123_{name}")
+    collector = plan(tmp_path)
+    (path, candidate), = collector.plan.items()
+    assert candidate.student_id == "s123" and candidate.notebook == "attention.ipynb"
+    assert path.endswith(".ipynb") and collector.collect(path) == {"student_id": "s123", "file_id": "attention.ipynb"}
+    assert collector.left_out == {}
+
+
+@pytest.mark.parametrize("name, stem, number", [
+    ("Copy of attention (2).ipynb", "attention", 2),
+    ("attention.ipynb 的副本", "attention", 0),
+    ("attention (1).ipynb", "attention", 1),
+    ("my_work.ipynb", "my_work", 0),
+])
+def test_notebook_stem_strips_colab_decorations(name, stem, number):
+    """Are Colab's "Copy of", "(n)" and "的副本" decorations removed, keeping the copy number?"""
+    assert notebook_stem(name) == (stem, number)
+
+
+@pytest.mark.parametrize("file_name, student", [
+    ("2023-cs.01_attention.ipynb", "2023-cs.01"),
+    ("alice_my_attention_final.ipynb", "alice"),
+    ("王小明_attention.ipynb", "王小明"),
+])
+def test_student_id_is_everything_before_the_first_underscore(tmp_path, file_name, student):
+    """May ids hold letters, digits, '-' and '.', with the first '_' separating the id from the name?"""
+    put(tmp_path, file_name)
+    (candidate,) = plan(tmp_path).plan.values()
+    assert candidate.student_id == student
+
+
+def test_a_file_it_cannot_map_is_named_in_a_warning_and_the_summary(tmp_path, caplog):
+    """Is every file left out named, with the reason, and never silently dropped?"""
+    put(tmp_path, "alice_attention.ipynb")
+    put(tmp_path, "attention.ipynb")  # no student id
+    put(tmp_path, "bob_notes.txt", "just text")  # not a notebook
+    put(tmp_path, "_attention.ipynb")  # empty id
+    put(tmp_path, "..x_attention.ipynb")  # an id that could climb out of submitted/
+    caplog.set_level(logging.INFO)
+    collector = plan(tmp_path)
+    assert [c.student_id for c in collector.plan.values()] == ["alice"]
+    left = {Path(p).name: reason for p, reason in collector.left_out.items()}
+    assert set(left) == {"attention.ipynb", "bob_notes.txt", "_attention.ipynb", "..x_attention.ipynb"}
+    assert "no student id" in left["attention.ipynb"] and "not a notebook" in left["bob_notes.txt"]
+    summary = [r.getMessage() for r in caplog.records if "Colab collector:" in r.getMessage()]
+    assert len(summary) == 1 and "1 student(s)" in summary[0]
+    for name in left:
+        assert name in summary[0]
+        assert any(f"Not collected: {name!r}" in r.getMessage() for r in caplog.records)
+    assert collector.collect(str(tmp_path / "attention.ipynb")) is None
+
+
+def test_of_two_files_from_one_student_the_newest_is_collected_and_the_other_named(tmp_path):
+    """When a student uploaded two copies, is the newer one collected and the older one reported, not lost?"""
+    older = put(tmp_path, "alice_attention.ipynb", mtime=1_700_000_000)
+    newer = put(tmp_path, "alice_Copy of attention.ipynb", mtime=1_700_000_100)
+    collector = plan(tmp_path)
+    assert list(collector.plan) == [str(newer)]
+    assert "'alice_Copy of attention.ipynb' is collected instead" in collector.left_out[str(older)]
+
+
+def test_a_notebook_without_the_ipynb_suffix_is_renamed_for_nbgrader(tmp_path):
+    """Is `attention.ipynb 的副本` renamed to end in .ipynb, since nbgrader names the copy after the suffix?"""
+    put(tmp_path, "alice_attention.ipynb 的副本")
+    collector = plan(tmp_path)
+    assert [Path(p).name for p in collector.plan] == ["alice_attention.ipynb 的副本.ipynb"]
+    assert (tmp_path / "alice_attention.ipynb 的副本.ipynb").is_file()
+
+
+def test_with_several_released_notebooks_an_unknown_name_is_reported(tmp_path):
+    """With more than one notebook in the assignment, is a name that matches none of them reported?"""
+    put(tmp_path, "alice_Copy of part2.ipynb")
+    put(tmp_path, "bob_scratch.ipynb")
+    collector = plan(tmp_path, ["part1.ipynb", "part2.ipynb"])
+    assert [c.notebook for c in collector.plan.values()] == ["part2.ipynb"]
+    assert "cannot tell which" in collector.left_out[str(tmp_path / "bob_scratch.ipynb")]

@@ -1,0 +1,99 @@
+"""Does a student who opens their feedback page in a real browser see their score and the diagnosis, and no hidden tests?
+
+Renders the mask-diagonal student's page of the shared class (tests/nbgrader_course.py) with
+headless Chromium, installed from Debian (`apt-get install -y chromium`) when missing, reads the
+text the browser shows (`--dump-dom`) and keeps a screenshot in artifacts/ (git-ignored).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from grader.build.config import ROOT
+from nbgrader_course import shared_class
+
+pytestmark = pytest.mark.slow
+ARTIFACTS = ROOT / "artifacts"
+STUDENT = "mask-diag.1"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def apt_install(*packages: str) -> str:
+    """Install Debian packages; returns the tail of apt's output ('' when it worked)."""
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends", *packages]):
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1200)
+        if done.returncode != 0:
+            return (done.stdout + done.stderr)[-800:]
+    return ""
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    if shutil.which("apt-get") is None:
+        pytest.skip("Chromium is not installed and this system has no apt-get to install Debian's chromium")
+    if os.geteuid() != 0:
+        pytest.skip("Chromium is not installed and installing Debian's chromium needs root (apt-get install -y chromium)")
+    failure = apt_install("chromium")
+    found = shutil.which("chromium")
+    if not found:
+        pytest.skip(f"`apt-get install -y chromium` failed, so no browser to render feedback with:\n{failure}")
+    apt_install("fonts-wqy-microhei")  # best effort: Chinese text in the screenshot; the DOM text needs no font
+    return found
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    return shared_class(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def page(run) -> Path:
+    return run.course.feedback(STUDENT)
+
+
+def browse(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
+    command = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=180)
+
+
+def test_the_student_sees_score_and_diagnosis(chromium, run, page, tmp_path):
+    """Does the rendered page read (as text in the browser) the score, the failed check, and the zh and en diagnosis?"""
+    done = browse(chromium, tmp_path / "profile", "--virtual-time-budget=10000", "--dump-dom", page.as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    soup = BeautifulSoup(done.stdout, "html.parser")
+    for hidden in soup(["script", "style"]):
+        hidden.decompose()
+    text = " ".join(soup.get_text(" ").split())
+    scores = run.course.scores()[STUDENT]
+    total, part1 = run.course.total(STUDENT), scores["sdpa_tests"][0]
+    assert part1 < 10
+    assert f"Score: {total:.1f} / 20.0" in text  # nbgrader's page header
+    assert f"Part 1 · scaled_dot_product_attention：{part1:g} / 10 分" in text  # our verdict text
+    assert "✗ [0/2] 因果遮罩" in text and "sdpa.causal_zeros" in text
+    assert "对角线被遮蔽" in text and "Diagonal masked too" in text
+    assert "diagonal=1" in text
+    assert "HIDDEN TESTS" not in text and "grader.hidden" not in text
+    images = [img.get("alt", "") for img in soup.find_all("img")]
+    assert any("your attention weights" in alt for alt in images)
+
+
+def test_a_screenshot_is_kept_as_an_artifact(chromium, page, tmp_path):
+    """Does the browser paint the page (verdicts and the weights picture), kept as artifacts/feedback-<student>.png?"""
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / f"feedback-{STUDENT}.png"
+    shot.unlink(missing_ok=True)
+    done = browse(chromium, tmp_path / "profile", "--virtual-time-budget=10000", "--window-size=1280,9000",
+                  f"--screenshot={shot}", page.as_uri())
+    assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
+    data = shot.read_bytes()
+    assert data.startswith(b"\x89PNG") and len(data) > 200_000  # a painted page, not a blank one

@@ -1,0 +1,153 @@
+"""Does GradeWithHiddenGraders grade the notebook in the sandbox and write outputs that nbgrader scores right?"""
+from __future__ import annotations
+
+import copy
+import unicodedata
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell
+from nbgrader import utils
+
+from grader import colab_notebooks as cn
+from grader.build.config import ROOT, SOURCE_NOTEBOOK
+from grader.checks import checks_for
+from grader.nbgrader_plugins.grade_with_hidden_graders import GradeWithHiddenGraders, part_of, wrap
+from nbgrader_course import SUBMISSIONS, release_notebook
+
+HIDDEN = {part: f'### BEGIN HIDDEN TESTS\nimport grader.hidden\ngrader.hidden.score_part("{part}")\n### END HIDDEN TESTS'
+          for part in ("sdpa", "mha")}
+
+
+def with_hidden_tests(nb):
+    """As after OverwriteCells: each test cell ends with its hidden block again."""
+    nb = copy.deepcopy(nb)
+    for grade_id, part in (("sdpa_tests", "sdpa"), ("mha_tests", "mha")):
+        cell = nb.cells[cn.cell_by_id(nb, grade_id)]
+        cell.source += "\n\n" + HIDDEN[part]
+    return nb
+
+
+def grade_notebook(nb):
+    nb, _ = GradeWithHiddenGraders().preprocess(
+        copy.deepcopy(nb), {"nbgrader": {"student": "someone", "assignment": "attention", "notebook": "attention"}})
+    return nb
+
+
+def cell_of(nb, grade_id):
+    return nb.cells[cn.cell_by_id(nb, grade_id)]
+
+
+@pytest.fixture(scope="module")
+def markers(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("markers")
+    return folder / "top-level-ran", folder / "definition-ran"
+
+
+@pytest.fixture(scope="module")
+def correct(markers):
+    """The reference answers, plus a last cell whose code must never run in nbgrader's process."""
+    nb = with_hidden_tests(cn.answered(release_notebook(), cn.reference_answers()))
+    top_level, definition = markers
+    nb.cells.append(new_code_cell(
+        f"import pathlib\npathlib.Path({str(top_level)!r}).write_text('ran')\n\n"
+        f"def _sneaky(x=open({str(definition)!r}, 'w')):\n    return x\n"))
+    return grade_notebook(nb)
+
+
+@pytest.fixture(scope="module")
+def mask_diagonal():
+    release = release_notebook()
+    answers = cn.answers_from_python(SUBMISSIONS / "mutants" / "mask-diagonal.py")
+    return grade_notebook(with_hidden_tests(cn.answered(release, answers)))
+
+
+@pytest.mark.slow
+def test_a_correct_notebook_gets_every_point(correct):
+    """Does nbgrader read full marks for both test cells of the reference answers?"""
+    for grade_id in ("sdpa_tests", "mha_tests"):
+        assert utils.determine_grade(cell_of(correct, grade_id)) == (10.0, 10.0)
+
+
+@pytest.mark.slow
+def test_student_code_never_runs_in_nbgraders_process(correct, markers):
+    """Is the notebook graded as text in the sandbox: top-level code never runs, definitions only in the worker?"""
+    assert not any(marker.exists() for marker in markers)
+
+
+@pytest.mark.slow
+def test_outputs_are_stdout_picture_and_score_never_an_error(mask_diagonal):
+    """Does a test cell get a stdout stream, a picture for a mask mistake, then the score, and no error or stderr?"""
+    kinds = [o.output_type for o in cell_of(mask_diagonal, "sdpa_tests").outputs]
+    assert kinds == ["stream", "display_data", "execute_result"]
+    assert [o.output_type for o in cell_of(mask_diagonal, "mha_tests").outputs] == ["stream", "execute_result"]
+    for cell in (cell_of(mask_diagonal, "sdpa_tests"), cell_of(mask_diagonal, "mha_tests")):
+        assert all(o.output_type != "error" and o.get("name") != "stderr" for o in cell.outputs)
+    picture = cell_of(mask_diagonal, "sdpa_tests").outputs[1]
+    assert picture.data["image/png"].startswith("iVBORw0KGgo")  # base64 of the PNG signature
+    assert picture.metadata["image/png"]["alt"]
+
+
+@pytest.mark.slow
+def test_nbgrader_reads_the_reports_part_scores(mask_diagonal):
+    """Is the score nbgrader reads from each test cell the report's score for that part?"""
+    report = mask_diagonal.metadata["attention_kit"]["report"]
+    for grade_id, part in (("sdpa_tests", "sdpa"), ("mha_tests", "mha")):
+        expected = sum(c["points"] for c in report["checks"] if c["part"] == part)
+        assert utils.determine_grade(cell_of(mask_diagonal, grade_id)) == (expected, 10.0)
+    assert "mask-diagonal" in report["mistakes"] and report["score"] < 20
+
+
+@pytest.mark.slow
+def test_the_output_explains_the_mistake_in_both_languages(mask_diagonal):
+    """Does the stdout carry each failed check's verdict and the zh and en diagnosis, each explanation once?"""
+    text = cell_of(mask_diagonal, "sdpa_tests").outputs[0].text
+    assert "✗ [0/2]" in text and "sdpa.causal_zeros" in text
+    assert "对角线被遮蔽" in text and "Diagonal masked too" in text
+    assert text.count("Diagonal masked too") == 1 and "(explained above)" in text
+    assert all(sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line) <= 108
+               for line in text.splitlines())
+
+
+def fake_report(part: str, earned: float, maximum: float) -> dict:
+    return {"score": earned, "max_score": maximum, "mistakes": [], "checks": [
+        {"id": f"{part}.a", "part": part, "title": "a", "passed": earned == maximum, "points": earned,
+         "max_points": maximum, "message": "", "message_zh": "错", "message_en": "wrong", "mistakes": []}]}
+
+
+def grade_cell(source: str, points: float):
+    cell = new_code_cell(source)
+    cell.metadata["nbgrader"] = {"grade": True, "grade_id": "t", "points": points, "solution": False, "locked": True}
+    return cell
+
+
+def test_a_test_cell_worth_other_points_is_scaled():
+    """When a cell is worth 5 points and its part's checks sum to 10, is 6/10 written as 3?"""
+    cell = grade_cell(HIDDEN["sdpa"], 5)
+    GradeWithHiddenGraders().write_outputs(cell, fake_report("sdpa", 6, 10), [], [])
+    assert utils.determine_grade(cell) == (3.0, 5.0)
+
+
+def test_a_test_cell_naming_no_part_scores_zero_not_full_marks():
+    """Does a grade cell that calls no grader part get 0 (nbgrader would give full marks to a cell without outputs)?"""
+    cell = grade_cell("assert True", 10)
+    GradeWithHiddenGraders().write_outputs(cell, fake_report("sdpa", 10, 10), [], [])
+    assert utils.determine_grade(cell) == (0.0, 10.0)
+
+
+def test_source_test_cells_are_worth_their_parts_checks():
+    """Are the source notebook's test cells worth exactly the sum of the grader's checks for their part?"""
+    nb = nbformat.read(ROOT / SOURCE_NOTEBOOK, as_version=4)
+    cells = [cell for cell in nb.cells if cell.get("metadata", {}).get("nbgrader", {}).get("grade")]
+    assert {part_of(cell) for cell in cells} == {"sdpa", "mha"}
+    for cell in cells:
+        assert cell.metadata.nbgrader.points == sum(c.points for c in checks_for(part_of(cell)))
+
+
+def test_long_lines_wrap_by_display_width():
+    """Are long diagnosis lines wrapped so that no line is wider than the page (a CJK character counts double)?"""
+    lines = wrap("因果掩码把对角线也遮住了，" * 20 + " and then some English words " * 8, indent="    ")
+    width = lambda s: sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)  # noqa: E731
+    assert len(lines) > 3 and all(width(line) <= 108 for line in lines)
+    assert "".join(line.strip() for line in lines).replace(" ", "") == \
+        ("因果掩码把对角线也遮住了，" * 20 + " and then some English words " * 8).replace(" ", "")

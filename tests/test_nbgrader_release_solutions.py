@@ -1,0 +1,74 @@
+"""Does `python -m grader release-solutions` refuse while submissions are ungraded, naming them, and publish once all are?"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from grader.build.colab_badge import colab_url
+from grader.build.config import ROOT
+from grader.release_solutions import ungraded
+from nbgrader_course import shared_class
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture()
+def course(tmp_path_factory, tmp_path):
+    """A copy of the shared class's course, autograded (copied with its times, so graded stays newer than submitted)."""
+    copy = tmp_path / "course"
+    shutil.copytree(shared_class(tmp_path_factory).course.root, copy, symlinks=True)
+    return copy
+
+
+def release(course, *extra: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "grader", "release-solutions", "attention", f"--course={course}", *extra]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def published(course):
+    return course / "release" / "attention" / "solutions"
+
+
+def test_a_fully_autograded_class_gets_the_solutions(course):
+    """With every submission autograded, are the solution notebook and module published into release/attention/solutions/?"""
+    done = release(course)
+    assert done.returncode == 0, done.stderr
+    notebook = published(course) / "attention.ipynb"
+    assert (published(course) / "attention.py").read_bytes() == (ROOT / "solutions/attention/attention.py").read_bytes()
+    nb = nbformat.read(notebook, as_version=4)
+    badge = nb.cells[0].source
+    assert colab_url("release/attention/solutions/attention.ipynb") in badge  # the badge opens the published copy
+    assert "raise NotImplementedError" not in "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+
+
+def test_refused_while_a_submission_is_not_autograded_then_forced(course):
+    """Is the release refused (non-zero, naming the notebook) for a new ungraded submission, and done with --force?"""
+    late = course / "submitted" / "late.student" / "attention" / "attention.ipynb"
+    late.parent.mkdir(parents=True)
+    shutil.copyfile(course / "submitted" / "colab40" / "attention" / "attention.ipynb", late)
+    done = release(course)
+    assert done.returncode == 1
+    assert "submitted/late.student/attention/attention.ipynb (not autograded)" in done.stderr
+    assert not published(course).exists()
+    forced = release(course, "--force")
+    assert forced.returncode == 0 and (published(course) / "attention.ipynb").is_file()
+
+
+def test_a_submission_changed_after_autograde_is_named(course):
+    """Is a notebook resubmitted after it was autograded (newer than its autograded copy) reported as changed?"""
+    resubmitted = course / "submitted" / "split" / "attention" / "attention.ipynb"
+    later = (course / "autograded" / "split" / "attention" / "attention.ipynb").stat().st_mtime + 60
+    os.utime(resubmitted, (later, later))
+    assert ungraded(course, "attention") == ["submitted/split/attention/attention.ipynb (changed after it was autograded)"]
+
+
+def test_a_submission_missing_from_the_gradebook_is_named(course):
+    """Is an autograded notebook whose grades are not in the gradebook (a fresh gradebook) still counted as ungraded?"""
+    (course / "gradebook.db").unlink()
+    problems = ungraded(course, "attention")
+    assert len(problems) == 9 and all(p.endswith("(no grades in the gradebook)") for p in problems)
