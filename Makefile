@@ -27,3 +27,6 @@ demo: $(STAMP)
 
 release-solutions: $(STAMP)
 	$(PY) -m grader release-solutions attention
+
+clean-demo:
+	rm -rf demo artifacts

@@ -16,7 +16,8 @@ import pytest
 
 from grader.build.config import ROOT
 from grader.build.nbgrader_release import nbgrader_env
-from grader.source import read_code_cells
+from grader.nbgrader_plugins.hide_hidden_tests import remove_hidden_blocks
+from grader.source import load_submission, read_code_cells, submission_from_cells
 from nbgrader_course import COLAB_FILE_NAMES, LEFT_OUT, shared_class
 
 pytestmark = pytest.mark.slow
@@ -97,6 +98,14 @@ def test_a_notebook_missing_provided_cells_matches_the_grader_on_the_repaired_no
         command = [sys.executable, "-m", "grader", "grade", str(run.course.autograded(student)), "--json"]
         done = subprocess.run(command, cwd=ROOT, env=nbgrader_env(), check=True, capture_output=True, text=True)
         assert json.loads(done.stdout)["score"] == run.course.total(student) == 20.0
+
+
+@pytest.mark.parametrize("student", ["colab40", "stripped", "reordered", "gradeflag", "mask-diag.1"])
+def test_autograde_grades_the_code_grader_grade_reads(run, student):
+    """Where no cell had to be put back, does autograde grade exactly the text `grader grade` reads from the submitted
+    file (so the two agree by construction, and a report cached by `grade-all` serves autograde too)?"""
+    autograded = [remove_hidden_blocks(cell) for cell in read_code_cells(run.course.autograded(student))]
+    assert submission_from_cells(autograded, "x").source == load_submission(run.course.submitted(student)).source
 
 
 def test_one_notebook_matches_the_grade_command(run):

@@ -1,9 +1,10 @@
 """Autograde step, in place of nbgrader's `Execute`: grade the notebook's code in the sandbox, write the verdicts into the test cells.
 
 Student code never runs in nbgrader's process or in a Jupyter kernel here. The notebook's code
-cells go to `grader.grade.grade` as text (`submission_from_cells`), which runs them in a confined
-worker and computes every verdict in this process, so nothing the student's code does to a kernel
-(patched torch, patched grader functions, input transformers) can change a grade.
+cells (hidden test blocks left out, so they read as the student's file does) go to
+`grader.grade.grade` as text (`submission_from_cells`), which runs them in a confined worker and
+computes every verdict in this process, so nothing the student's code does to a kernel (patched
+torch, patched grader functions, input transformers) can change a grade.
 
 Each autograder cell (`### BEGIN HIDDEN TESTS` ... `grader.hidden.score_part("sdpa")`) then gets
 the outputs nbgrader's `SaveAutoGrades` and `generate_feedback` read:
@@ -28,6 +29,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 from grader.catalog import catalog, explain
 from grader.nbgrader_plugins.attention_figure import display_data
+from grader.nbgrader_plugins.hide_hidden_tests import remove_hidden_blocks
 from grader.nbgrader_plugins.release_cells import kit_metadata
 from grader.sandbox import start_fork_server
 from grader.source import submission_from_cells
@@ -126,7 +128,10 @@ class GradeWithHiddenGraders(NbGraderPreprocessor):
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
         info = resources.get("nbgrader", {})
         name = "/".join(info.get(key, "?") for key in ("student", "assignment", "notebook")) + ".ipynb"
-        sources = [cell.source for cell in nb.cells if cell.cell_type == "code"]
+        # the code cells as the student has them: test cells without the hidden blocks OverwriteCells put back
+        # (they define nothing the grader runs), so an unrepaired notebook grades exactly as `grader grade`
+        # grades the submitted file, and a verdict cached by `grade-all` serves here too
+        sources = [remove_hidden_blocks(cell.source) for cell in nb.cells if cell.cell_type == "code"]
         start_fork_server()  # before this process loads torch, as the grader's CLI does
         from grader.grade import grade
 

@@ -14,21 +14,31 @@ from nbformat import NotebookNode
 from traitlets import Bool, Unicode
 
 
+BEGIN, END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
+
+
+def remove_hidden_blocks(source: str, begin: str = BEGIN, end: str = END) -> str:
+    """The text without its hidden blocks, marker lines included; an unterminated block runs to the end.
+    Line for line what nbgrader's ClearHiddenTests leaves, so the test cells read as in the release."""
+    if begin not in source:
+        return source
+    kept, hidden = [], False
+    for line in source.split("\n"):
+        if begin in line:
+            hidden = True
+        elif end in line and hidden:
+            hidden = False
+        elif not hidden:
+            kept.append(line)
+    return "\n".join(kept)
+
+
 class HideHiddenTests(Preprocessor):
     enabled = Bool(True, help="Remove hidden test blocks (on unless configured off).").tag(config=True)
-    begin = Unicode("BEGIN HIDDEN TESTS", help="The line marker that starts a hidden block.").tag(config=True)
-    end = Unicode("END HIDDEN TESTS", help="The line marker that ends a hidden block.").tag(config=True)
+    begin = Unicode(BEGIN, help="The line marker that starts a hidden block.").tag(config=True)
+    end = Unicode(END, help="The line marker that ends a hidden block.").tag(config=True)
 
     def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int) -> tuple[NotebookNode, ResourcesDict]:
-        if self.begin not in cell.source:
-            return cell, resources
-        kept, hidden = [], False
-        for line in cell.source.split("\n"):
-            if self.begin in line:
-                hidden = True
-            elif self.end in line and hidden:
-                hidden = False
-            elif not hidden:
-                kept.append(line)
-        cell.source = "\n".join(kept).rstrip("\n")
+        if self.begin in cell.source:
+            cell.source = remove_hidden_blocks(cell.source, self.begin, self.end).rstrip("\n")
         return cell, resources
