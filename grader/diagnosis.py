@@ -11,6 +11,7 @@ DEVICE_MISMATCH = re.compile(
     r"FakeTensorDeviceMismatch|found at least two devices|Expected .* to be on .* device", re.I)
 NO_CUDA = re.compile(r"Torch not compiled with CUDA|Found no NVIDIA driver|No CUDA GPUs are available|"
                      r"CUDA driver initialization failed|cuda requested on a machine without CUDA", re.I)
+DEVICE_MISTAKES = {"mask-device", "hardcoded-device", "mask-not-buffer"}
 SIZE_MISMATCH = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
 
 # (exception type or None for any, message pattern, mistake id): first match wins.

@@ -20,7 +20,7 @@ def message(outcome: Outcome, lang: str) -> str:
         place = f"{cell}第 {where['line']} 行" if lang == "zh" else f"{cell}line {where['line']}"
         lines.append(f"{'出错的代码' if lang == 'zh' else 'your code'}（{place}）: {where['text']}" if lang == "zh"
                      else f"your code ({place}): {where['text']}")
-    lines += [explain(mistake, lang) for mistake in outcome.mistakes]
+    lines += [explain(mistake, lang) for mistake in outcome.mistakes + outcome.advice]
     return "\n".join(lines)
 
 
@@ -32,6 +32,7 @@ def check_entry(check: Check, outcome: Outcome, lang: str, zeroed: bool) -> dict
         "max_points": float(check.points), "message": message(outcome, lang), "mistakes": list(outcome.mistakes),
         "message_zh": message(outcome, "zh"), "message_en": message(outcome, "en"), "where": outcome.where,
         **({"figure": outcome.figure} if outcome.figure else {}),
+        **({"advice": outcome.advice} if outcome.advice else {}),
     }
 
 

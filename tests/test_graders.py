@@ -14,6 +14,7 @@ from grader.checks import checks_for
 
 CORRECT = sorted((SUBMISSIONS / "correct").glob("*.py"))
 MUTANTS = sorted((SUBMISSIONS / "mutants").glob("*.py"))
+ADVISORY = {"mask-value-overflow"}
 
 
 def failures(report: dict) -> str:
@@ -36,6 +37,9 @@ def test_correct_style_gets_full_marks(graded, path):
 def test_mutant_loses_points_and_is_diagnosed(graded, path):
     expected = header(path, "expect")
     report = graded(path)
+    if expected in ADVISORY:  # explained in the report without costing points (the exercise is float32)
+        assert any(expected in c.get("advice", []) for c in report["checks"]), failures(report)
+        return
     if expected != "tampering":  # tampering earns nothing, but right answers it did compute keep their points
         assert report["score"] < report["max_score"], f"{path.name} got full marks"
     assert expected in report["mistakes"], f"{path.name}: expected {expected}, got {report['mistakes']}\n{failures(report)}"

@@ -7,6 +7,7 @@ trusted parent, against float64 references.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -27,6 +28,7 @@ class Outcome:
     mistakes: list[str] = field(default_factory=list)
     where: dict | None = None  # the line of student code involved
     figure: dict | None = None  # {"student": [[...]], "expected": [[...]]}: one attention matrix each, to draw
+    advice: list[str] = field(default_factory=list)  # mistake ids explained without costing points
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,10 @@ def failed_with_error(ctx: Context, error: dict, doing_zh: str, doing_en: str, *
                       extra: tuple = ()) -> Outcome:
     """A probe raised: say what was being done, the exception, and the mistake it points to."""
     error = _root_cause(ctx, error)
-    mistakes = diagnosis.from_error(error, ctx.static, max_seq_len=max_seq_len) + list(extra)
+    mistakes = diagnosis.from_error(error, ctx.static, max_seq_len=max_seq_len)
+    if set(extra) & diagnosis.DEVICE_MISTAKES:  # the caller knows better which device mistake it is
+        mistakes = [m for m in mistakes if m not in diagnosis.DEVICE_MISTAKES]
+    mistakes += list(extra)
     summary = f"{error.get('type')}: {error.get('message', '')}".strip()[:600]
     return failed(f"{doing_zh}时出错：{summary}", f"Error while {doing_en}: {summary}", mistakes,
                   ctx.student.submission.locate(error.get("where")))
@@ -92,6 +97,20 @@ def _root_cause(ctx: Context, error: dict) -> dict:
     for load_error in ctx.student.load_errors:
         return load_error
     return error
+
+
+def dtype_handling_advice(ctx: Context, error: dict, dtype: str) -> tuple[str, str, list[str]] | None:
+    """A low-precision run that failed on dtype handling alone (a -1e9 fill that overflows float16,
+    a float32 mask promoting half scores): worth knowing for mixed precision, but the exercise is
+    specified in float32, so it is advice, not a lost point. None for any other error."""
+    message = error.get("message", "")
+    if not re.search(r"without overflow|same dtype|expected scalar type|dtype", message, re.I):
+        return None
+    mistakes = diagnosis.from_error(error, ctx.static)
+    zh = f"{dtype} 输入时代码报错（{error.get('type')}: {message[:200]}）：本题按 float32 评分，不扣分，但混合精度训练时会出错。"
+    en = (f"With {dtype} inputs the code raises ({error.get('type')}: {message[:200]}): graded in float32, so no points "
+          "are lost, but mixed-precision training would break.")
+    return zh, en, mistakes
 
 
 def checks_for(part: str | None = None, visibility: str | None = None) -> list[Check]:

@@ -7,7 +7,8 @@ import torch
 
 from grader import diagnosis, reference
 from grader.checks import Context, Outcome, check, failed, failed_with_error, passed
-from grader.checks.sdpa import TOLERANCE, where_largest
+from grader.checks import dtype_handling_advice
+from grader.checks.sdpa import MODULE_TOLERANCE, TOLERANCE, low_precision_passed, where_largest
 
 ARGS = dict(dim=32, n_heads=4, dropout=0.0, max_seq_len=16)
 # (B, T, dim, n_heads, max_seq_len): T = 1, T = max_seq_len, a width that is not a power of two,
@@ -69,7 +70,7 @@ def diagnose_numbers(actual: torch.Tensor, call: dict, weights: dict, n_heads: i
 
 def compare(actual, call, weights, n_heads, is_causal, static, label: tuple[str, str]) -> Outcome | None:
     expected = reference.multi_head_attention(call["q"], call["k"], call["v"], weights, n_heads, is_causal)
-    atol, rtol = TOLERANCE[call["q"].dtype]
+    atol, rtol = MODULE_TOLERANCE[call["q"].dtype]
     if diagnosis.close(actual, expected, atol, rtol):
         return None
     error, index = where_largest(actual, expected)
@@ -175,6 +176,31 @@ def values(ctx: Context) -> Outcome:
                     return problem
     return passed("因果与非因果、q/k/v 不同或相同：输出都与参考一致。",
                   "Causal and not, distinct or shared q/k/v: every output matches the reference.")
+
+
+@check("mha.low_precision", part="mha", points=0.5, visibility="hidden",
+       title_zh="float16 / bfloat16 下的模块", title_en="the module in float16 / bfloat16")
+def low_precision(ctx: Context) -> Outcome:
+    dim, heads = 32, 4
+    notes = []
+    for seed, dtype in enumerate((torch.float16, torch.bfloat16), start=125):
+        name = str(dtype).replace("torch.", "")
+        # the reference uses the same rounded weights and inputs, so only the student's arithmetic differs
+        weights = {k: w.to(dtype) for k, w in linear_weights(ctx, dim, seed).items()}
+        call = inputs(ctx, 2, 6, dim, seed + 1, dtype=dtype)
+        answer = ctx.student.mha(args=model_args(dim, heads, 16), is_causal=True, calls=[call], weights=weights,
+                                 dtype=name)
+        error = answer.get("error") or answer["calls"][0].get("error")
+        advice = dtype_handling_advice(ctx, error, name) if error else None
+        if advice:
+            notes.append(advice)
+            continue
+        results, problem = run(ctx, model_args(dim, heads, 16), [call], True, (f"以 {name} 运行", f"running in {name}"),
+                               weights=weights, dtype=name)
+        problem = problem or compare(out_tensor(results[0]), call, weights, heads, True, ctx.static, (name, name))
+        if problem:
+            return problem
+    return low_precision_passed(notes)
 
 
 @check("mha.mask_buffer", part="mha", points=1, visibility="hidden",
@@ -310,7 +336,7 @@ def device(ctx: Context) -> Outcome:
     return passed("；".join(notes_zh) or "模块移动设备后，遮罩与计算都跟随。", "; ".join(notes_en) or "The mask and the work follow the module's device.")
 
 
-@check("mha.vectorized", part="mha", points=1, visibility="hidden",
+@check("mha.vectorized", part="mha", points=0.5, visibility="hidden",
        title_zh="没有逐头/逐位置的 Python 循环", title_en="no Python loop over heads or positions")
 def vectorized(ctx: Context) -> Outcome:
     counts = {}

@@ -1,5 +1,5 @@
 # expect: syntax-error
-# part: mha
+# part: both
 import math
 from dataclasses import dataclass
 

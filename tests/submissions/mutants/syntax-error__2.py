@@ -1,5 +1,5 @@
 # expect: syntax-error
-# part: sdpa
+# part: both
 import math
 from dataclasses import dataclass
 
