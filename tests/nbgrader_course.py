@@ -126,7 +126,29 @@ def colab_cases(course: Course) -> dict[str, nbformat.NotebookNode]:
         "gradeflag": with_meta(with_meta(with_meta(good, "sdpa_tests", grade=False), "mha_tests", points=100),
                                "sdpa", grade=True, points=5),
         "mask-diag.1": mutant_notebook(course, "mask-diagonal"),
+        "gutted": gutted(good),
+        "forged": forged(mutant_notebook(course, "mask-diagonal")),
     }
+
+
+def gutted(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Every code cell deleted but the MultiHeadAttention answer (no imports, no ModelArgs, no SDPA, no tests)."""
+    nb = copy.deepcopy(nb)
+    nb.cells = [cell for cell in nb.cells if cell.cell_type != "code" or cn.grade_id(cell) == "mha"]
+    return nb
+
+
+def forged(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A cheat: full marks written into the test cells' outputs, and a 50-point grade cell of the student's own."""
+    nb = copy.deepcopy(nb)
+    for grade_id in ("sdpa_tests", "mha_tests"):
+        cell = nb.cells[cn.cell_by_id(nb, grade_id)]
+        cell.outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": "10.0"}, execution_count=1)]
+    bonus = nbformat.v4.new_code_cell("print('bonus')")
+    bonus.metadata["nbgrader"] = {"grade": True, "grade_id": "bonus", "points": 50, "solution": False,
+                                  "locked": False, "schema_version": 3, "task": False}
+    nb.cells.append(bonus)
+    return nb
 
 
 def duplicated(course: Course, reference: dict[str, str]) -> nbformat.NotebookNode:
@@ -205,6 +227,8 @@ COLAB_FILE_NAMES = {
     "moved": "attention.ipynb",
     "gradeflag": "attention.ipynb",
     "mask-diag.1": "attention.ipynb",
+    "gutted": "attention.ipynb",
+    "forged": "attention (3).ipynb",
 }
 """The shared class: student id -> the name Colab gave their download."""
 LEFT_OUT = {

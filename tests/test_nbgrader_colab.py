@@ -21,8 +21,8 @@ from grader.source import load_submission, read_code_cells, submission_from_cell
 from nbgrader_course import COLAB_FILE_NAMES, LEFT_OUT, shared_class
 
 pytestmark = pytest.mark.slow
-CORRECT = [student for student in COLAB_FILE_NAMES if student != "mask-diag.1"]
-PROVIDED_CELLS_DELETED = ["deleted"]
+CORRECT = [student for student in COLAB_FILE_NAMES if student not in ("mask-diag.1", "gutted", "forged")]
+PROVIDED_CELLS_DELETED = ["deleted", "gutted"]
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +73,20 @@ def test_a_mask_mistake_is_diagnosed_and_scored_below_full(run):
     assert "mask-diagonal" in run.course.report("mask-diag.1")["mistakes"]
 
 
+def test_a_gutted_notebook_is_graded_on_what_is_left(run):
+    """With every code cell deleted but the MHA answer, is Part 1 scored 0 (not implemented) and Part 2 in full?"""
+    scores = run.course.scores()["gutted"]
+    assert scores["sdpa_tests"][0] == 0 and scores["mha_tests"][0] == 10
+    assert "not-implemented" in run.course.report("gutted")["mistakes"]
+
+
+def test_forged_outputs_and_grade_cells_earn_nothing(run):
+    """Do full marks written into the outputs and a 50-point grade cell of the student's own change nothing?"""
+    scores = run.course.scores()
+    assert set(scores["forged"]) == {"sdpa_tests", "mha_tests"}
+    assert run.course.total("forged") == run.course.total("mask-diag.1") < 20
+
+
 def test_autograde_scores_equal_the_grader_cli(run, cli_reports):
     """Are the scores nbgrader autograde stored equal to `python -m grader grade-all` on the same submitted notebooks?
 
@@ -93,14 +107,14 @@ def test_autograde_scores_equal_the_grader_cli(run, cli_reports):
 
 def test_a_notebook_missing_provided_cells_matches_the_grader_on_the_repaired_notebook(run):
     """With the provided imports and ModelArgs cells deleted, does autograde equal the grader on the autograded
-    notebook (the same code cells, provided cells restored), with full marks for correct code?"""
+    notebook (the same code cells, provided cells restored)?"""
     for student in PROVIDED_CELLS_DELETED:
         command = [sys.executable, "-m", "grader", "grade", str(run.course.autograded(student)), "--json"]
         done = subprocess.run(command, cwd=ROOT, env=nbgrader_env(), check=True, capture_output=True, text=True)
-        assert json.loads(done.stdout)["score"] == run.course.total(student) == 20.0
+        assert json.loads(done.stdout)["score"] == run.course.total(student)
 
 
-@pytest.mark.parametrize("student", ["colab40", "stripped", "reordered", "gradeflag", "mask-diag.1"])
+@pytest.mark.parametrize("student", ["colab40", "stripped", "reordered", "gradeflag", "mask-diag.1", "forged"])
 def test_autograde_grades_the_code_grader_grade_reads(run, student):
     """Where no cell had to be put back, does autograde grade exactly the text `grader grade` reads from the submitted
     file (so the two agree by construction, and a report cached by `grade-all` serves autograde too)?"""

@@ -12,7 +12,7 @@ from nbgrader import utils
 from grader import colab_notebooks as cn
 from grader.build.config import ROOT, SOURCE_NOTEBOOK
 from grader.checks import checks_for
-from grader.nbgrader_plugins.grade_with_hidden_graders import GradeWithHiddenGraders, part_of, wrap
+from grader.nbgrader_plugins.grade_with_hidden_graders import GradeWithHiddenGraders, code_as_submitted, part_of, wrap
 from nbgrader_course import SUBMISSIONS, release_notebook
 
 HIDDEN = {part: f'### BEGIN HIDDEN TESTS\nimport grader.hidden\ngrader.hidden.score_part("{part}")\n### END HIDDEN TESTS'
@@ -20,11 +20,12 @@ HIDDEN = {part: f'### BEGIN HIDDEN TESTS\nimport grader.hidden\ngrader.hidden.sc
 
 
 def with_hidden_tests(nb):
-    """As after OverwriteCells: each test cell ends with its hidden block again."""
+    """As after OverwriteCells: each test cell is the source notebook's, hidden block included."""
     nb = copy.deepcopy(nb)
-    for grade_id, part in (("sdpa_tests", "sdpa"), ("mha_tests", "mha")):
-        cell = nb.cells[cn.cell_by_id(nb, grade_id)]
-        cell.source += "\n\n" + HIDDEN[part]
+    source = nbformat.read(ROOT / SOURCE_NOTEBOOK, as_version=4)
+    for grade_id in ("sdpa_tests", "mha_tests"):
+        nb.cells[cn.cell_by_id(nb, grade_id)].source = source.cells[cn.cell_by_id(source, grade_id)].source
+        assert "BEGIN HIDDEN TESTS" in nb.cells[cn.cell_by_id(nb, grade_id)].source
     return nb
 
 
@@ -107,6 +108,16 @@ def test_the_output_explains_the_mistake_in_both_languages(mask_diagonal):
     assert text.count("Diagonal masked too") == 1 and "(explained above)" in text
     assert all(sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line) <= 108
                for line in text.splitlines())
+
+
+def test_graded_code_is_the_students_without_the_restored_hidden_blocks():
+    """Are hidden blocks left out of the test cells only, never out of a student's own cell that happens to hold the markers?"""
+    release = release_notebook()
+    nb = with_hidden_tests(release)
+    nb.cells.append(new_code_cell("### BEGIN HIDDEN TESTS\ndef helper():\n    return 1\n### END HIDDEN TESTS"))
+    code = code_as_submitted(nb)
+    assert code[:-1] == [cell.source for cell in release.cells if cell.cell_type == "code"]
+    assert "def helper" in code[-1]
 
 
 def fake_report(part: str, earned: float, maximum: float) -> dict:

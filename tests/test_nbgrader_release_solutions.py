@@ -12,7 +12,7 @@ import pytest
 from grader.build.colab_badge import colab_url
 from grader.build.config import ROOT
 from grader.release_solutions import ungraded
-from nbgrader_course import shared_class
+from nbgrader_course import COLAB_FILE_NAMES, shared_class
 
 pytestmark = pytest.mark.slow
 
@@ -71,4 +71,4 @@ def test_a_submission_missing_from_the_gradebook_is_named(course):
     """Is an autograded notebook whose grades are not in the gradebook (a fresh gradebook) still counted as ungraded?"""
     (course / "gradebook.db").unlink()
     problems = ungraded(course, "attention")
-    assert len(problems) == 9 and all(p.endswith("(no grades in the gradebook)") for p in problems)
+    assert len(problems) == len(COLAB_FILE_NAMES) and all(p.endswith("(no grades in the gradebook)") for p in problems)

@@ -138,6 +138,15 @@ def test_stale_metadata_on_other_cells_is_removed(answered, course):
     assert [g for g in ids(nb) if g] == GRADED
 
 
+def test_garbage_metadata_is_replaced(answered, course):
+    """Is nbgrader metadata that is not even a mapping (a hand-edited file) replaced or removed, without a crash?"""
+    nb = copy.deepcopy(answered)
+    nb.cells[cn.cell_by_id(nb, "sdpa")].metadata["nbgrader"] = "solution please"
+    nb.cells[0].metadata["nbgrader"] = ["grade"]
+    nb = restore(nb, course)
+    assert [g for g in ids(nb) if g] == GRADED and "nbgrader" not in nb.cells[0].metadata
+
+
 def test_repairs_are_noted_for_the_student(answered, course):
     """Are the repairs recorded in the notebook metadata, for the graded output to tell the student?"""
     nb = restore(cn.strip_nbgrader(answered), course)

@@ -122,16 +122,22 @@ def part_text(report: dict, part: str, score: float, points: float, repairs: lis
     return "\n".join(out).rstrip() + "\n"
 
 
+def code_as_submitted(nb: NotebookNode) -> list[str]:
+    """The code cells as the student has them: test cells without the hidden blocks OverwriteCells put back
+    (they define nothing the grader runs; a student's own cell keeps whatever it holds), so a notebook that
+    needed no repair is graded exactly as `grader grade` grades the submitted file, and a report cached by
+    `grade-all` serves autograde too."""
+    return [remove_hidden_blocks(cell.source) if utils.is_grade(cell) else cell.source
+            for cell in nb.cells if cell.cell_type == "code"]
+
+
 class GradeWithHiddenGraders(NbGraderPreprocessor):
     """Grade the code cells with the hidden graders (sandboxed) and write each part's verdict into its test cell."""
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
         info = resources.get("nbgrader", {})
         name = "/".join(info.get(key, "?") for key in ("student", "assignment", "notebook")) + ".ipynb"
-        # the code cells as the student has them: test cells without the hidden blocks OverwriteCells put back
-        # (they define nothing the grader runs), so an unrepaired notebook grades exactly as `grader grade`
-        # grades the submitted file, and a verdict cached by `grade-all` serves here too
-        sources = [remove_hidden_blocks(cell.source) for cell in nb.cells if cell.cell_type == "code"]
+        sources = code_as_submitted(nb)
         start_fork_server()  # before this process loads torch, as the grader's CLI does
         from grader.grade import grade
 

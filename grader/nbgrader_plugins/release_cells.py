@@ -71,7 +71,9 @@ def similarity(a: str, b: str) -> float:
 
 
 def nbgrader_meta(cell: NotebookNode) -> dict:
-    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+    """A cell's nbgrader metadata; {} when missing or not a mapping (a hand-edited notebook)."""
+    meta = cell.get("metadata", {}).get("nbgrader")
+    return meta if isinstance(meta, dict) else {}
 
 
 @dataclass(frozen=True)

@@ -54,9 +54,9 @@ class RestoreCellMetadata(NbGraderPreprocessor):
             old = nbgrader_meta(cell)
             target = assigned.get(index)
             if target is None:
-                if old:
+                if "nbgrader" in cell.metadata:
                     self.log.warning("Cell %d: nbgrader metadata %r removed (the cell is the student's own)",
-                                     index, old.get("grade_id"))
+                                     index, old.get("grade_id", cell.metadata["nbgrader"]))
                     del cell.metadata["nbgrader"]
                     for key in _LOCK_KEYS:
                         cell.metadata.pop(key, None)
