@@ -12,10 +12,8 @@ import traceback
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch._subclasses.fake_tensor import FakeTensorMode
 
 SUBMISSION_FILE = "<submission>"
-DEVICE_MISMATCH_TYPES = ("FakeTensorDeviceMismatchError",)
 
 
 @dataclasses.dataclass
@@ -66,8 +64,8 @@ def _plain(tensor) -> dict:
         return {"kind": type(tensor).__name__}
     info = {"kind": "tensor", "shape": list(tensor.shape), "dtype": str(tensor.dtype).replace("torch.", ""),
             "device": tensor.device.type, "requires_grad": bool(tensor.requires_grad),
-            "subclass": type(tensor) not in (torch.Tensor, torch.nn.Parameter, torch._subclasses.FakeTensor)}
-    if tensor.device.type not in ("meta",) and not isinstance(tensor, torch._subclasses.FakeTensor):
+            "subclass": type(tensor) not in (torch.Tensor, torch.nn.Parameter)}
+    if tensor.device.type != "meta":
         plain = tensor.detach().to("cpu")
         info["value"] = torch.Tensor.as_subclass(plain, torch.Tensor).clone()
     return info
@@ -79,20 +77,16 @@ def _structure(result) -> dict:
     return {"kind": type(result).__name__ if not isinstance(result, torch.Tensor) else "tensor", "length": None}
 
 
-@contextlib.contextmanager
-def _on(device: str):
-    """Context for a device: real devices need none; "fake-cuda" fakes CUDA tensors on a CPU build."""
-    if device == "fake-cuda":
-        with FakeTensorMode(allow_non_fake_inputs=False):
-            yield
-    else:
-        yield
-
-
 def _place(tensor: torch.Tensor, device: str, requires_grad: bool = False) -> torch.Tensor:
-    """A fresh leaf with the parent's values; on meta and fake-cuda only the shape and dtype matter."""
-    if device in ("meta", "fake-cuda"):
-        placed = torch.empty(tensor.shape, dtype=tensor.dtype, device="meta" if device == "meta" else "cuda")
+    """A fresh leaf with the parent's values; on meta only the shape and dtype exist.
+
+    The meta device stands in for a GPU on CPU-only machines: it raises on any mix with CPU
+    tensors, which is exactly what a mask made without device= does on a GPU. (FakeTensorMode
+    could fake "cuda" too, but it imports torch._dynamo, seconds per grading run, and adds
+    nothing: a hard-coded "cuda" already fails the plain CPU run on such a machine.)
+    """
+    if device == "meta":
+        placed = torch.empty(tensor.shape, dtype=tensor.dtype, device="meta")
     else:
         placed = tensor.to(device, copy=True)
     return placed.requires_grad_(requires_grad)
@@ -111,27 +105,26 @@ def sdpa(namespace, lines, *, Q, K, V, is_causal=None, device="cpu", grad=False,
     kwargs = {} if is_causal is None else {"is_causal": is_causal}
     answer: dict = {}
     try:
-        with _on(device):
-            inputs = [_place(t, device, grad) for t in (Q, K, V)]
-            if transpose_inputs:  # non-contiguous views with the same values
-                inputs = [t.transpose(-1, -2).contiguous().transpose(-1, -2) for t in inputs]
-            counter = OpCounter() if count_ops else contextlib.nullcontext()
-            with counter:
-                result = function(*inputs, **kwargs)
-            if count_ops:
-                answer["ops"] = counter.count
-                answer["op_names"] = sorted(counter.names)
-            answer["structure"] = _structure(result)
-            if not (isinstance(result, (tuple, list)) and len(result) == 2):
-                return answer
-            out, weights = result
-            answer["out"], answer["weights"] = _plain(out), _plain(weights)
-            if grad and isinstance(out, torch.Tensor):
-                if not out.requires_grad:
-                    answer["grads"] = None
-                else:
-                    grads = torch.autograd.grad(out, inputs, cotangent.to(out.device), allow_unused=True)
-                    answer["grads"] = [None if g is None else _plain(g) for g in grads]
+        inputs = [_place(t, device, grad) for t in (Q, K, V)]
+        if transpose_inputs:  # non-contiguous views with the same values
+            inputs = [t.transpose(-1, -2).contiguous().transpose(-1, -2) for t in inputs]
+        counter = OpCounter() if count_ops else contextlib.nullcontext()
+        with counter:
+            result = function(*inputs, **kwargs)
+        if count_ops:
+            answer["ops"] = counter.count
+            answer["op_names"] = sorted(counter.names)
+        answer["structure"] = _structure(result)
+        if not (isinstance(result, (tuple, list)) and len(result) == 2):
+            return answer
+        out, weights = result
+        answer["out"], answer["weights"] = _plain(out), _plain(weights)
+        if grad and isinstance(out, torch.Tensor):
+            if not out.requires_grad:
+                answer["grads"] = None
+            else:
+                grads = torch.autograd.grad(out, inputs, cotangent.to(out.device), allow_unused=True)
+                answer["grads"] = [None if g is None else _plain(g) for g in grads]
     except BaseException as error:
         answer["error"] = describe_error(error, lines)
         return answer
@@ -262,8 +255,9 @@ PROBES = {"sdpa": sdpa, "mha": mha, "mha_interface": mha_interface}
 
 
 def warm_up() -> None:
-    """Run a meta and a fake-CUDA op once, so their lazy imports (sympy, …) happen in the fork
-    server before any worker is confined, not in every worker."""
-    with FakeTensorMode():
-        torch.empty(2, 2, device="cuda").softmax(-1)
-    (torch.empty(2, 2, device="meta") @ torch.empty(2, 2, device="meta")).softmax(-1)
+    """Run the meta ops the device probes use once, so their lazy imports (sympy, decompositions)
+    happen in the fork server before any worker is forked, not in every worker."""
+    x = torch.empty(2, 2, device="meta")
+    mask = torch.ones(2, 2, dtype=torch.bool, device="meta").triu(1)
+    (x @ x.transpose(-2, -1) / 2).masked_fill(mask, float("-inf")).softmax(-1)
+    torch.nn.functional.linear(x, x).view(1, 2, 2).transpose(0, 1).contiguous()

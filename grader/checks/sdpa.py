@@ -282,7 +282,7 @@ def device(ctx: Context) -> Outcome:
     if problem:
         return problem
     notes_zh, notes_en = [], []
-    for where in (["cuda"] if ctx.cuda else []) + ["meta", "fake-cuda"]:
+    for where in (["cuda"] if ctx.cuda else []) + ["meta"]:
         answer = ctx.student.sdpa(Q=Q, K=K, V=V, is_causal=True, device=where)
         error = answer.get("error")
         if error and (diagnosis.is_device_mismatch(error, ctx.static) or diagnosis.NO_CUDA.search(error.get("message", ""))
@@ -294,7 +294,7 @@ def device(ctx: Context) -> Outcome:
             notes_en.append(f"inconclusive on {where} ({error['type']})")
             continue
         out = answer.get("out", {})
-        wanted = "cuda" if where in ("cuda", "fake-cuda") else where
+        wanted = where
         if out.get("device") != wanted:
             return failed(f"输入在 {wanted} 上，输出却在 {out.get('device')} 上。",
                           f"Inputs on {wanted}, but the output is on {out.get('device')}.", ["hardcoded-device"])
