@@ -28,10 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--lang", choices=["zh", "en"], default="zh")
 
     grade_all = verbs.add_parser("grade-all", help="grade every submission under DIR")
-    grade_all.add_argument("dir")
-    grade_all.add_argument("--jobs", type=int, default=1)
-    grade_all.add_argument("--json", dest="json_out", metavar="OUT")
-    grade_all.add_argument("--lang", choices=["zh", "en"], default="zh")
+    from grader.grade_all import add_arguments  # its own options (the module loads no torch)
+
+    add_arguments(grade_all)
 
     demo = verbs.add_parser("demo", help="build, then grade a demo class end to end with nbgrader")
     demo.add_argument("--dir", default="demo", help="scratch course folder (git-ignored)")
