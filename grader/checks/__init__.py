@@ -99,12 +99,34 @@ def _root_cause(ctx: Context, error: dict) -> dict:
     return error
 
 
+DTYPE_HANDLING = re.compile(r"without overflow|same dtype|expected scalar type|dtype", re.I)
+LOOP_MARGIN = 6  # ops: a loop over 8 heads instead of 2 (or 16 positions instead of 4) adds far more
+
+
+def loop_verdict(counts: dict[str, int], base: str) -> Outcome:
+    """Ops dispatched per call for a base shape and shapes with more batch, heads or positions.
+
+    A few ops of difference are legitimate (a view here, a copy there); a Python loop over the
+    grown dimension adds at least one op per extra iteration, many more than LOOP_MARGIN.
+    """
+    listing = ", ".join(f"{shape}: {n}" for shape, n in counts.items())
+    grown = [shape for shape, n in counts.items() if n - counts[base] >= LOOP_MARGIN]
+    if grown:
+        return failed(f"张量算子的数量随形状增长（{listing}），说明在 Python 里循环了。",
+                      f"The number of tensor ops grows with the shape ({listing}): a Python loop.", ["python-loop"])
+    return passed(f"算子数量与形状无关（{listing}）。", f"The op count does not grow with the shape ({listing}).")
+
+
+def is_dtype_handling(error: dict | None) -> bool:
+    return bool(error) and bool(DTYPE_HANDLING.search(error.get("message", "")))
+
+
 def dtype_handling_advice(ctx: Context, error: dict, dtype: str) -> tuple[str, str, list[str]] | None:
     """A low-precision run that failed on dtype handling alone (a -1e9 fill that overflows float16,
     a float32 mask promoting half scores): worth knowing for mixed precision, but the exercise is
     specified in float32, so it is advice, not a lost point. None for any other error."""
     message = error.get("message", "")
-    if not re.search(r"without overflow|same dtype|expected scalar type|dtype", message, re.I):
+    if not is_dtype_handling(error):
         return None
     mistakes = diagnosis.from_error(error, ctx.static)
     zh = f"{dtype} 输入时代码报错（{error.get('type')}: {message[:200]}）：本题按 float32 评分，不扣分，但混合精度训练时会出错。"

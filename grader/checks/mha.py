@@ -6,8 +6,8 @@ import math
 import torch
 
 from grader import diagnosis, reference
-from grader.checks import Context, Outcome, check, failed, failed_with_error, passed
-from grader.checks import dtype_handling_advice
+from grader.checks import (Context, Outcome, check, dtype_handling_advice, failed, failed_with_error, is_dtype_handling,
+                           loop_verdict, passed)
 from grader.checks.sdpa import MODULE_TOLERANCE, TOLERANCE, low_precision_passed, where_largest
 
 ARGS = dict(dim=32, n_heads=4, dropout=0.0, max_seq_len=16)
@@ -275,21 +275,30 @@ def gradients(ctx: Context) -> Outcome:
     weights = {k: v.double() for k, v in linear_weights(ctx, dim, 160).items()}
     call = inputs(ctx, 2, T, dim, 161, dtype=torch.float64)
     cotangent = torch.randn(2, T, dim, generator=ctx.generator(162), dtype=torch.float64)
-    results, problem = run(ctx, model_args(dim, heads, 8), [call], True, ("在 float64 下反向传播", "back-propagating in float64"),
-                           weights=weights, dtype="float64", grad=True, cotangent=cotangent)
+    doing = ("反向传播", "back-propagating")
+    results, problem = run(ctx, model_args(dim, heads, 8), [call], True, doing, weights=weights, dtype="float64",
+                           grad=True, cotangent=cotangent)
+    tolerance = (1e-5, 1e-4)
+    if problem and any(is_dtype_handling({"message": m}) for m in (problem.en,)):
+        # float64 is the grader's choice: a module written for float32 is checked in float32
+        weights = {k: w.float() for k, w in weights.items()}
+        call, cotangent = {k: x.float() for k, x in call.items()}, cotangent.float()
+        results, problem = run(ctx, model_args(dim, heads, 8), [call], True, doing, weights=weights, grad=True,
+                               cotangent=cotangent)
+        tolerance = (1e-4, 1e-3)
     if problem:
         return problem
     result = results[0]
     leaves = {name: x.clone().requires_grad_(True) for name, x in call.items()}
     params = {name: w.clone().requires_grad_(True) for name, w in weights.items()}
     out = reference.multi_head_attention(leaves["q"], leaves["k"], leaves["v"], params, heads, True)
-    wanted = torch.autograd.grad(out, list(leaves.values()) + list(params.values()), cotangent)
+    wanted = torch.autograd.grad(out, list(leaves.values()) + list(params.values()), cotangent.to(out.dtype))
     actual = (result.get("grads") or [None] * 3) + [(result.get("param_grads") or {}).get(n) for n in params]
     for name, got, expected in zip(["q", "k", "v", "wq", "wk", "wv", "wo"], actual, wanted):
         if got is None or float(got["value"].abs().max()) == 0:
             return failed(f"梯度没有传到 {name}：计算图被切断了。", f"No gradient reaches {name}: the graph is cut.",
                           ["broken-grad"])
-        if not diagnosis.close(got["value"], expected, 1e-5, 1e-4):
+        if not diagnosis.close(got["value"], expected, *tolerance):
             error, index = where_largest(got["value"], expected)
             return failed(f"对 {name} 的梯度与参考不符，最大误差 {error:.3g}（位置 {index}）。",
                           f"The gradient for {name} differs from the reference, max error {error:.3g} at {index}.")
@@ -341,7 +350,7 @@ def device(ctx: Context) -> Outcome:
 def vectorized(ctx: Context) -> Outcome:
     counts = {}
     # batch stays fixed: nn.Linear itself dispatches differently for B = 1
-    for seed, (B, T, heads) in enumerate(((2, 4, 2), (2, 4, 4), (2, 8, 2), (2, 8, 8)), start=180):
+    for seed, (B, T, heads) in enumerate(((2, 4, 2), (2, 4, 8), (2, 16, 2)), start=180):
         call = inputs(ctx, B, T, 16, seed)
         weights = linear_weights(ctx, 16, seed)
         results, problem = run(ctx, model_args(16, heads, 16), [call, call], True, ("统计算子", "counting ops"),
@@ -351,14 +360,8 @@ def vectorized(ctx: Context) -> Outcome:
                                      (f"B={B}, H={heads}, T={T}",) * 2)
         if problem:
             return problem
-        counts[(B, heads, T)] = results[1]["ops"]
-    if len(set(counts.values())) > 1:
-        listing = ", ".join(f"B={b},H={h},T={t}: {n}" for (b, h, t), n in counts.items())
-        return failed(f"算子数量随 batch/头数/长度变化（{listing}），说明有 Python 循环。",
-                      f"The number of tensor ops grows with batch, heads or length ({listing}): a Python loop.",
-                      ["python-loop"])
-    return passed(f"每次 forward {next(iter(counts.values()))} 个张量算子，与形状无关。",
-                  f"{next(iter(counts.values()))} tensor ops per forward whatever the shape.")
+        counts[f"H={heads},T={T}"] = results[1]["ops"]
+    return loop_verdict(counts, "H=2,T=4")
 
 
 @check("mha.own_implementation", part="mha", points=0, visibility="hidden", gate=True,

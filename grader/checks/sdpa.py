@@ -4,7 +4,8 @@ from __future__ import annotations
 import torch
 
 from grader import diagnosis, reference
-from grader.checks import Context, Outcome, check, dtype_handling_advice, failed, failed_with_error, passed
+from grader.checks import (Context, Outcome, check, dtype_handling_advice, failed, failed_with_error, is_dtype_handling,
+                           loop_verdict, passed)
 
 # Tolerances against the float64 reference, per input dtype. float32: unit roundoff 6e-8, a
 # d_k-term dot product, a softmax and a T-term average of O(1) values stay far below 1e-5;
@@ -226,7 +227,7 @@ def no_future_leak(ctx: Context) -> Outcome:
                       diagnose_numbers(first, Q, K, V, True, ctx.static) or ["mask-missing"])
     cotangent = torch.zeros(*Q.shape[:-1], V.shape[-1])
     cotangent[..., :cut, :] = torch.randn(cotangent[..., :cut, :].shape, generator=g)
-    answer, problem = call(ctx, Q.double(), K.double(), V.double(), True, grad=True, cotangent=cotangent.double())
+    answer, problem = call(ctx, Q, K, V, True, grad=True, cotangent=cotangent)
     if problem:
         return problem
     grads = answer.get("grads")
@@ -249,6 +250,13 @@ def gradients(ctx: Context) -> Outcome:
         Q, K, V = (x.double() for x in qkv(ctx, (2,), 5, 4, 3, seed))
         cotangent = torch.randn(2, 5, 3, generator=ctx.generator(seed + 100), dtype=torch.float64)
         answer, problem = call(ctx, Q, K, V, is_causal, grad=True, cotangent=cotangent, gradcheck=True)
+        tolerance = (1e-5, 1e-4)
+        if problem and is_dtype_handling(answer.get("error")):
+            # float64 is the grader's choice, not the exercise's: code written for float32 (a float32
+            # mask, a .float() softmax) is checked in float32, without gradcheck, which needs float64
+            Q, K, V, cotangent = (x.float() for x in (Q, K, V, cotangent))
+            answer, problem = call(ctx, Q, K, V, is_causal, grad=True, cotangent=cotangent)
+            tolerance = (1e-4, 1e-3)
         if problem:
             return problem
         grads = answer.get("grads")
@@ -258,14 +266,14 @@ def gradients(ctx: Context) -> Outcome:
                           ["broken-grad"])
         leaves = [x.clone().requires_grad_(True) for x in (Q, K, V)]
         out, _ = reference.attention(*leaves, is_causal)
-        expected = torch.autograd.grad(out, leaves, cotangent)
+        expected = torch.autograd.grad(out, leaves, cotangent.to(out.dtype))
         for name, actual, wanted in zip("QKV", grads, expected):
-            if not diagnosis.close(actual["value"], wanted, 1e-5, 1e-4):
+            if not diagnosis.close(actual["value"], wanted, *tolerance):
                 error, index = where_largest(actual["value"], wanted)
                 return failed(f"对 {name} 的梯度与参考不符，最大误差 {error:.3g}（位置 {index}）。",
                               f"The gradient with respect to {name} differs from the reference, max error {error:.3g} "
                               f"at {index}.", ["broken-grad"] if float(actual["value"].abs().max()) == 0 else [])
-        gradcheck = answer.get("gradcheck", {})
+        gradcheck = answer.get("gradcheck", {"passed": True})  # absent: the float32 fallback above
         if not gradcheck.get("passed"):
             detail = (gradcheck.get("error") or {}).get("message", "")[:300]
             return failed(f"gradcheck 未通过：{detail}", f"gradcheck failed: {detail}",
@@ -310,21 +318,16 @@ def device(ctx: Context) -> Outcome:
        title_zh="没有逐头/逐位置的 Python 循环", title_en="no Python loop over heads or positions")
 def vectorized(ctx: Context) -> Outcome:
     counts = {}
-    for seed, (B, H, T) in enumerate(((1, 2, 4), (1, 4, 4), (1, 2, 8), (3, 2, 4)), start=70):
+    for seed, (B, H, T) in enumerate(((1, 2, 4), (1, 8, 4), (1, 2, 16), (4, 2, 4)), start=70):
         Q, K, V = qkv(ctx, (B, H), T, 8, 8, seed)
         for _ in range(2):  # the second call: a mask cached on the first call is not a loop
             answer, problem = call(ctx, Q, K, V, True, count_ops=True)
+            # only a right answer earns the vectorisation point
             problem = problem or compare(ctx, answer, Q, K, V, True, f"B={B}, H={H}, T={T}", f"B={B}, H={H}, T={T}")
             if problem:
                 return problem
-        counts[(B, H, T)] = answer["ops"]
-    if len(set(counts.values())) > 1:
-        listing = ", ".join(f"B={b},H={h},T={t}: {n}" for (b, h, t), n in counts.items())
-        return failed(f"算子数量随 batch/头数/长度变化（{listing}），说明有 Python 循环。",
-                      f"The number of tensor ops grows with batch, heads or length ({listing}): a Python loop.",
-                      ["python-loop"])
-    return passed(f"每次调用 {next(iter(counts.values()))} 个张量算子，与形状无关。",
-                  f"{next(iter(counts.values()))} tensor ops per call whatever the shape.")
+        counts[f"B={B},H={H},T={T}"] = answer["ops"]
+    return loop_verdict(counts, "B=1,H=2,T=4")
 
 
 @check("sdpa.own_implementation", part="sdpa", points=0, visibility="hidden", gate=True,
