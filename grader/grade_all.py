@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="grade the course's submitted/*/ASSIGNMENT/*.ipynb in parallel, then run "
                              "`nbgrader autograde ASSIGNMENT` once, which reuses every verdict")
     course.add_argument("--db-url", help="the gradebook's SQLAlchemy URL (default: the course's config, "
-                                         "else COURSE/gradebook.db), e.g. postgresql://user@host/gradebook")
+                                         "else COURSE/gradebook.db), e.g. postgresql+psycopg2://user@host/gradebook")
     course.add_argument("--shard", type=parse_shard, metavar="K/N",
                         help="grade only the students of share K of N (by a hash of the student id)")
     course.add_argument("--force", action="store_true",
