@@ -57,7 +57,7 @@ def titles() -> dict[str, tuple[str, str]]:
     return found
 
 
-def check_lines(check: dict, title: tuple[str, str], explained: set[str]) -> list[str]:
+def check_lines(check: dict, title: tuple[str, str], explained: set[tuple[str, str]]) -> list[str]:
     """One check: verdict, points, both titles; when it failed, its zh and en messages. A mistake's
     catalog explanation is printed the first time only (`explained` remembers), later a reference to it."""
     mark = "✓" if check["passed"] else "✗"
@@ -109,7 +109,7 @@ def wrap(line: str, indent: str, width: int = WIDTH, hang: str = "") -> list[str
 def part_text(report: dict, part: str, score: float, points: float, repairs: list[dict], others: list[dict]) -> str:
     """The stdout a test cell shows: the part's score, then each check with its zh and en diagnosis."""
     names = titles()
-    explained: set = set()
+    explained: set[tuple[str, str]] = set()
     out = [f"{PARTS.get(part, part)}：{score:g} / {points:g} 分 · points", ""]
     for check in (c for c in report["checks"] if c["part"] == part):
         out += check_lines(check, names.get(check["id"], (check.get("title", ""),) * 2), explained)
