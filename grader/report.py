@@ -16,7 +16,7 @@ def message(outcome: Outcome, lang: str) -> str:
     lines = [text] if text else []
     where = outcome.where
     if where and where.get("text"):
-        cell = (f"代码单元 {where['cell']}，" if lang == "zh" else f"cell {where['cell']}, ") if where.get("cell") else ""
+        cell = (f"第 {where['cell']} 个代码单元，" if lang == "zh" else f"code cell {where['cell']}, ") if where.get("cell") else ""
         place = f"{cell}第 {where['line']} 行" if lang == "zh" else f"{cell}line {where['line']}"
         lines.append(f"{'出错的代码' if lang == 'zh' else 'your code'}（{place}）: {where['text']}" if lang == "zh"
                      else f"your code ({place}): {where['text']}")

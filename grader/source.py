@@ -15,8 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 GRADED_NAMES = ("scaled_dot_product_attention", "MultiHeadAttention")
-# The notebook's provided imports cell: a notebook that lost that cell is still graded on its code.
-PROVIDED_IMPORTS = "import math, torch, torch.nn as nn, torch.nn.functional as F; from dataclasses import dataclass"
+# The notebook's provided cells (imports, ModelArgs): a notebook that lost them is still graded on its
+# code. They come first, so the student's own definitions, if any, take precedence.
+PROVIDED_CELLS = [
+    "import math, torch, torch.nn as nn, torch.nn.functional as F; from dataclasses import dataclass",
+    "@dataclass",
+    "class ModelArgs: dim: int = 64; n_heads: int = 4; dropout: float = 0.0; max_seq_len: int = 256",
+]
 
 _MAGIC_LINE = re.compile(r"^\s*[%!]")
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -37,7 +42,7 @@ class Submission:
 
     def locate(self, where: dict | None) -> dict | None:
         """Turn a line of the executed module into the student's own cell and line."""
-        if not where or not where.get("line") or not 0 < where["line"] <= len(self.origin):
+        if not where or where.get("located") or not where.get("line") or not 0 < where["line"] <= len(self.origin):
             return where
         cell, line = self.origin[where["line"] - 1]
         if cell < 0:  # the provided imports the grader adds
@@ -164,8 +169,8 @@ def submission_from_cells(cells: list[str], path: str, is_notebook: bool = True)
     cells = [strip_magics(cell) for cell in cells]
     statements: list[ast.stmt] = []
     spans: dict[int, tuple[int, int]] = {}  # id(statement) -> (first, last) line in the whole module
-    origin: list[tuple[int, int]] = [(-1, 0)]  # module line (0-based) -> (cell, line in cell)
-    module_lines: list[str] = [PROVIDED_IMPORTS]
+    origin: list[tuple[int, int]] = [(-1, 0)] * len(PROVIDED_CELLS)  # module line - 1 -> (cell, line in cell)
+    module_lines: list[str] = list(PROVIDED_CELLS)
     syntax_errors = []
     for index, cell in enumerate(cells):
         lines = cell.splitlines() or [""]
@@ -188,7 +193,8 @@ def submission_from_cells(cells: list[str], path: str, is_notebook: bool = True)
     for statement in extract_definitions(statements):
         first, last = spans[id(statement)]
         keep_lines.update(range(first, last + 1))
-    source = "\n".join(line if n in keep_lines or n == 1 else "" for n, line in enumerate(module_lines, start=1))
+    provided = len(PROVIDED_CELLS)
+    source = "\n".join(line if n in keep_lines or n <= provided else "" for n, line in enumerate(module_lines, start=1))
     return Submission(
         path=path,
         source=source + "\n",

@@ -93,7 +93,7 @@ def _root_cause(ctx: Context, error: dict) -> dict:
         first = ctx.student.submission.syntax_errors[0]
         cell = {"cell": first["cell"] + 1} if ctx.student.submission.is_notebook else {}
         return {"type": first["type"], "message": first["message"],
-                "where": {"line": first["line"], "text": first["text"], "function": "<module>", **cell}}
+                "where": {"line": first["line"], "text": first["text"], "function": "<module>", "located": True, **cell}}
     for load_error in ctx.student.load_errors:
         return load_error
     return error
