@@ -117,6 +117,16 @@ def loop_verdict(counts: dict[str, int], base: str) -> Outcome:
     return passed(f"算子数量与形状无关（{listing}）。", f"The op count does not grow with the shape ({listing}).")
 
 
+def forbidden_api_gate(ctx: Context, part: str) -> Outcome:
+    """The built-in attention seen at run time during this part's probes (a wrapped function was
+    called, or its aten operator was dispatched): the part scores 0."""
+    used = sorted(ctx.student.forbidden_by_probe.get(part, set()))
+    if used:
+        return failed(f"运行时检测到调用了 {', '.join(used)}：本部分记 0 分。",
+                      f"Detected at run time: {', '.join(used)}. This part scores 0.", ["forbidden-api"])
+    return passed()
+
+
 def is_dtype_handling(error: dict | None) -> bool:
     return bool(error) and bool(DTYPE_HANDLING.search(error.get("message", "")))
 

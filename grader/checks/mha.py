@@ -7,7 +7,7 @@ import torch
 
 from grader import diagnosis, reference
 from grader.checks import (Context, Outcome, check, dtype_handling_advice, failed, failed_with_error, is_dtype_handling,
-                           loop_verdict, passed)
+                           forbidden_api_gate, loop_verdict, passed)
 from grader.checks.sdpa import MODULE_TOLERANCE, TOLERANCE, low_precision_passed, where_largest
 
 ARGS = dict(dim=32, n_heads=4, dropout=0.0, max_seq_len=16)
@@ -368,8 +368,4 @@ def vectorized(ctx: Context) -> Outcome:
        title_zh="自己实现注意力（不用 nn.MultiheadAttention / F.scaled_dot_product_attention）",
        title_en="attention implemented by hand (no nn.MultiheadAttention / F.scaled_dot_product_attention)")
 def own_implementation(ctx: Context) -> Outcome:
-    used = sorted(ctx.student.forbidden_by_probe.get("mha", set()))
-    if used:
-        return failed(f"运行时检测到调用了 {', '.join(used)}：本部分记 0 分。",
-                      f"Detected at run time: {', '.join(used)}. This part scores 0.", ["forbidden-api"])
-    return passed()
+    return forbidden_api_gate(ctx, "mha")

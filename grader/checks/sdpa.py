@@ -5,7 +5,7 @@ import torch
 
 from grader import diagnosis, reference
 from grader.checks import (Context, Outcome, check, dtype_handling_advice, failed, failed_with_error, is_dtype_handling,
-                           loop_verdict, passed)
+                           forbidden_api_gate, loop_verdict, passed)
 
 # Tolerances against the float64 reference, per input dtype. float32: unit roundoff 6e-8, a
 # d_k-term dot product, a softmax and a T-term average of O(1) values stay far below 1e-5;
@@ -334,8 +334,4 @@ def vectorized(ctx: Context) -> Outcome:
        title_zh="自己实现注意力（不调用 F.scaled_dot_product_attention）",
        title_en="attention implemented by hand (no F.scaled_dot_product_attention)")
 def own_implementation(ctx: Context) -> Outcome:
-    used = sorted(ctx.student.forbidden_by_probe.get("sdpa", set()))
-    if used:
-        return failed(f"运行时检测到调用了 {', '.join(used)}：本部分记 0 分。",
-                      f"Detected at run time: {', '.join(used)}. This part scores 0.", ["forbidden-api"])
-    return passed()
+    return forbidden_api_gate(ctx, "sdpa")
