@@ -68,9 +68,16 @@ def read_code_cells(path: Path) -> list[str]:
     return code
 
 
+# Cell magics whose body is still Python (`%%time` over the graded cell, say); any other cell
+# magic (%%bash, %%writefile, %%html, …) makes the whole cell something else.
+PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
+
+
 def strip_magics(cell: str) -> str:
-    """Blank out IPython magics and shell escapes, which are not Python."""
-    if cell.lstrip().startswith("%%"):
+    """Blank out IPython magics and shell escapes, which are not Python; lines keep their numbers."""
+    stripped = cell.lstrip()
+    if stripped.startswith("%%") and stripped[2:].split(maxsplit=1)[:1] and \
+            stripped[2:].split(maxsplit=1)[0] not in PYTHON_CELL_MAGICS:
         return ""
     return "\n".join("" if _MAGIC_LINE.match(line) else line for line in cell.splitlines())
 
