@@ -102,7 +102,7 @@ def single_threaded_torch() -> None:
     torch.set_num_threads(1)
 
 
-def in_parallel(work: Callable, items: Iterable, total: int, jobs: int, progress: bool, label: str) -> list:
+def in_parallel(work: Callable, items: Iterable, total: int, jobs: int, progress: bool, unit: str) -> list:
     """work(item) for every item, `jobs` at a time; results in the items' order (never the order
     they finish in). `items` may be a generator doing work of its own (nbgrader's sanitize pass)
     in this thread while earlier items are graded."""
@@ -110,7 +110,7 @@ def in_parallel(work: Callable, items: Iterable, total: int, jobs: int, progress
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=total, unit="nb", desc=label, file=sys.stderr, dynamic_ncols=True)
+        bar = tqdm(total=total, unit=unit, desc="grading", file=sys.stderr, dynamic_ncols=True)
     futures: list[Future] = []
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="grade-all", initializer=single_threaded_torch)
     try:
@@ -167,7 +167,7 @@ def find_submissions(root: Path) -> list[tuple[str, Path]]:
 def grade_class(root: Path, jobs: int = 1, lang: str = "zh", progress: bool = False) -> list[dict]:
     """One report per submission under `root`, in the order of `find_submissions`."""
     submissions = find_submissions(root)
-    return in_parallel(lambda item: grade_one(*item, lang), submissions, len(submissions), jobs, progress, "grading")
+    return in_parallel(lambda item: grade_one(*item, lang), submissions, len(submissions), jobs, progress, "submission")
 
 
 # --- the class summary -----------------------------------------------------------------------------
@@ -300,8 +300,15 @@ class Course:
         """(student, notebook) for each submitted notebook nbgrader would grade (known to the gradebook)."""
         from nbgrader.converters.base import NbGraderException
 
+        from nbgrader.api import MissingEntry
+
         with self.gradebook() as gb:
-            known = {notebook.name for notebook in gb.find_assignment(self.assignment).notebooks}
+            try:
+                known = {notebook.name for notebook in gb.find_assignment(self.assignment).notebooks}
+            except MissingEntry:
+                raise CourseError(f"the gradebook ({self.coursedir.db_url}) has no assignment {self.assignment!r}: "
+                                  "record it first (`make build`, or nbgrader generate_assignment with this "
+                                  "db_url, see README)") from None
         try:
             self.converter.init_notebooks()
         except NbGraderException:
@@ -355,12 +362,14 @@ class Course:
         if force:
             command.append("--force")
         env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
-               "ATTENTION_KIT_REPORT_CACHE": str(cache), "PYTHONUNBUFFERED": "1"}
+               "ATTENTION_KIT_REPORT_CACHE": str(cache), "PYTHONUNBUFFERED": "1",
+               # should it grade a notebook itself (not in the cache): see single_threaded_torch
+               "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
         bar = None
         if progress:
             from tqdm import tqdm
 
-            bar = tqdm(total=total, unit="nb", desc="nbgrader autograde", file=sys.stderr, dynamic_ncols=True)
+            bar = tqdm(total=total, unit="notebook", desc="nbgrader autograde", file=sys.stderr, dynamic_ncols=True)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         echoing = False
         with open(log_path, "w", encoding="utf-8") as log, subprocess.Popen(
@@ -435,7 +444,7 @@ def grade_course(course: Course, jobs: int, shard: tuple[int, int] | None,
                 report = failed_report(error, "grading failed")
         return {"submission": str(path), "student": student, **report}
 
-    reports = in_parallel(work, sanitized(), len(mine), jobs, progress, "grading")
+    reports = in_parallel(work, sanitized(), len(mine), jobs, progress, "notebook")
     return reports, others
 
 
@@ -471,8 +480,12 @@ def main_nbgrader(course_dir: Path, assignment: str, *, jobs: int, json_out: str
     progress = sys.stderr.isatty()
 
     started = time.perf_counter()
-    with report_cache_at(cache):
-        reports, others = grade_course(course, jobs, shard, progress)
+    try:
+        with report_cache_at(cache):
+            reports, others = grade_course(course, jobs, shard, progress)
+    except CourseError as error:
+        print(f"grader: {error}", file=sys.stderr)
+        return 2
     if not reports:
         print(f"grader: no submitted notebooks of {assignment!r} under {course.coursedir.root}"
               + (f" in shard {shard[0]}/{shard[1]}" if shard else ""), file=sys.stderr)
