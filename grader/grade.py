@@ -46,6 +46,9 @@ def grade_submission(path: str | Path, *, lang: str = "zh", limits: Limits | Non
 def grade(submission: Submission, *, lang: str = "zh", limits: Limits | None = None, cuda: bool | None = None,
           checks: list[Check] | None = None) -> dict:
     """Every check (or the given ones) on one submission, in a confined worker."""
+    # The parent's own tensors are tiny: one thread per grading thread (OpenMP counts per thread),
+    # so parallel gradings and the workers never fight over the cores.
+    torch.set_num_threads(1)
     checks = checks if checks is not None else checks_for()
     use_cuda = torch.cuda.is_available() if cuda is None else cuda
     cache_key = report_cache.key(submission, [c.id for c in checks], lang, use_cuda)
