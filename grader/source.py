@@ -34,8 +34,7 @@ class Submission:
     """The text of one submission, ready to send to the sandbox."""
 
     path: str
-    source: str  # the extracted module the sandbox executes
-    full_source: str  # every code cell, for the static pass
+    source: str  # the extracted module the sandbox executes (dropped lines blanked, numbering kept)
     syntax_errors: list[dict] = field(default_factory=list)
     origin: list[tuple[int, int]] = field(default_factory=list)  # module line - 1 -> (cell, line in cell)
     is_notebook: bool = False
@@ -205,7 +204,6 @@ def submission_from_cells(cells: list[str], path: str, is_notebook: bool = True)
     return Submission(
         path=path,
         source=source + "\n",
-        full_source="\n\n".join(cells),
         syntax_errors=syntax_errors,
         origin=origin,
         is_notebook=is_notebook,
