@@ -63,10 +63,10 @@ def check_lines(check: dict, title: tuple[str, str], explained: set[tuple[str, s
     mark = "✓" if check["passed"] else "✗"
     lines = wrap(f"{mark} [{check['points']:g}/{check['max_points']:g}] {title[0]} · {title[1]}  ({check['id']})",
                  indent="", hang="      ")
-    if check["passed"] and not check["mistakes"]:
+    if check["passed"] and not check["mistakes"] and not check.get("advice"):
         return lines
     for lang in ("zh", "en"):
-        explanations = {explain(m, lang): m for m in check["mistakes"] if m in catalog()}
+        explanations = {explain(m, lang): m for m in check["mistakes"] + check.get("advice", []) if m in catalog()}
         for line in (check.get(f"message_{lang}") or "").splitlines():
             mistake = explanations.get(line)
             if mistake and (mistake, lang) in explained:
