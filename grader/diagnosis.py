@@ -8,7 +8,7 @@ import torch
 
 DEVICE_MISMATCH = re.compile(
     r"Expected all tensors to be on the same device|is not on the expected device|"
-    r"FakeTensorDeviceMismatch|found at least two devices|Expected .* to be on .* device", re.I)
+    r"found at least two devices|Expected .* to be on .* device", re.I)
 NO_CUDA = re.compile(r"Torch not compiled with CUDA|Found no NVIDIA driver|No CUDA GPUs are available|"
                      r"CUDA driver initialization failed|cuda requested on a machine without CUDA", re.I)
 DEVICE_MISTAKES = {"mask-device", "hardcoded-device", "mask-not-buffer"}
@@ -51,7 +51,7 @@ def from_error(error: dict, static: dict, *, max_seq_len: int | None = None) -> 
     for rule_type, pattern, mistake in ERROR_RULES:
         if (rule_type is None or rule_type == kind) and re.search(pattern, message, re.I):
             return [mistake]
-    if DEVICE_MISMATCH.search(message) or kind == "FakeTensorDeviceMismatchError":
+    if is_device_mismatch(error):
         return [device_mistake(static)]
     size = SIZE_MISMATCH.search(message)
     if size and max_seq_len is not None and str(max_seq_len) in size.groups():
@@ -72,7 +72,7 @@ def is_device_mismatch(error: dict, static: dict | None = None) -> bool:
     """A device finding: mixed devices; or, where the text moves tensors to a fixed device, a
     meta tensor copied out to a real one (on a GPU that copy is the mismatch)."""
     message = error.get("message", "")
-    if DEVICE_MISMATCH.search(message) or error.get("type") == "FakeTensorDeviceMismatchError":
+    if DEVICE_MISMATCH.search(message):
         return True
     return bool(static and "hardcoded-device" in static and "Cannot copy out of meta tensor" in message)
 

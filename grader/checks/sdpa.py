@@ -92,6 +92,19 @@ def with_figure(outcome: Outcome, answer: dict, Q, K, V, is_causal: bool) -> Out
     return outcome
 
 
+def compare_gradients(names: list[str], actual: list[dict | None], expected, tolerance) -> Outcome | None:
+    """Student gradients against the reference's: a missing or all-zero one means a cut graph."""
+    for name, got, wanted in zip(names, actual, expected):
+        if got is None or (float(got["value"].abs().max()) == 0 and float(wanted.abs().max()) > 0):
+            return failed(f"梯度没有传到 {name}：计算图被切断了。", f"No gradient reaches {name}: the graph is cut.",
+                          ["broken-grad"])
+        if not diagnosis.close(got["value"], wanted, *tolerance):
+            error, index = where_largest(got["value"], wanted)
+            return failed(f"对 {name} 的梯度与参考不符，最大误差 {error:.3g}（位置 {index}）。",
+                          f"The gradient for {name} differs from the reference, max error {error:.3g} at {index}.")
+    return None
+
+
 def where_largest(actual: torch.Tensor, expected: torch.Tensor) -> tuple[float, tuple]:
     difference = torch.nan_to_num((actual.double() - expected.double()).abs(), nan=float("inf"))
     index = tuple(int(i) for i in torch.unravel_index(difference.argmax(), difference.shape))
@@ -267,12 +280,9 @@ def gradients(ctx: Context) -> Outcome:
         leaves = [x.clone().requires_grad_(True) for x in (Q, K, V)]
         out, _ = reference.attention(*leaves, is_causal)
         expected = torch.autograd.grad(out, leaves, cotangent.to(out.dtype))
-        for name, actual, wanted in zip("QKV", grads, expected):
-            if not diagnosis.close(actual["value"], wanted, *tolerance):
-                error, index = where_largest(actual["value"], wanted)
-                return failed(f"对 {name} 的梯度与参考不符，最大误差 {error:.3g}（位置 {index}）。",
-                              f"The gradient with respect to {name} differs from the reference, max error {error:.3g} "
-                              f"at {index}.", ["broken-grad"] if float(actual["value"].abs().max()) == 0 else [])
+        problem = compare_gradients(list("QKV"), grads, expected, tolerance)
+        if problem:
+            return problem
         gradcheck = answer.get("gradcheck", {"passed": True})  # absent: the float32 fallback above
         if not gradcheck.get("passed"):
             detail = (gradcheck.get("error") or {}).get("message", "")[:300]
