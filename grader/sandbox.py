@@ -71,8 +71,9 @@ def _next_uid() -> int:
 def python_paths() -> list[str]:
     """What the worker must still see: the interpreter's prefixes and its import path, minus the
     kit's own repo (the grader modules are imported before confinement, so nothing is lost)."""
-    paths = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
-    paths |= {os.path.realpath(p) for p in sys.path if p and os.path.isdir(p)}
+    seen = [p for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *sys.path) if p and os.path.isdir(p)]
+    # both spellings: a venv reached through a symlink is imported by its own path, bound by its target's
+    paths = {os.path.realpath(p) for p in seen} | {os.path.abspath(p) for p in seen}
     repo = str(REPO_ROOT)
     paths = {p for p in paths if p != repo and not repo.startswith(p + os.sep) and p != "/"}
     return sorted(p for p in paths if not any(p.startswith(other + os.sep) for other in paths))
