@@ -1,30 +1,42 @@
 """Confine the current process before it runs student code (runs inside the sandbox worker).
 
 Layers, strongest available first; the worker reports which ones did not take effect:
-- a private network namespace (no network at all) and a private mount namespace whose root is a
-  fresh tmpfs holding read-only binds of the system and the Python environment only: the kit's
-  repo, the submissions and home folders do not exist there; /tmp is a throwaway tmpfs;
-- a drop to an unprivileged uid of its own (a fresh uid per worker, so the process-count limit
-  and the final kill-by-uid touch no one else), with no_new_privs;
-- resource limits: address space (memory), process count, file size, open files, no core dumps.
+- a session of its own with no controlling terminal, and no file descriptor but its pipe to the
+  parent (0, 1 and 2 are /dev/null): nothing reaches the grader's terminal;
+- private network, mount, PID, IPC and UTS namespaces. The forked worker unshares them and forks
+  the process that runs student code, which is pid 1 there, sees only itself in a fresh /proc,
+  takes every process of its namespace (and its System V segments) with it when it ends, and dies
+  with its parent. Its root is a fresh tmpfs holding read-only binds of the system and the Python
+  environment, a /dev with null, zero, full and urandom only, and a throwaway /tmp: the kit's repo,
+  the submissions and home folders do not exist there;
+- a drop to an unprivileged uid of its own (`worker_identity`), with no_new_privs;
+- resource limits: address space (memory), process count, file size, open files, no core dumps;
+- a seccomp filter refusing what attention code never needs (`syscall_filter`).
 As root (CI, an instructor's server) all layers apply. Without root, unprivileged user
-namespaces give the network and mount layers where the kernel allows them; otherwise only the
-resource limits apply, and the report says so.
+namespaces give the namespace layers where the kernel allows them; the report lists the rest.
 """
 from __future__ import annotations
 
 import ctypes
+import glob
 import os
 import resource
+import select
+import signal
 from dataclasses import dataclass, field
 
-CLONE_NEWNS = 0x00020000
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWNET = 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x1, 0x2, 0x4, 0x20, 0x1000, 0x4000, 0x40000
-SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt/conda", "/dev", "/proc", "/sys"]
-PR_SET_NO_NEW_PRIVS = 38
+
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 0x1, 0x2, 0x4, 0x8, 0x20
+MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
+SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt/conda", "/sys"]
+# What torch and Python read in /dev; /dev/shm (a small tmpfs) for torch's shared-memory tensors.
+DEVICES = ["null", "zero", "full", "urandom"]
+CUDA_DEVICES = "/dev/nvidia*"  # the driver's control, UVM and per-GPU nodes
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 SCRATCH = "/tmp/work"
+HOSTNAME = b"grading-sandbox"
 
 
 @dataclass
@@ -60,25 +72,88 @@ def _virtual_memory_bytes() -> int:
     return 0
 
 
-def _namespaces(libc, as_root: bool) -> None:
-    flags = CLONE_NEWNS | CLONE_NEWNET
-    if not as_root:
-        uid, gid = os.getuid(), os.getgid()
-        if libc.unshare(flags | CLONE_NEWUSER) != 0:
-            raise OSError(ctypes.get_errno(), "unshare(user, mount, net)")
-        with open("/proc/self/setgroups", "w") as f:
-            f.write("deny")
-        with open("/proc/self/uid_map", "w") as f:
-            f.write(f"{uid} {uid} 1")
-        with open("/proc/self/gid_map", "w") as f:
-            f.write(f"{gid} {gid} 1")
-    elif libc.unshare(flags) != 0:
-        raise OSError(ctypes.get_errno(), "unshare(mount, net)")
-    _mount(libc, None, "/", None, MS_REC | MS_PRIVATE)
+def _silence_stdio() -> None:
+    """Student prints must never reach the parent's stdout (JSON reports) or its terminal."""
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+
+
+def _detach_from_terminal(keep_fd: int) -> None:
+    """A new session has no controlling terminal (/dev/tty fails); closing every inherited
+    descriptor leaves no terminal, socket or file of the grader to write into or ioctl."""
+    os.setsid()
+    _silence_stdio()
+    os.closerange(3, keep_fd)
+    os.closerange(keep_fd + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
+
+
+def _unshare(libc, as_root: bool) -> None:
+    flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
+    if as_root:
+        if libc.unshare(flags) != 0:
+            raise OSError(ctypes.get_errno(), "unshare(mount, net, pid, ipc, uts)")
+        return
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(flags | CLONE_NEWUSER) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(user, mount, net, pid, ipc, uts)")
+    with open("/proc/self/setgroups", "w") as f:
+        f.write("deny")
+    with open("/proc/self/uid_map", "w") as f:
+        f.write(f"{uid} {uid} 1")
+    with open("/proc/self/gid_map", "w") as f:
+        f.write(f"{gid} {gid} 1")
+
+
+def _mirror_exit(child: int, parent_alive_fd: int) -> None:
+    """The forked worker's whole life after it started pid 1: wait for it and end the same way,
+    so the fork server reports its exit status or signal (memory-limit, exited, crashed) as if
+    it were the worker's own. Never returns."""
+    os.closerange(0, parent_alive_fd)  # it holds nothing of the grader's, not even the pipe
+    os.closerange(parent_alive_fd + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
+    while True:
+        try:
+            _, status = os.waitpid(child, 0)
+            break
+        except ChildProcessError:
+            os._exit(1)
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        signal.signal(number, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
+        os.kill(os.getpid(), number)
+        os._exit(128 + number)
+    os._exit(os.waitstatus_to_exitcode(status))
+
+
+def _become_pid_one(libc) -> None:
+    """Fork the process that runs student code: the first in the new PID namespace (pid 1), so
+    its end takes everything in the namespace with it; it dies with its parent, which the
+    grader kills on a timeout."""
+    parent_alive, parent_alive_w = os.pipe()
+    child = os.fork()
+    if child:
+        os.close(parent_alive)
+        _mirror_exit(child, parent_alive_w)
+    os.close(parent_alive_w)
+    _die_with_parent(libc, parent_alive)
+
+
+def _die_with_parent(libc, parent_alive: int) -> None:
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if select.select([parent_alive], [], [], 0)[0]:  # the parent died before prctl: readable = EOF
+        os._exit(1)
+    os.close(parent_alive)
 
 
 def _bind(libc, source: str, target: str, writable: bool = False) -> None:
-    os.makedirs(target, exist_ok=True)
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        open(target, "a").close()
     _mount(libc, source, target, None, MS_BIND | MS_REC)
     if not writable:
         _mount(libc, None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC)
@@ -93,13 +168,28 @@ def _staging_point(visible: list[str]) -> str:
     raise OSError(0, "no folder to stage a new root on")
 
 
-def _enter_new_root(libc, visible: list[str]) -> None:
+def _minimal_dev(libc, root: str, cuda: bool) -> None:
+    """A tmpfs /dev with the host's harmless character devices bound in: no terminals, disks,
+    kernel memory or console to open."""
+    dev = root + "/dev"
+    os.makedirs(dev)
+    _mount(libc, "tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755")
+    nodes = [f"/dev/{name}" for name in DEVICES] + (sorted(glob.glob(CUDA_DEVICES)) if cuda else [])
+    for node in nodes:
+        _bind(libc, node, root + node, writable=True)
+    os.makedirs(dev + "/shm")
+    _mount(libc, "tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=16m,mode=1777")
+    os.symlink("/proc/self/fd", dev + "/fd")
+
+
+def _enter_new_root(libc, visible: list[str], cuda: bool) -> None:
     """chroot into a fresh tmpfs that holds only the system, the interpreter and its packages.
 
     The kit's repo (graders, solutions, gradebook), other submissions and home folders simply do
-    not exist there; /tmp is an empty throwaway tmpfs. Mounts happen in our own mount namespace,
-    so the host's folders are untouched.
+    not exist there; /tmp is an empty throwaway tmpfs; /proc is this PID namespace's own. Mounts
+    happen in our own mount namespace, so the host's folders are untouched.
     """
+    _mount(libc, None, "/", None, MS_REC | MS_PRIVATE)
     staging = _staging_point(visible)
     _mount(libc, "tmpfs", staging, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=0755")
     root = os.path.join(staging, "root")
@@ -114,9 +204,10 @@ def _enter_new_root(libc, visible: list[str]) -> None:
             if not os.path.lexists(target):
                 os.symlink(os.readlink(path), target)
         elif os.path.isdir(path):
-            _bind(libc, path, target, writable=path == "/dev")
-    if os.path.isdir(root + "/dev/shm"):
-        _mount(libc, "tmpfs", root + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=1777")
+            _bind(libc, path, target)
+    _minimal_dev(libc, root, cuda)
+    os.makedirs(root + "/proc")
+    _mount(libc, "proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     if libc.chroot(root.encode()) != 0:
         raise OSError(ctypes.get_errno(), "chroot")
     os.chdir("/")
@@ -132,21 +223,27 @@ def _resource_limits(limits: Limits, *, address_space: bool, processes: bool) ->
         resource.setrlimit(getattr(resource, name), (value, value))
 
 
-def confine(limits: Limits, *, cuda: bool = False) -> list[str]:
-    """Apply every layer that works here; return the list of what did not (empty = all)."""
-    import signal
+def confine(limits: Limits, *, keep_fd: int, cuda: bool = False) -> list[str]:
+    """Apply every layer that works here; return the list of what did not (empty = all).
 
+    `keep_fd` is the pipe to the parent, the only descriptor left open. With the namespaces, the
+    calling process forks here and only the child returns (the caller stays, invisible, to pass
+    on the child's exit)."""
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails instead of killing
     if not limits.confine:
+        _silence_stdio()
         return ["all layers (disabled for a measurement)"]
     missing = []
     libc = _libc()
     as_root = os.geteuid() == 0
+    _detach_from_terminal(keep_fd)
     try:
-        _namespaces(libc, as_root)
-        _enter_new_root(libc, limits.visible)
+        _unshare(libc, as_root)
+        _become_pid_one(libc)
+        libc.sethostname(HOSTNAME, len(HOSTNAME))
+        _enter_new_root(libc, limits.visible, cuda)
     except OSError as error:
-        missing.append(f"private network and filesystem ({error})")
+        missing.append(f"private network, filesystem, processes and IPC ({error})")
     os.makedirs(SCRATCH, exist_ok=True)
     if as_root and limits.uid is not None:
         os.chown(SCRATCH, limits.uid, limits.uid)
@@ -155,6 +252,7 @@ def confine(limits: Limits, *, cuda: bool = False) -> list[str]:
         os.setgroups([])
         os.setgid(limits.uid)
         os.setuid(limits.uid)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # a uid change clears it
     elif as_root:
         missing.append("uid drop (no uid given)")
     else:
@@ -170,4 +268,10 @@ def confine(limits: Limits, *, cuda: bool = False) -> list[str]:
         missing.append("process-count limit (needs a uid of its own)")
     os.environ.clear()
     os.environ.update({"PATH": "/usr/bin:/bin", "HOME": SCRATCH, "MPLCONFIGDIR": SCRATCH, "LANG": "C.UTF-8"})
+    from grader import syscall_filter  # loaded by the fork server: no cost here, none in the parent
+
+    try:
+        syscall_filter.install()
+    except OSError as error:
+        missing.append(f"system-call filter ({error})")
     return missing

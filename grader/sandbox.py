@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import itertools
 import multiprocessing
 import multiprocessing.forkserver
 import os
@@ -22,13 +21,11 @@ import time
 import types
 from pathlib import Path
 
+from grader import worker_identity
 from grader.confinement import Limits
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MAX_ANSWER_BYTES = 64 << 20
-_UID_BASE, _UID_SPAN = 61000, 4000
-_uid_counter = itertools.count()
-_uid_lock = threading.Lock()
 _context_lock = threading.Lock()
 _context = None
 
@@ -39,7 +36,7 @@ def _fork_server():
     with _context_lock:
         if _context is None:
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["torch", "torch.nn.functional", "grader.harness"])
+            context.set_forkserver_preload(["torch", "torch.nn.functional", "grader.harness", "grader.syscall_filter"])
             _context = context
     return _context
 
@@ -63,11 +60,6 @@ def _without_main_module():
         sys.modules["__main__"] = main
 
 
-def _next_uid() -> int:
-    with _uid_lock:
-        return _UID_BASE + (os.getpid() * 7 + next(_uid_counter)) % _UID_SPAN
-
-
 def python_paths() -> list[str]:
     """What the worker must still see: the interpreter's prefixes and its import path, minus the
     kit's own repo (the grader modules are imported before confinement, so nothing is lost)."""
@@ -79,7 +71,24 @@ def python_paths() -> list[str]:
     return sorted(p for p in paths if not any(p.startswith(other + os.sep) for other in paths))
 
 
-def _rss_bytes(pid: int) -> int:
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as children:
+            return [int(child) for child in children.read().split()]
+    except OSError:
+        return []
+
+
+def _process_tree(pid: int) -> list[int]:
+    """The worker and its descendants, parents first: the forked worker, then the pid 1 of its
+    namespace that runs student code (where the kernel allows namespaces)."""
+    tree = [pid]
+    for member in tree:
+        tree.extend(_children(member))
+    return tree
+
+
+def _resident_bytes(pid: int) -> int:
     try:
         with open(f"/proc/{pid}/status") as status:
             for line in status:
@@ -90,17 +99,28 @@ def _rss_bytes(pid: int) -> int:
     return 0
 
 
-def _kill_uid(uid: int) -> None:
-    """Kill every process of the worker's own uid: forks of a fork bomb included."""
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - child
+def _rss_bytes(pid: int) -> int:
+    """Resident memory of the process of the worker that runs student code: the largest in its
+    tree (the forked worker only waits for it and shares its pages)."""
+    return max(_resident_bytes(member) for member in _process_tree(pid))
+
+
+def _kill_descendants(pid: int) -> None:
+    """Kill what the worker started, deepest first: its pid 1, whose end takes the rest of its
+    namespace with it. A pidfd, checked to be still in the tree once opened, cannot hit a
+    process that reused the number."""
+    for member in reversed(_process_tree(pid)[1:]):
         try:
-            os.setgid(uid)
-            os.setuid(uid)
-            os.kill(-1, signal.SIGKILL)
+            handle = os.pidfd_open(member)
+        except OSError:
+            continue
+        try:
+            if member in _process_tree(pid):
+                signal.pidfd_send_signal(handle, signal.SIGKILL)
+        except OSError:
+            pass
         finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
+            os.close(handle)
 
 
 class WorkerFailure(Exception):
@@ -117,7 +137,7 @@ class Worker:
 
     def __init__(self, source: str, limits: Limits, use_cuda: bool) -> None:
         self.limits = limits
-        self.uid = _next_uid() if os.geteuid() == 0 else None
+        self.uid = worker_identity.allocate() if os.geteuid() == 0 else None
         limits_here = Limits(**{**limits.__dict__, "uid": self.uid})
         context = _fork_server()
         self._connection, child_end = context.Pipe(duplex=True)
@@ -171,9 +191,12 @@ class Worker:
         return self.process.is_alive()
 
     def close(self) -> None:
+        """End the worker and everything it started; return once they are gone."""
         if self.process.is_alive():
+            _kill_descendants(self.process.pid)
             self.process.kill()
         self.process.join(5)
         if self.uid is not None:
-            _kill_uid(self.uid)
+            worker_identity.release(self.uid)
+            self.uid = None
         self._connection.close()
