@@ -105,10 +105,11 @@ def _rss_bytes(pid: int) -> int:
     return max(_resident_bytes(member) for member in _process_tree(pid))
 
 
-def _kill_descendants(pid: int) -> None:
+def _kill_descendants(pid: int) -> bool:
     """Kill what the worker started, deepest first: its pid 1, whose end takes the rest of its
     namespace with it. A pidfd, checked to be still in the tree once opened, cannot hit a
-    process that reused the number."""
+    process that reused the number. True when something was killed."""
+    killed = False
     for member in reversed(_process_tree(pid)[1:]):
         try:
             handle = os.pidfd_open(member)
@@ -117,10 +118,12 @@ def _kill_descendants(pid: int) -> None:
         try:
             if member in _process_tree(pid):
                 signal.pidfd_send_signal(handle, signal.SIGKILL)
+                killed = True
         except OSError:
             pass
         finally:
             os.close(handle)
+    return killed
 
 
 class WorkerFailure(Exception):
@@ -193,8 +196,10 @@ class Worker:
     def close(self) -> None:
         """End the worker and everything it started; return once they are gone."""
         if self.process.is_alive():
-            _kill_descendants(self.process.pid)
-            self.process.kill()
+            if _kill_descendants(self.process.pid):
+                self.process.join(2)  # it reaps its pid 1 (the namespace is empty by then) and ends the same way
+            if self.process.is_alive():
+                self.process.kill()
         self.process.join(5)
         if self.uid is not None:
             worker_identity.release(self.uid)

@@ -198,3 +198,9 @@ def test_every_denied_system_call_is_known_here():
     if os.uname().machine == "x86_64":
         unknown = [name for name in DENIED if seccomp.resolve_syscall(seccomp.Arch.NATIVE, name) < 0]
         assert not unknown
+
+
+def test_a_crash_of_the_worker_is_reported_with_its_signal():
+    report = grade_submission(HOSTILE / "segfault.py", lang="en")
+    assert "crashed: the worker died (signal 11)" in _sdpa_messages(report)
+    assert "tampering" in report["mistakes"]
