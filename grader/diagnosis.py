@@ -21,7 +21,7 @@ ERROR_RULES = [
     (None, r"^memory-limit$", "memory-limit"),
     ("MemoryError", r"", "memory-limit"),
     (None, r"can't allocate memory|not enough memory|out of memory|DefaultCPUAllocator", "memory-limit"),
-    (None, r"^(exited|crashed)$", "tampering"),
+    (None, r"^(exited|crashed|tampering)$", "tampering"),
     ("SystemExit", r"", "tampering"),
     ("PermissionError", r"grading sandbox", "tampering"),
     ("BlockingIOError", r"Resource temporarily unavailable", "tampering"),
@@ -46,7 +46,7 @@ ERROR_RULES = [
 def from_error(error: dict, static: dict, *, max_seq_len: int | None = None) -> list[str]:
     """Mistake ids that explain an exception reported by a probe (possibly none)."""
     kind, message = error.get("type", ""), error.get("message", "")
-    if kind in ("timeout", "memory-limit", "exited", "crashed"):
+    if kind in ("timeout", "memory-limit", "exited", "crashed", "tampering"):
         message = kind
     for rule_type, pattern, mistake in ERROR_RULES:
         if (rule_type is None or rule_type == kind) and re.search(pattern, message, re.I):
