@@ -22,10 +22,10 @@ from grader.stored_zip import ZipRefused, read_stored, write_stored
 
 MAX_FRAME_BYTES = 16 << 20
 MAX_RECORDS = 1024
-MAX_PICKLE_BYTES = 64 << 10
+MAX_PICKLE_BYTES = 16 << 10
 MAX_VALUES = 100_000  # visits in the walk
 MAX_DEPTH = 16
-MAX_ITEMS = 10_000  # per list or dict
+MAX_ITEMS = 4096  # per list or dict
 MAX_STRING = 8192  # characters
 MAX_ELEMENTS = 1 << 22  # tensor elements in one answer (a stride-0 view could claim far more than it stores)
 MAX_INT = 1 << 63
@@ -66,37 +66,40 @@ def _load(data: bytes) -> dict:
 
 
 def _check_values(answer: dict) -> None:
+    """Exact types and sizes, level by level; every path to a value counts as a visit."""
     import torch
 
     if type(answer) is not dict:
         raise AnswerRefused("the answer is not a dict")
     dtypes = {getattr(torch, name) for name in STORAGE_DTYPES.values()}
     plain = (bool, float, type(None))
-    pending = [(answer, 0)]
-    visits = elements = 0
-    while pending:
-        value, depth = pending.pop()
-        visits += 1
-        if visits > MAX_VALUES:
-            raise AnswerRefused(f"the answer holds more than {MAX_VALUES} values (counting shared ones each time)")
-        if depth > MAX_DEPTH:
-            raise AnswerRefused(f"the answer nests deeper than {MAX_DEPTH} levels")
-        kind = type(value)
-        if kind is dict or kind is list:
-            if len(value) > MAX_ITEMS:
-                raise AnswerRefused(f"a {kind.__name__} of {len(value)} items, above {MAX_ITEMS}")
-            pending.extend((item, depth + 1) for item in (value.values() if kind is dict else value))
-        elif kind is str:
-            if len(value) > MAX_STRING:
-                raise AnswerRefused(f"a string of {len(value)} characters, above {MAX_STRING}")
-        elif kind is int:
-            if not -MAX_INT <= value < MAX_INT:
-                raise AnswerRefused("an integer beyond 64 bits")
-        elif kind is torch.Tensor:
-            elements += value.numel()
-            if (value.dtype not in dtypes or value.layout != torch.strided or value.device.type != "cpu"
-                    or value.requires_grad or elements > MAX_ELEMENTS):
-                raise AnswerRefused(f"a tensor that is not a plain CPU tensor of a probe's size "
-                                    f"({value.dtype}, {elements} elements so far, limit {MAX_ELEMENTS})")
-        elif kind not in plain:
-            raise AnswerRefused(f"a value of type {kind.__name__}")
+    level, visits, elements = [answer], 1, 0
+    for depth in range(MAX_DEPTH + 1):
+        below = []
+        for value in level:
+            kind = type(value)
+            if kind is dict or kind is list:
+                if len(value) > MAX_ITEMS:
+                    raise AnswerRefused(f"a {kind.__name__} of {len(value)} items, above {MAX_ITEMS}")
+                visits += len(value)
+                if visits > MAX_VALUES:
+                    raise AnswerRefused(f"the answer holds more than {MAX_VALUES} values (counting shared ones each time)")
+                below.extend(value.values() if kind is dict else value)
+            elif kind is str:
+                if len(value) > MAX_STRING:
+                    raise AnswerRefused(f"a string of {len(value)} characters, above {MAX_STRING}")
+            elif kind is int:
+                if not -MAX_INT <= value < MAX_INT:
+                    raise AnswerRefused("an integer beyond 64 bits")
+            elif kind is torch.Tensor:
+                elements += value.numel()
+                if (value.dtype not in dtypes or value.layout != torch.strided or value.device.type != "cpu"
+                        or value.requires_grad or elements > MAX_ELEMENTS):
+                    raise AnswerRefused(f"a tensor that is not a plain CPU tensor of a probe's size "
+                                        f"({value.dtype}, {elements} elements so far, limit {MAX_ELEMENTS})")
+            elif kind not in plain:
+                raise AnswerRefused(f"a value of type {kind.__name__}")
+        if not below:
+            return
+        level = below
+    raise AnswerRefused(f"the answer nests deeper than {MAX_DEPTH} levels")

@@ -174,7 +174,7 @@ class Worker:
             raise WorkerFailure("timeout", f"the worker took no request within {seconds:.0f} s") from None
         except frames.FrameClosed as error:
             raise self._ended() from error
-        return self._receive(seconds - (time.monotonic() - started))
+        return self._receive(max(0.0, seconds - (time.monotonic() - started)))
 
     @property
     def alive(self) -> bool:

@@ -150,12 +150,12 @@ def saved(value) -> bytes:
     ({"p": torch.nn.Parameter(torch.zeros(2))}, "the global"),
     ({"s": {1, 2}}, "the global"),
     ({1: "x"}, "key is not a string"),
-    ({"s": "x" * 20_000}, "string"),
+    ({"s": "x" * (answers.MAX_STRING + 1)}, "string of"),
     ({"n": 1 << 70}, "more than 64 bits"),
     ({"t": (1, 2)}, "a value of type tuple"),
     ({"h": OrderedDict(a=1)}, "other than a plain dict"),
     (["not", "a", "dict"], "not one dict"),
-    ({"l": list(range(20_000))}, "items"),
+    ({"l": [None] * (answers.MAX_ITEMS + 1)}, "items, above"),
 ])
 def test_values_no_probe_sends_are_refused(value, rule):
     with pytest.raises(answers.AnswerRefused, match=rule):
