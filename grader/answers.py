@@ -50,7 +50,7 @@ def decode(frame: bytes) -> dict:
 
 
 def _pickle_record(records: dict[str, tuple[int, bytes]]) -> str:
-    names = [name for name in records if name.endswith("/data.pkl") and name.count("/") == 1]
+    names = [name for name in records if name.casefold().endswith("/data.pkl") and name.count("/") == 1]
     if len(names) != 1 or len(records[names[0]][1]) > MAX_PICKLE_BYTES:
         raise AnswerRefused(f"the answer needs one pickle record of at most {MAX_PICKLE_BYTES} bytes")
     return names[0]

@@ -61,8 +61,10 @@ def read_stored(data: bytes, max_records: int) -> dict[str, tuple[int, bytes]]:
         records = {name.decode("utf-8"): (crc, data[start:start + size]) for _, start, size, name, crc in entries}
     except UnicodeDecodeError as error:
         raise ZipRefused("a record name that is not UTF-8") from error
-    if len(records) != len(entries):
-        raise ZipRefused("a record name used twice")
+    # torch's zip reader finds records ignoring case: two names that differ only in case could
+    # make it read a record other than the one checked
+    if len({name.casefold() for name in records}) != len(entries):
+        raise ZipRefused("a record name used twice (ignoring case)")
     return records
 
 

@@ -13,6 +13,7 @@ import struct
 import subprocess
 import sys
 import time
+import zipfile
 from collections import OrderedDict
 
 import pytest
@@ -182,6 +183,16 @@ def test_overlapping_records_are_refused_before_any_is_copied():
                           cd_offset, 0)
     with pytest.raises(answers.AnswerRefused, match="overlap"):
         answers.decode(forged)
+
+
+def test_a_second_pickle_named_in_other_case_is_refused():
+    """torch's zip reader ignores case: it could read the unchecked one of two such records."""
+    checked = io.BytesIO()
+    with zipfile.ZipFile(checked, "w") as archive:
+        archive.writestr("archive/data.pkl", b"\x80\x02}.")
+        archive.writestr("archive/DATA.PKL", b"\x80\x02c__builtin__\neval\n.")
+    with pytest.raises(answers.AnswerRefused, match="ignoring case"):
+        answers.decode(checked.getvalue())
 
 
 def test_a_frame_with_too_many_records_is_refused_from_its_end_record():
