@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from dataclasses import replace
 
 from grader.confinement import Limits
 from grader.sandbox import Worker, WorkerFailure
@@ -32,7 +33,7 @@ class StudentCode:
         self.tampered: set[str] = set()
         self.failures: list[str] = []  # worker failure kinds seen (timeout, memory-limit, exited, ...)
         self._worker: Worker | None = None
-        self._hanging: set[str] = set()
+        self._given_up: dict[str, WorkerFailure] = {}  # probe kind -> why its later calls fail at once
         self._load_failure: WorkerFailure | None = None
         self._started = time.monotonic()
 
@@ -44,12 +45,20 @@ class StudentCode:
             raise self._load_failure
         if self._worker is None or not self._worker.alive:
             try:
-                self._worker = Worker(self.submission.source, self.limits, self.use_cuda)
+                # loading is a read from the worker too: bounded by what the submission has left
+                start_limits = replace(self.limits, probe_seconds=min(self.limits.probe_seconds, self._remaining()))
+                self._worker = Worker(self.submission.source, start_limits, self.use_cuda)
             except WorkerFailure as failure:
                 self._load_failure = failure
-                self.failures.append(failure.kind)
+                self._record(failure)
                 raise
             ready = self._worker.ready
+            if not all(_is_list_of(ready.get(key), t) for key, t in (("load_errors", dict), ("names", str),
+                                                                    ("missing_isolation", str))):
+                self._load_failure = WorkerFailure("tampering", "a forged ready message")
+                self._record(self._load_failure)
+                self.close()
+                raise self._load_failure
             self.load_errors = ready["load_errors"]
             self.names = ready["names"]
             self.missing_isolation = ready["missing_isolation"]
@@ -65,25 +74,34 @@ class StudentCode:
     def call(self, probe: str, **args) -> dict:
         """Run one probe; a worker failure comes back as {"failure": kind, "error": {...}}.
 
-        Once a probe of one kind has timed out, later probes of that kind fail at once: the
-        part that hangs scores 0 without eating the other part's time.
+        Once a probe of one kind has timed out or sent a forged answer, later probes of that
+        kind fail at once: the part scores 0 without eating the other part's time, and the
+        parent reads no more of what that code sends for it.
         """
         kind = probe.split("_")[0]
         seconds = min(self.limits.probe_seconds, self._remaining())
         try:
-            if kind in self._hanging:
-                raise WorkerFailure("timeout", f"an earlier {kind} call did not finish within {self.limits.probe_seconds:.0f} s")
+            if kind in self._given_up:
+                raise self._given_up[kind]
             if seconds <= 0:
                 raise WorkerFailure("timeout", f"the submission used its {self.limits.submission_seconds:.0f} s budget")
             answer = self._ensure_worker().call(probe, seconds, **args)
+            if not _fields_read_here_are_plain(answer):
+                self.close()
+                raise WorkerFailure("tampering", "a forged answer: the fields every answer carries have wrong types")
             if answer.get("cuda_peak_bytes", 0) > self.limits.memory_bytes:
                 self.close()
                 raise WorkerFailure("memory-limit", f"GPU memory peaked at {answer['cuda_peak_bytes'] >> 20} MiB, "
                                                     f"above the {self.limits.memory_bytes >> 20} MiB limit")
         except WorkerFailure as failure:
             self.failures.append(failure.kind)
+            if failure.kind == "tampering" and kind not in self._given_up:
+                self.tampered.add(failure.detail)
             if failure.kind == "timeout":
-                self._hanging.add(kind)
+                self._given_up.setdefault(kind, WorkerFailure(
+                    "timeout", f"an earlier {kind} call did not finish within {self.limits.probe_seconds:.0f} s"))
+            if failure.kind == "tampering":
+                self._given_up.setdefault(kind, WorkerFailure("tampering", f"an earlier {kind} answer was refused"))
             return {"failure": failure.kind, "error": {"type": failure.kind, "message": failure.detail, "where": None}}
         seen = set(answer.get("forbidden_calls", []))
         for op_names in [answer.get("op_names", [])] + [c.get("op_names", []) for c in answer.get("calls", [])]:
@@ -93,6 +111,11 @@ class StudentCode:
         if _has_subclass(answer):
             self.tampered.add("returned a tensor subclass")
         return answer
+
+    def _record(self, failure: WorkerFailure) -> None:
+        self.failures.append(failure.kind)
+        if failure.kind == "tampering":
+            self.tampered.add(failure.detail)
 
     def sdpa(self, **case) -> dict:
         return self.call("sdpa", **case)
@@ -109,9 +132,28 @@ class StudentCode:
             self._worker = None
 
 
-def _has_subclass(value) -> bool:
-    if isinstance(value, dict):
-        return bool(value.get("subclass")) or any(_has_subclass(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_subclass(v) for v in value)
+def _is_list_of(value, kind: type) -> bool:
+    return type(value) is list and all(type(item) is kind for item in value)
+
+
+def _fields_read_here_are_plain(answer: dict) -> bool:
+    """The fields this adapter reads from every answer have the types the harness sends."""
+    calls = answer.get("calls", [])
+    return (all(_is_list_of(answer.get(key, []), str) for key in ("forbidden_calls", "tampered", "op_names"))
+            and type(answer.get("cuda_peak_bytes", 0)) is int and _is_list_of(calls, dict)
+            and all(_is_list_of(call.get("op_names", []), str) for call in calls))
+
+
+def _has_subclass(answer: dict) -> bool:
+    """Whether a probe described a returned tensor as a subclass (`probes._plain`). Iterative:
+    the answer is already bounded (`answers.decode`), so this visits at most its budget."""
+    pending = [answer]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            if value.get("subclass"):
+                return True
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
     return False

@@ -11,6 +11,7 @@ DEVICE_MISMATCH = re.compile(
     r"found at least two devices|Expected .* to be on .* device", re.I)
 NO_CUDA = re.compile(r"Torch not compiled with CUDA|Found no NVIDIA driver|No CUDA GPUs are available|"
                      r"CUDA driver initialization failed|cuda requested on a machine without CUDA", re.I)
+DEVICE_MESSAGE_HEAD = 1000  # characters
 DEVICE_MISTAKES = {"mask-device", "hardcoded-device", "mask-not-buffer"}
 SIZE_MISMATCH = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
 
@@ -21,7 +22,7 @@ ERROR_RULES = [
     (None, r"^memory-limit$", "memory-limit"),
     ("MemoryError", r"", "memory-limit"),
     (None, r"can't allocate memory|not enough memory|out of memory|DefaultCPUAllocator", "memory-limit"),
-    (None, r"^(exited|crashed)$", "tampering"),
+    (None, r"^(exited|crashed|tampering)$", "tampering"),
     ("SystemExit", r"", "tampering"),
     ("PermissionError", r"grading sandbox", "tampering"),
     ("BlockingIOError", r"Resource temporarily unavailable", "tampering"),
@@ -46,7 +47,7 @@ ERROR_RULES = [
 def from_error(error: dict, static: dict, *, max_seq_len: int | None = None) -> list[str]:
     """Mistake ids that explain an exception reported by a probe (possibly none)."""
     kind, message = error.get("type", ""), error.get("message", "")
-    if kind in ("timeout", "memory-limit", "exited", "crashed"):
+    if kind in ("timeout", "memory-limit", "exited", "crashed", "tampering"):
         message = kind
     for rule_type, pattern, mistake in ERROR_RULES:
         if (rule_type is None or rule_type == kind) and re.search(pattern, message, re.I):
@@ -72,7 +73,9 @@ def is_device_mismatch(error: dict, static: dict | None = None) -> bool:
     """A device finding: mixed devices; or, where the text moves tensors to a fixed device, a
     meta tensor copied out to a real one (on a GPU that copy is the mismatch)."""
     message = error.get("message", "")
-    if DEVICE_MISMATCH.search(message):
+    # torch says it in its first line; the pattern's two `.*` make a search cubic in the length
+    # (0.7 s on an 8 k-character message a worker can send), so only the head is searched
+    if DEVICE_MISMATCH.search(message[:DEVICE_MESSAGE_HEAD]):
         return True
     return bool(static and "hardcoded-device" in static and "Cannot copy out of meta tensor" in message)
 

@@ -98,6 +98,8 @@ def load_student(source: str) -> tuple[dict, list[dict]]:
 
 
 def encode(answer: dict) -> bytes:
+    """An answer as torch.save bytes: a zip of stored (uncompressed) records, the only kind the
+    parent accepts (`answers.decode`); the connection frames it as multiprocessing does."""
     buffer = io.BytesIO()
     torch.save(answer, buffer)
     return buffer.getvalue()

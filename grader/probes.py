@@ -41,7 +41,9 @@ def describe_error(error: BaseException, source_lines: list[str]) -> dict:
         where = {"line": line, "text": text, "function": student[-1].name}
     if isinstance(error, SyntaxError) and error.filename == SUBMISSION_FILE:
         where = {"line": error.lineno or 0, "text": (error.text or "").strip(), "function": "<module>"}
-    return {"type": type(error).__name__, "message": message[:4000], "where": where}
+    if where:  # every string stays far below what the parent accepts in an answer (answers.MAX_STRING)
+        where.update(text=where["text"][:1000], function=str(where["function"])[:200])
+    return {"type": type(error).__name__[:200], "message": message[:4000], "where": where}
 
 
 class OpCounter(TorchDispatchMode):

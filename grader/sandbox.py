@@ -4,12 +4,12 @@ Workers are forked from a multiprocessing fork server that imported torch and th
 so a submission costs a fork, not an interpreter and a torch import. The parent enforces wall
 time (per probe and per submission) and watches the worker's resident memory (the only memory
 limit that works with CUDA); the worker confines itself (`confinement.confine`). Answers are
-decoded with `torch.load(weights_only=True)`: plain tensors and containers, nothing executable.
+read with deadlines (`frames`) and bounded before they are trusted (`answers`): plain tensors,
+numbers, strings and small containers, nothing executable.
 """
 from __future__ import annotations
 
 import contextlib
-import io
 import multiprocessing
 import multiprocessing.forkserver
 import os
@@ -21,11 +21,10 @@ import time
 import types
 from pathlib import Path
 
-from grader import worker_identity
+from grader import answers, frames, worker_identity
 from grader.confinement import Limits
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-MAX_ANSWER_BYTES = 64 << 20
 _context_lock = threading.Lock()
 _context = None
 
@@ -154,40 +153,50 @@ class Worker:
         self.ready = self._receive(limits.probe_seconds)
 
     def _receive(self, seconds: float) -> dict:
-        deadline = time.monotonic() + seconds
-        memory_cap = self.limits.memory_bytes + (2 << 30)  # RSS watchdog above the rlimit's own margin
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                self.close()
-                raise WorkerFailure("timeout", f"no answer within {seconds:.0f} s")
-            if self._connection.poll(min(0.1, remaining)):
-                break
-            if _rss_bytes(self.process.pid) > memory_cap:
-                self.close()
-                raise WorkerFailure("memory-limit", f"resident memory above {memory_cap >> 20} MiB")
+        """The next answer, read and decoded within `seconds` (a half-written frame included)."""
         try:
-            data = self._connection.recv_bytes(MAX_ANSWER_BYTES)
-        except (EOFError, OSError) as error:
-            self.process.join(1)
-            code = self.process.exitcode
+            frame = frames.read_frame(self._connection.fileno(), answers.MAX_FRAME_BYTES,
+                                      time.monotonic() + seconds, self._watch_memory)
+            return answers.decode(frame)
+        except frames.FrameTimeout:
             self.close()
-            if code is not None and code < 0 and -code == signal.SIGKILL:
-                raise WorkerFailure("memory-limit", "the worker was killed (out of memory)") from error
-            if code is not None and code >= 0:
-                raise WorkerFailure("exited", f"the submission ended the process (exit status {code})") from error
-            raise WorkerFailure("crashed", f"the worker died (signal {-(code or 0)})") from error
-        import torch
+            raise WorkerFailure("timeout", f"no answer within {seconds:.0f} s") from None
+        except frames.FrameClosed as error:
+            raise self._ended() from error
+        except (frames.FrameTooLarge, answers.AnswerRefused) as error:
+            self.close()
+            raise WorkerFailure("tampering", f"a forged answer: {error}") from None
 
-        try:
-            return torch.load(io.BytesIO(data), weights_only=True)
-        except Exception as error:
+    def _watch_memory(self) -> None:
+        memory_cap = self.limits.memory_bytes + (2 << 30)  # RSS watchdog above the rlimit's own margin
+        if _rss_bytes(self.process.pid) > memory_cap:
             self.close()
-            raise WorkerFailure("exited", f"unreadable answer from the worker ({type(error).__name__})") from error
+            raise WorkerFailure("memory-limit", f"resident memory above {memory_cap >> 20} MiB")
+
+    def _ended(self) -> WorkerFailure:
+        """Why the worker's end of the pipe closed: the kernel's kill, an exit, or a crash."""
+        self.process.join(1)
+        code = self.process.exitcode
+        self.close()
+        if code is not None and code < 0 and -code == signal.SIGKILL:
+            return WorkerFailure("memory-limit", "the worker was killed (out of memory)")
+        if code is not None and code >= 0:
+            return WorkerFailure("exited", f"the submission ended the process (exit status {code})")
+        return WorkerFailure("crashed", f"the worker died (signal {-(code or 0)})")
 
     def call(self, probe: str, seconds: float, **args) -> dict:
-        self._connection.send_bytes(pickle.dumps({"probe": probe, "args": args}))
-        return self._receive(seconds)
+        """Send one request and wait for its answer, both within `seconds`: a worker that stops
+        reading its pipe cannot hold the parent either."""
+        started = time.monotonic()
+        try:
+            frames.write_frame(self._connection.fileno(), pickle.dumps({"probe": probe, "args": args}),
+                               started + seconds, self._watch_memory)
+        except frames.FrameTimeout:
+            self.close()
+            raise WorkerFailure("timeout", f"the worker took no request within {seconds:.0f} s") from None
+        except frames.FrameClosed as error:
+            raise self._ended() from error
+        return self._receive(max(0.0, seconds - (time.monotonic() - started)))
 
     @property
     def alive(self) -> bool:

@@ -1,0 +1,241 @@
+"""Does the parent read a worker's answers within its deadlines, and refuse forged ones before they cost it anything?
+
+Student code runs in the worker process, so it can write any bytes onto the worker's pipe. The
+hostile submissions in `submissions/forged_answers/` do; each is graded in a child process so
+that its wall time, CPU time and peak memory are measured, and so that a defence that fails
+(a hang, an exponential walk) fails the test instead of hanging it.
+"""
+import io
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import time
+import zipfile
+from collections import OrderedDict
+
+import pytest
+import torch
+
+from conftest import REFERENCE, ROOT, SUBMISSIONS
+from grader import answers, diagnosis, frames, harness
+
+FORGED = SUBMISSIONS / "forged_answers"
+PARTS = ("sdpa", "mha")
+
+# Grades one file with the given limits and prints the report with what the grading cost this process.
+GRADE_IN_CHILD = """
+import json, resource, sys, time
+from grader.confinement import Limits
+from grader.grade import default_limits, grade_submission
+from grader.sandbox import start_fork_server
+start_fork_server()
+limits = Limits(**{**default_limits().__dict__, **json.loads(sys.argv[2])})
+wall, cpu = time.monotonic(), time.process_time()
+report = grade_submission(sys.argv[1], lang="en", limits=limits)
+print(json.dumps({"report": report, "wall": time.monotonic() - wall, "cpu": time.process_time() - cpu,
+                  "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10}))
+"""
+
+
+def grade_in_child(path, give_up_after: float, **limits) -> dict:
+    try:
+        result = subprocess.run([sys.executable, "-c", GRADE_IN_CHILD, str(path), json.dumps(limits)], cwd=ROOT,
+                                capture_output=True, text=True, timeout=give_up_after)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"grading {path.name} did not end within {give_up_after:.0f} s")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout)
+
+
+def points(report: dict, part: str) -> float:
+    return sum(c["points"] for c in report["checks"] if c["part"] == part)
+
+
+@pytest.fixture(scope="module")
+def honest():
+    return grade_in_child(REFERENCE, 300)
+
+
+def test_a_stalled_half_frame_ends_within_the_submission_limit():
+    """Part 1 writes a length header only, Part 2 a long header and 4 body bytes; both then sleep."""
+    limits = {"probe_seconds": 3.0, "submission_seconds": 12.0}
+    graded = grade_in_child(FORGED / "stalled_frame.py", 180, **limits)
+    report = graded["report"]
+    assert graded["wall"] < limits["submission_seconds"] + 5, graded["wall"]
+    assert "timeout" in report["mistakes"]
+    for part in PARTS:
+        assert points(report, part) == 0
+        assert any("timeout" in c["mistakes"] for c in report["checks"] if c["part"] == part)
+
+
+def test_a_shared_reference_dag_is_refused_in_bounded_parent_time():
+    """A ~1 KB well-formed frame: a list DAG 64 levels deep (Part 1) or 12 levels of 10-fold fan-out (Part 2)."""
+    graded = grade_in_child(FORGED / "shared_reference_dag.py", 180)
+    report = graded["report"]
+    assert graded["cpu"] < 10 and graded["wall"] < 30, (graded["cpu"], graded["wall"])
+    assert "tampering" in report["mistakes"]
+    integrity = next(c for c in report["checks"] if c["id"] == "integrity.tampering")
+    for part, rule in (("sdpa", "nests deeper than 16"), ("mha", "more than 100000 values")):
+        assert points(report, part) == 0
+        failed = [c["message"] for c in report["checks"] if c["part"] == part and not c["passed"]]
+        assert failed and rule in failed[0], failed[:1]
+        assert "forged answer" in integrity["message"] and rule in integrity["message"]
+
+
+def test_a_tuple_dag_dict_key_is_refused_before_torch_hashes_it():
+    """A hand-written pickle whose dict key is 60 levels of shared tuples: hashing it is exponential, in C."""
+    graded = grade_in_child(FORGED / "tuple_key_dag.py", 180)
+    report = graded["report"]
+    assert graded["cpu"] < 10 and graded["wall"] < 30, (graded["cpu"], graded["wall"])
+    assert "tampering" in report["mistakes"] and points(report, "sdpa") == points(report, "mha") == 0
+    assert any("key is not a string" in c["message"] for c in report["checks"] if c["id"] == "integrity.tampering")
+
+
+def test_a_deflate_bomb_is_refused_before_inflating(honest):
+    """A 4.7 MB frame whose deflated storage record inflates to 1 GiB inside torch.load."""
+    graded = grade_in_child(FORGED / "deflate_bomb.py", 300, probe_seconds=60.0, submission_seconds=120.0)
+    report = graded["report"]
+    assert graded["peak_rss"] < honest["peak_rss"] + (256 << 20), (graded["peak_rss"] >> 20, honest["peak_rss"] >> 20)
+    assert "tampering" in report["mistakes"] and points(report, "sdpa") == 0
+    assert any("compressed" in c["message"] for c in report["checks"] if c["id"] == "integrity.tampering")
+    assert honest["report"]["score"] == 20.0
+
+
+def test_an_honest_neighbour_scores_full_marks_beside_forged_answers(tmp_path):
+    classroom = tmp_path / "class"
+    classroom.mkdir()
+    for name in ("stalled_frame", "shared_reference_dag", "tuple_key_dag"):
+        (classroom / f"{name}.py").write_bytes((FORGED / f"{name}.py").read_bytes())
+    (classroom / "honest.py").write_bytes(REFERENCE.read_bytes())
+    out = tmp_path / "reports.json"
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "grader", "grade-all", str(classroom), "--jobs", "2",
+                             "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    reports = {r["student"]: r for r in json.loads(out.read_text())}
+    assert reports["honest"]["score"] == 20.0, reports["honest"]["mistakes"]
+    assert all(reports[name]["score"] == 0.0 for name in ("stalled_frame", "shared_reference_dag", "tuple_key_dag"))
+    assert time.monotonic() - started < 300
+
+
+# --- the layers one by one, on frames built here ---------------------------------------------------
+
+def honest_answer() -> dict:
+    value = torch.randn(2, 4, 16, 16)
+    return {"out": {"kind": "tensor", "shape": list(value.shape), "dtype": "float32", "device": "cpu",
+                    "requires_grad": False, "subclass": False, "value": value},
+            "calls": [{"ops": 41, "op_names": ["mm", "softmax"], "grads": None}], "cuda_peak_bytes": 3 << 30,
+            "error": {"type": "RuntimeError", "message": "x" * 4000, "where": {"line": 3, "text": "y", "function": "f"}},
+            "gradcheck": {"passed": True}, "scale": 0.125, "forbidden_calls": [], "tampered": []}
+
+
+def test_what_the_harness_encodes_decodes_to_the_same_answer():
+    answer = honest_answer()
+    decoded = answers.decode(harness.encode(answer))
+    assert torch.equal(decoded["out"]["value"], answer["out"]["value"])
+    assert {k: v for k, v in decoded.items() if k != "out"} == {k: v for k, v in answer.items() if k != "out"}
+
+
+def saved(value) -> bytes:
+    buffer = io.BytesIO()
+    torch.save(value, buffer)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("value, rule", [
+    ({"t": torch.zeros(1).expand(1 << 23)}, "elements"),  # 4 bytes stored, 8 M elements claimed
+    ({"t": torch.zeros(3).to_sparse()}, "the global"),
+    ({"p": torch.nn.Parameter(torch.zeros(2))}, "the global"),
+    ({"s": {1, 2}}, "the global"),
+    ({1: "x"}, "key is not a string"),
+    ({"s": "x" * (answers.MAX_STRING + 1)}, "string of"),
+    ({"n": 1 << 70}, "more than 64 bits"),
+    ({"t": (1, 2)}, "a value of type tuple"),
+    ({"h": OrderedDict(a=1)}, "other than a plain dict"),
+    (["not", "a", "dict"], "not one dict"),
+    ({"l": [None] * (answers.MAX_ITEMS + 1)}, "items, above"),
+])
+def test_values_no_probe_sends_are_refused(value, rule):
+    with pytest.raises(answers.AnswerRefused, match=rule):
+        answers.decode(saved(value))
+
+
+def test_diagnosing_the_longest_message_an_answer_may_carry_is_cheap():
+    """The device-mismatch pattern is cubic in the message length: 0.7 s on 8 k characters, per failed check."""
+    message = ("Expected  to be on " * answers.MAX_STRING)[:answers.MAX_STRING]
+    started = time.process_time()
+    assert diagnosis.from_error({"type": "RuntimeError", "message": message}, {}) == []
+    assert time.process_time() - started < 0.2
+
+
+def test_overlapping_records_are_refused_before_any_is_copied():
+    """One 1 MB record listed 900 times would be 900 MB once each listing is read."""
+    frame = saved({"t": torch.zeros(1 << 18)})
+    _, _, _, here, count, cd_size, cd_offset, _ = struct.unpack_from("<4s4H2LH", frame, len(frame) - 22)
+    directory = frame[cd_offset:cd_offset + cd_size]
+    at = directory.index(b"archive/data/0") - 46
+    entry = directory[at:at + 46 + sum(struct.unpack_from("<3H", directory, at + 28))]
+    forged = frame[:cd_offset] + directory + entry * 900
+    forged += struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, here + 900, count + 900, cd_size + 900 * len(entry),
+                          cd_offset, 0)
+    with pytest.raises(answers.AnswerRefused, match="overlap"):
+        answers.decode(forged)
+
+
+def test_a_second_pickle_named_in_other_case_is_refused():
+    """torch's zip reader ignores case: it could read the unchecked one of two such records."""
+    checked = io.BytesIO()
+    with zipfile.ZipFile(checked, "w") as archive:
+        archive.writestr("archive/data.pkl", b"\x80\x02}.")
+        archive.writestr("archive/DATA.PKL", b"\x80\x02c__builtin__\neval\n.")
+    with pytest.raises(answers.AnswerRefused, match="ignoring case"):
+        answers.decode(checked.getvalue())
+
+
+def test_a_frame_with_too_many_records_is_refused_from_its_end_record():
+    forged = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 60_000, 60_000, 0, 0, 0)
+    with pytest.raises(answers.AnswerRefused, match="records, above"):
+        answers.decode(forged)
+
+
+def test_a_half_written_frame_times_out_at_its_deadline():
+    parent, worker = socket.socketpair()
+    worker.sendall(struct.pack("!i", 1000) + b"PK")
+    started = time.monotonic()
+    with pytest.raises(frames.FrameTimeout):
+        frames.read_frame(parent.fileno(), 1 << 20, started + 0.5)
+    assert 0.4 < time.monotonic() - started < 2
+    parent.close(), worker.close()
+
+
+def test_a_declared_length_above_the_cap_is_refused_before_its_body():
+    parent, worker = socket.socketpair()
+    worker.sendall(struct.pack("!iQ", -1, 1 << 40))
+    with pytest.raises(frames.FrameTooLarge):
+        frames.read_frame(parent.fileno(), answers.MAX_FRAME_BYTES, time.monotonic() + 5)
+    parent.close(), worker.close()
+
+
+def test_a_request_to_a_worker_that_never_reads_times_out():
+    parent, worker = socket.socketpair()
+    started = time.monotonic()
+    with pytest.raises(frames.FrameTimeout):
+        frames.write_frame(parent.fileno(), bytes(64 << 20), started + 0.5)
+    assert time.monotonic() - started < 2
+    parent.close(), worker.close()
+
+
+def test_frames_round_trip_with_multiprocessing_connections():
+    """The worker keeps its multiprocessing Connection: both framings must agree."""
+    from multiprocessing.connection import Connection
+
+    parent, worker = socket.socketpair()
+    connection = Connection(os.dup(worker.fileno()))
+    connection.send_bytes(b"answer")
+    assert frames.read_frame(parent.fileno(), 100, time.monotonic() + 5) == b"answer"
+    frames.write_frame(parent.fileno(), b"request", time.monotonic() + 5)
+    assert connection.recv_bytes() == b"request"
+    connection.close(), parent.close(), worker.close()
