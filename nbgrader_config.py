@@ -25,6 +25,11 @@ c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this 
 
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.course_id = "attention-kit"
+# A gradebook URL with a password comes through the environment, never a command line (which every
+# user can read in /proc): `grade-all --nbgrader` hands it to its `nbgrader autograde` child this way,
+# and an instructor may export it for any nbgrader command (README "Grading a class").
+if os.environ.get("ATTENTION_KIT_DB_URL"):  # grader.grade_all.DB_URL_ENV
+    c.CourseDirectory.db_url = os.environ["ATTENTION_KIT_DB_URL"]
 
 # What replaces each `### BEGIN SOLUTION` ... `### END SOLUTION` region in the student notebook.
 c.ClearSolutions.code_stub = {"python": "# 你的代码 / YOUR CODE HERE\nraise NotImplementedError()"}
