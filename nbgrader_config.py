@@ -40,8 +40,10 @@ c.ExecutePreprocessor.timeout = CELL_TIMEOUT_S
 
 # Autograde, first pass (sanitize): repair notebooks as they come back from Colab, then nbgrader's
 # own steps. The repair runs before DeduplicateIds and OverwriteCells, which trust the metadata.
+# What a student wrote into the kit's own metadata key is discarded first.
 c.Autograde.sanitize_preprocessors = [
     f"{NB}.ClearOutput",
+    f"{KIT}.discard_kit_metadata.DiscardKitMetadata",  # before any kit step writes its own notes there
     f"{KIT}.restore_cell_metadata.RestoreCellMetadata",
     f"{KIT}.restore_missing_cells.RestoreMissingCells",
     f"{NB}.DeduplicateIds",
@@ -69,7 +71,10 @@ c.GenerateFeedback.preprocessors = [
     f"{NB}.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     f"{KIT}.hide_hidden_tests.HideHiddenTests",
+    f"{KIT}.sanitize_feedback.SanitizeFeedback",  # last: nothing a student wrote is live markup in the page
 ]
+# ... and every page forbids scripts and loading anything (a Content-Security-Policy in its head).
+c.GenerateFeedback.exporter_class = f"{KIT}.feedback_page_policy.FeedbackPageExporter"
 
 # zip_collect: Colab downloads `<student_id>_<any name>.ipynb` in downloaded/<assignment>/extracted/.
 c.ZipCollectApp.collector_plugin = f"{KIT}.collector.ColabFileNameCollector"
