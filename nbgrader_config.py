@@ -25,6 +25,11 @@ c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this 
 
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.course_id = "attention-kit"
+# A gradebook URL with a password comes through the environment, never a command line (which every
+# user can read in /proc): `grade-all --nbgrader` hands it to its `nbgrader autograde` child this way,
+# and an instructor may export it for any nbgrader command (README "Grading a class").
+if os.environ.get("ATTENTION_KIT_DB_URL"):  # grader.grade_all.DB_URL_ENV
+    c.CourseDirectory.db_url = os.environ["ATTENTION_KIT_DB_URL"]
 
 # What replaces each `### BEGIN SOLUTION` ... `### END SOLUTION` region in the student notebook.
 c.ClearSolutions.code_stub = {"python": "# 你的代码 / YOUR CODE HERE\nraise NotImplementedError()"}
@@ -35,8 +40,10 @@ c.ExecutePreprocessor.timeout = CELL_TIMEOUT_S
 
 # Autograde, first pass (sanitize): repair notebooks as they come back from Colab, then nbgrader's
 # own steps. The repair runs before DeduplicateIds and OverwriteCells, which trust the metadata.
+# What a student wrote into the kit's own metadata key is discarded first.
 c.Autograde.sanitize_preprocessors = [
     f"{NB}.ClearOutput",
+    f"{KIT}.discard_kit_metadata.DiscardKitMetadata",  # before any kit step writes its own notes there
     f"{KIT}.restore_cell_metadata.RestoreCellMetadata",
     f"{KIT}.restore_missing_cells.RestoreMissingCells",
     f"{NB}.DeduplicateIds",
@@ -64,7 +71,10 @@ c.GenerateFeedback.preprocessors = [
     f"{NB}.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     f"{KIT}.hide_hidden_tests.HideHiddenTests",
+    f"{KIT}.sanitize_feedback.SanitizeFeedback",  # last: nothing a student wrote is live markup in the page
 ]
+# ... and every page forbids scripts and loading anything (a Content-Security-Policy in its head).
+c.GenerateFeedback.exporter_class = f"{KIT}.feedback_page_policy.FeedbackPageExporter"
 
 # zip_collect: Colab downloads `<student_id>_<any name>.ipynb` in downloaded/<assignment>/extracted/.
 c.ZipCollectApp.collector_plugin = f"{KIT}.collector.ColabFileNameCollector"

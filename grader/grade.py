@@ -12,7 +12,7 @@ from grader import report_cache, static_analysis
 from grader.adapter import StudentCode
 from grader.checks import Check, Context, Outcome, checks_for
 from grader.confinement import Limits
-from grader.report import build_report, render_text
+from grader.report import build_report, refused_report, render_text
 from grader.sandbox import python_paths
 from grader.source import Submission, load_submission
 
@@ -38,9 +38,10 @@ def integrity_check(student: StudentCode) -> tuple[Check, Outcome]:
 
 
 def grade_submission(path: str | Path, *, lang: str = "zh", limits: Limits | None = None, cuda: bool | None = None,
-                     checks: list[Check] | None = None) -> dict:
-    """Every check on one submission file; a complete report whatever the submission does."""
-    return grade(load_submission(path), lang=lang, limits=limits, cuda=cuda, checks=checks)
+                     checks: list[Check] | None = None, folder: Path | None = None) -> dict:
+    """Every check on one submission file; a complete report whatever the submission does.
+    `folder`: the student's own folder, which the path may not leave through a link."""
+    return grade(load_submission(path, folder=folder), lang=lang, limits=limits, cuda=cuda, checks=checks)
 
 
 def grade(submission: Submission, *, lang: str = "zh", limits: Limits | None = None, cuda: bool | None = None,
@@ -50,6 +51,8 @@ def grade(submission: Submission, *, lang: str = "zh", limits: Limits | None = N
     # so parallel gradings and the workers never fight over the cores.
     torch.set_num_threads(1)
     checks = checks if checks is not None else checks_for()
+    if submission.refusal is not None:  # nothing of it was parsed, nothing runs
+        return refused_report(submission.refusal, checks, lang)
     use_cuda = torch.cuda.is_available() if cuda is None else cuda
     cache_key = report_cache.key(submission, [c.id for c in checks], lang, use_cuda)
     cached = report_cache.load(cache_key)
@@ -84,7 +87,7 @@ def _run_checks(submission: Submission, checks: list[Check], lang: str, limits: 
 
 
 def main(*, path: str, json: bool = False, lang: str = "zh") -> int:
-    if not Path(path).is_file():
+    if not (Path(path).is_file() or Path(path).is_symlink()):  # a link gets a report saying it is refused
         print(f"grader: no such file: {path}", file=sys.stderr)
         return 2
     report = grade_submission(path, lang=lang)

@@ -39,6 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from grader.clean_text import printable
+
 # No torch (nor grader.grade) at import time: grader.cli imports this module to build its parser,
 # and the fork server must start before torch loads in this process.
 
@@ -49,6 +51,10 @@ CACHE_FOLDER = ".attention-kit-report-cache"
 so nbgrader never takes it for a student)."""
 NBGRADER_LOG_LEVEL = re.compile(r"\[\w+ \| (DEBUG|INFO|WARNING|ERROR|CRITICAL)\]")
 """How nbgrader starts a log line: `[AutogradeApp | WARNING] ...`."""
+DB_URL_ENV = "ATTENTION_KIT_DB_URL"
+"""The gradebook's URL, which may hold a password, travels in this environment variable: every user can
+read a process's command line in /proc, only its owner its environment. grade-all reads it when
+--db-url is not given and hands it to its `nbgrader autograde` child this way; nbgrader_config.py reads it."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,8 +67,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     course.add_argument("--nbgrader", metavar="ASSIGNMENT",
                         help="grade the course's submitted/*/ASSIGNMENT/*.ipynb in parallel, then run "
                              "`nbgrader autograde ASSIGNMENT` once, which reuses every verdict")
-    course.add_argument("--db-url", help="the gradebook's SQLAlchemy URL (default: the course's config, "
-                                         "else COURSE/gradebook.db), e.g. postgresql+psycopg2://user@host/gradebook")
+    course.add_argument("--db-url", help="the gradebook's SQLAlchemy URL (default: $" + DB_URL_ENV + ", else the "
+                                         "course's config, else COURSE/gradebook.db), e.g. "
+                                         "postgresql+psycopg2://user@host/gradebook; one with a password belongs in "
+                                         "$" + DB_URL_ENV + " or --db-url-file, since a command line is public")
+    course.add_argument("--db-url-file", metavar="FILE", help="read the gradebook's URL from FILE (mode 0600)")
     course.add_argument("--shard", type=parse_shard, metavar="K/N",
                         help="grade only the students of share K of N (by a hash of the student id)")
     course.add_argument("--force", action="store_true",
@@ -138,36 +147,72 @@ def failed_report(error: BaseException, stage: str) -> dict:
             "error": f"{stage}: {type(error).__name__}: {error}"}
 
 
-def grade_one(student: str, path: Path, lang: str) -> dict:
+def grade_one(student: str, path: Path, lang: str, folder: Path) -> dict:
+    """`folder`: the student's own folder, which the submission may not leave through a link."""
     from grader.grade import grade_submission
 
     try:
-        report = grade_submission(path, lang=lang)
-    except Exception as error:  # an unreadable file, a grader bug: still a row
+        report = grade_submission(path, lang=lang, folder=folder)
+    except Exception as error:  # a grader bug: still a row
         report = failed_report(error, "grading failed")
     return {"submission": str(path), "student": student, **report}
 
 
+def student_of_file(name: str) -> str:
+    """A file directly in DIR is named like a Colab download for zip_collect, `<student_id>_<any name>`,
+    and read by the collector's rule; a name without an id is the student's name (its stem)."""
+    from grader.nbgrader_plugins.collector import STUDENT_ID
+
+    match = STUDENT_ID.match(name)
+    return match.group("student_id") if match else Path(name).stem
+
+
 def find_submissions(root: Path) -> list[tuple[str, Path]]:
     """(student, file) pairs: files directly in DIR are students of their own; in DIR/<student>/…
-    the student's notebook is taken (else a .py), whatever it is called."""
+    the student's notebook is taken (else a .py), whatever it is called.
+
+    No link is followed: a link is listed as it is (a file link, or a linked folder when the student has
+    nothing else), so reading refuses it and the student's row says so; nothing it points at is read."""
     found = []
     for entry in sorted(root.iterdir()):
-        if entry.is_file() and entry.suffix in SUFFIXES:
-            found.append((entry.stem, entry))
-        elif entry.is_dir() and not entry.name.startswith("."):
-            files = sorted(p for p in entry.rglob("*") if p.is_file() and p.suffix in SUFFIXES
-                           and ".ipynb_checkpoints" not in p.parts)
-            notebooks = [p for p in files if p.suffix == ".ipynb"]
-            if notebooks or files:
-                found.append((entry.name, (notebooks or files)[0]))
+        if entry.is_symlink():
+            if entry.suffix in SUFFIXES:
+                found.append((student_of_file(entry.name), entry))
+            elif entry.is_dir() and not entry.name.startswith("."):
+                found.append((entry.name, entry))
+        elif entry.is_dir():
+            chosen = None if entry.name.startswith(".") else submission_in(entry)
+            if chosen is not None:
+                found.append((entry.name, chosen))
+        elif entry.suffix in SUFFIXES:
+            found.append((student_of_file(entry.name), entry))
     return found
+
+
+def submission_in(folder: Path) -> Path | None:
+    """A student's notebook (else a .py, else a linked folder), walking the folder without entering links."""
+    files, linked_folders = [], []
+    for parent, dirs, names in os.walk(folder):  # never descends into a linked folder
+        parent = Path(parent)
+        linked_folders += [parent / d for d in dirs if (parent / d).is_symlink() and not d.startswith(".")]
+        dirs[:] = [d for d in dirs if d != ".ipynb_checkpoints"]
+        files += [parent / name for name in names if Path(name).suffix in SUFFIXES]
+    files.sort()
+    notebooks = [p for p in files if p.suffix == ".ipynb"]
+    return (notebooks or files or sorted(linked_folders) or [None])[0]
+
+
+def student_folder(root: Path, path: Path) -> Path:
+    """The folder a submission belongs to: DIR/<student>, or DIR for a file directly in it."""
+    parts = path.relative_to(root).parts
+    return root / parts[0] if len(parts) > 1 else root
 
 
 def grade_class(root: Path, jobs: int = 1, lang: str = "zh", progress: bool = False) -> list[dict]:
     """One report per submission under `root`, in the order of `find_submissions`."""
     submissions = find_submissions(root)
-    return in_parallel(lambda item: grade_one(*item, lang), submissions, len(submissions), jobs, progress, "submission")
+    return in_parallel(lambda item: grade_one(*item, lang, student_folder(root, item[1])), submissions,
+                       len(submissions), jobs, progress, "submission")
 
 
 # --- the class summary -----------------------------------------------------------------------------
@@ -214,28 +259,34 @@ def class_summary(reports: list[dict], lang: str) -> str:
         lines.append("最常失败的检查:" if zh else "Checks failed most often:")
         for (check, title), count in sorted(failed.items(), key=lambda item: (-item[1], item[0]))[:8]:
             lines.append(f"  {count:4d} {100 * count / len(reports):4.0f}%  {check:<24} {title}")
+    refused = [r for r in reports if r.get("refused")]
+    if refused:
+        lines.append(f"{'未评分（提交被拒绝）' if zh else 'Not graded (hand-in refused)'} ({len(refused)}):")
+        for r in refused:
+            title = known.get(r["refused"], {}).get("title_zh" if zh else "title_en", "")
+            lines.append(f"  {printable(r['student'], keep_newlines=False)}: {title} ({r['refused']})")
     errors = [r for r in reports if r.get("error")]
     if errors:
         lines.append(f"{'评分程序无法评分' if zh else 'Could not be graded'} ({len(errors)}):")
-        lines += [f"  {r['student']}: {r['error']}" for r in errors]
+        lines += [f"  {printable(r['student'], keep_newlines=False)}: {r['error']}" for r in errors]
     incomplete = [r["student"] for r in reports if r.get("isolation_missing")]
     if incomplete:
         lines.append(f"{'隔离不完整' if zh else 'Graded with incomplete isolation'}: {', '.join(incomplete)}")
-    return "\n".join(lines)
+    return printable("\n".join(lines))  # student names are file names, errors may quote them
 
 
 def table(reports: list[dict], gradebook: dict[str, tuple[float, float] | None] | None = None) -> str:
     width = max([len(r["student"]) for r in reports] + [8])
     rows = []
     for r in reports:
-        row = f"{r['student']:<{width}} {r['score']:5g} / {r['max_score']:g}"
+        row = f"{printable(r['student'], keep_newlines=False):<{width}} {r['score']:5g} / {r['max_score']:g}"
         if gradebook is not None:
             entry = gradebook.get(r["student"])
             row += f"   gradebook {'—' if entry is None else f'{entry[0]:g} / {entry[1]:g}':>9}"
             row += "" if agrees(r, entry) else " ≠"
         note = ", ".join(r["mistakes"]) + (f"  [{r['error']}]" if r.get("error") else "")
         rows.append(f"{row}  {note}".rstrip())
-    return "\n".join(rows)
+    return printable("\n".join(rows))
 
 
 # --- the nbgrader course ---------------------------------------------------------------------------
@@ -250,9 +301,10 @@ class Course:
 
     root: Path
     assignment: str
-    overrides: list[str]  # nbgrader command-line options both passes get
+    overrides: list[str]  # nbgrader command-line options both passes get (never a secret: see DB_URL_ENV)
     converter: object  # nbgrader.converters.Autograde, set up for its sanitize pass
     grading_steps: list  # autograde_preprocessors up to the grading step, instantiated
+    db_url: str | None = None  # the gradebook, when not the course's configured one
 
     @classmethod
     def open(cls, root: Path, assignment: str, db_url: str | None) -> "Course":
@@ -262,12 +314,13 @@ class Course:
 
         from grader.nbgrader_plugins.grade_with_hidden_graders import GradeWithHiddenGraders
 
-        overrides = [f"--CourseDirectory.root={root}"] + ([f"--CourseDirectory.db_url={db_url}"] if db_url else [])
+        overrides = [f"--CourseDirectory.root={root}"]
         app = AutogradeApp()
         here = os.getcwd()
         os.chdir(ROOT)  # nbgrader reads nbgrader_config.py from the working directory, as the kit runs it
-        try:
-            app.initialize([assignment, *overrides, "--log-level=ERROR"])  # the nbgrader run logs what matters
+        try:  # in this process, an argument list is no command line: the URL may go here
+            app.initialize([assignment, *overrides, *([f"--CourseDirectory.db_url={db_url}"] if db_url else []),
+                            "--log-level=ERROR"])  # the nbgrader run logs what matters
         finally:
             os.chdir(here)
         app.coursedir.assignment_id = assignment
@@ -284,7 +337,7 @@ class Course:
         else:
             raise CourseError("the course's Autograde.autograde_preprocessors have no GradeWithHiddenGraders step "
                               "(nbgrader_config.py), so nbgrader would not use the hidden graders' verdicts")
-        return cls(root, assignment, overrides, converter, steps)
+        return cls(root, assignment, overrides, converter, steps, db_url)
 
     @property
     def coursedir(self):
@@ -352,10 +405,9 @@ class Course:
         old = self.coursedir.get_existing_timestamp(str(dest))
         return bool(new and old and new > old)
 
-    def autograde(self, cache: Path, excluded: list[str], force: bool, log_path: Path, total: int,
-                  progress: bool) -> int:
-        """The one `nbgrader autograde` run, the gradebook's only writer. Its whole log goes to
-        `log_path`; errors (with their tracebacks) are echoed to stderr; a progress bar counts notebooks."""
+    def autograde_invocation(self, cache: Path, excluded: list[str], force: bool) -> tuple[list[str], dict[str, str]]:
+        """The command line and environment of the `nbgrader autograde` child. The gradebook's URL goes in
+        the environment (DB_URL_ENV, which nbgrader_config.py reads), never on the command line."""
         command = [sys.executable, "-m", "nbgrader", "autograde", self.assignment, *self.overrides, "--log-level=INFO"]
         if excluded:
             command.append(f"--CourseDirectory.student_id_exclude={','.join(excluded)}")
@@ -365,6 +417,15 @@ class Course:
                "ATTENTION_KIT_REPORT_CACHE": str(cache), "PYTHONUNBUFFERED": "1",
                # should it grade a notebook itself (not in the cache): see single_threaded_torch
                "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+        if self.db_url:
+            env[DB_URL_ENV] = self.db_url
+        return command, env
+
+    def autograde(self, cache: Path, excluded: list[str], force: bool, log_path: Path, total: int,
+                  progress: bool) -> int:
+        """The one `nbgrader autograde` run, the gradebook's only writer. Its whole log goes to
+        `log_path`; errors (with their tracebacks) are echoed to stderr; a progress bar counts notebooks."""
+        command, env = self.autograde_invocation(cache, excluded, force)
         bar = None
         if progress:
             from tqdm import tqdm
@@ -376,6 +437,7 @@ class Course:
                 command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                 encoding="utf-8", errors="replace") as process:
             for line in process.stdout:
+                line = printable(line)  # nbgrader logs file names and cell metadata a student wrote
                 log.write(line)
                 level = NBGRADER_LOG_LEVEL.match(line)
                 if level:
@@ -527,17 +589,19 @@ def main_nbgrader(course_dir: Path, assignment: str, *, jobs: int, json_out: str
 
 
 def main(*, dir: str, jobs: int = 1, json_out: str | None = None, lang: str = "zh",  # noqa: A002 (CLI name)
-         nbgrader: str | None = None, db_url: str | None = None, shard: tuple[int, int] | None = None,
-         force: bool = False) -> int:
+         nbgrader: str | None = None, db_url: str | None = None, db_url_file: str | None = None,
+         shard: tuple[int, int] | None = None, force: bool = False) -> int:
     root = Path(dir)
     if not root.is_dir():
         print(f"grader: no such directory: {dir}", file=sys.stderr)
         return 2
     if nbgrader:
-        return main_nbgrader(root, nbgrader, jobs=jobs, json_out=json_out, lang=lang, db_url=db_url, shard=shard,
-                             force=force)
-    if db_url or shard or force:
-        print("grader: --db-url, --shard and --force go with --nbgrader ASSIGNMENT", file=sys.stderr)
+        if db_url_file:
+            db_url = Path(db_url_file).read_text(encoding="utf-8").strip()
+        return main_nbgrader(root, nbgrader, jobs=jobs, json_out=json_out, lang=lang,
+                             db_url=db_url or os.environ.get(DB_URL_ENV) or None, shard=shard, force=force)
+    if db_url or db_url_file or shard or force:
+        print("grader: --db-url, --db-url-file, --shard and --force go with --nbgrader ASSIGNMENT", file=sys.stderr)
         return 2
     reports = grade_class(root, jobs, lang, progress=sys.stderr.isatty())
     if json_out:

@@ -2,12 +2,18 @@
 
 JSON contract (DESIGN.md): score, max_score, checks[{id, part, passed, points, max_points,
 message, mistakes}], mistakes (sorted union). Extensions: each check's title, visibility and
-the student line involved; the isolation layers that were missing.
+the student line involved; the isolation layers that were missing; `refused`, the mistake id of a
+hand-in that was not graded at all (too large, a link, not a notebook).
+
+Text that came from the hand-in (exception messages, code lines, file names) is made printable
+here (grader.clean_text), once, so no consumer of a report (terminal, log, page) sees a control character.
 """
 from __future__ import annotations
 
 from grader.catalog import explain
 from grader.checks import PARTS, Check, Outcome
+from grader.clean_text import printable
+from grader.source import Refusal
 
 
 def message(outcome: Outcome, lang: str) -> str:
@@ -26,11 +32,15 @@ def message(outcome: Outcome, lang: str) -> str:
 
 def check_entry(check: Check, outcome: Outcome, lang: str, zeroed: bool) -> dict:
     points = check.points if outcome.passed and not zeroed else 0.0
+    where = outcome.where
+    if where and where.get("text"):
+        where = {**where, "text": printable(where["text"], keep_newlines=False)}
     return {
         "id": check.id, "part": check.part, "title": check.title_zh if lang == "zh" else check.title_en,
         "visibility": check.visibility, "passed": bool(outcome.passed), "points": float(points),
-        "max_points": float(check.points), "message": message(outcome, lang), "mistakes": list(outcome.mistakes),
-        "message_zh": message(outcome, "zh"), "message_en": message(outcome, "en"), "where": outcome.where,
+        "max_points": float(check.points), "message": printable(message(outcome, lang)),
+        "mistakes": list(outcome.mistakes), "message_zh": printable(message(outcome, "zh")),
+        "message_en": printable(message(outcome, "en")), "where": where,
         **({"figure": outcome.figure} if outcome.figure else {}),
         **({"advice": outcome.advice} if outcome.advice else {}),
     }
@@ -49,12 +59,27 @@ def build_report(results: list[tuple[Check, Outcome]], lang: str, extras: dict |
     return report
 
 
+def refused_report(refusal: Refusal, checks: list[Check], lang: str) -> dict:
+    """A hand-in refused before it was parsed: every check fails with no points. The first check of each
+    part says why (the catalog's explanation and fix), the others only point to it."""
+    first_of_part: set[str] = set()
+    results = []
+    for check in checks:
+        if check.part not in first_of_part:
+            first_of_part.add(check.part)
+            outcome = Outcome(False, f"没有评分：{refusal.zh}", f"Not graded: {refusal.en}", [refusal.mistake])
+        else:
+            outcome = Outcome(False, "没有评分（原因见本部分第一项）。", "Not graded (see this part's first check).")
+        results.append((check, outcome))
+    return build_report(results, lang, {"refused": refusal.mistake})
+
+
 def render_text(report: dict, lang: str) -> str:
     """The readable report: per part, per check, with the diagnosis under each failure."""
     zh = lang == "zh"
     out = []
     if report.get("submission"):
-        out.append(report["submission"])
+        out.append(printable(report["submission"], keep_newlines=False))
     for part, title in PARTS.items():
         checks = [c for c in report["checks"] if c["part"] == part]
         if not checks:
@@ -74,4 +99,4 @@ def render_text(report: dict, lang: str) -> str:
         out.append(("诊断出的错误: " if zh else "Mistakes found: ") + ", ".join(report["mistakes"]))
     if report.get("isolation_missing"):
         out.append(("隔离不完整: " if zh else "Isolation incomplete: ") + "; ".join(report["isolation_missing"]))
-    return "\n".join(out)
+    return printable("\n".join(out))  # also a report from an older cache, or built elsewhere

@@ -9,8 +9,11 @@ This module only reads text: it never executes submission code.
 from __future__ import annotations
 
 import ast
+import errno
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,10 +26,37 @@ PROVIDED_CELLS = [
     "class ModelArgs: dim: int = 64; n_heads: int = 4; dropout: float = 0.0; max_seq_len: int = 256",
 ]
 
+# Caps, checked before the work they bound (reading, parsing), so that no hand-in makes this trusted
+# process slow or big: what is over a cap is refused, scores 0, and says why (`submission-too-large`).
+MAX_FILE_BYTES = 32 * 2**20
+"""A notebook as Colab saves it, outputs included: a few MiB even with plots. Outputs are never graded,
+so a file beyond this (a huge picture kept in an output) is not read at all."""
+MAX_CODE_BYTES = 512 * 2**10
+"""The code cells together (UTF-8): the exercise's answers are a few KiB."""
+MAX_CODE_LINES = 20_000
+"""The code cells' lines together, counted before parsing (a statement takes at least one line, but `;`)."""
+MAX_STATEMENTS = 10_000
+"""Top-level statements after parsing, which bounds the extraction's work (linear in them anyway)."""
+
 _MAGIC_LINE = re.compile(r"^\s*[%!]")
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # statements that may bind a name a definition needs; loops, prints and test calls never do
 _MAY_DEFINE = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.If, ast.Try)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a hand-in is not graded at all (a catalog mistake id), with the details in both languages."""
+
+    mistake: str
+    zh: str
+    en: str
+
+
+class SubmissionRefused(Exception):
+    def __init__(self, mistake: str, zh: str, en: str) -> None:
+        super().__init__(en)
+        self.refusal = Refusal(mistake, zh, en)
 
 
 @dataclass
@@ -38,6 +68,7 @@ class Submission:
     syntax_errors: list[dict] = field(default_factory=list)
     origin: list[tuple[int, int]] = field(default_factory=list)  # module line - 1 -> (cell, line in cell)
     is_notebook: bool = False
+    refusal: Refusal | None = None  # set when the hand-in is refused before any of it is parsed or run
 
     def locate(self, where: dict | None) -> dict | None:
         """Turn a line of the executed module into the student's own cell and line."""
@@ -49,21 +80,70 @@ class Submission:
         return {**where, "cell": cell + 1, "line": line} if self.is_notebook else {**where, "line": line}
 
 
+def read_capped(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes, opened without following a link.
+
+    A link (O_NOFOLLOW: the kernel refuses it, so nothing it points at is ever opened), a FIFO or
+    device (O_NONBLOCK: opening never waits), or a file over the cap is refused before it is read.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise link_refused(path) from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise SubmissionRefused("not-a-notebook", f"{path.name} 不是普通文件。", f"{path.name} is not a regular file.")
+        data = handle.read(limit + 1) if info.st_size <= limit else b""
+        if info.st_size > limit or len(data) > limit:
+            raise too_large(f"文件超过 {limit // 2**20} MiB", f"the file is over {limit // 2**20} MiB")
+    return data
+
+
+def link_refused(path: Path) -> SubmissionRefused:
+    return SubmissionRefused("submission-link", f"{path.name} 是一个链接（或位于被链接的文件夹中）。",
+                             f"{path.name} is a link (or lies in a linked folder).")
+
+
+def too_large(zh: str, en: str) -> SubmissionRefused:
+    return SubmissionRefused("submission-too-large", zh + "。", en + ".")
+
+
+def first_link_below(folder: Path, path: Path) -> Path | None:
+    """The first component of `path` below `folder` that is a symbolic link, if any (lstat, never followed)."""
+    current = folder
+    for part in path.relative_to(folder).parts:
+        current = current / part
+        if current.is_symlink():
+            return current
+    return None
+
+
 def read_code_cells(path: Path) -> list[str]:
     """Code cells of a notebook, or the whole file of a .py, as a list of strings."""
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = read_capped(path).decode("utf-8", errors="replace")
     if path.suffix != ".ipynb":
         return [text]
-    notebook = json.loads(text)
+    try:
+        notebook = json.loads(text)
+    except (ValueError, RecursionError):
+        notebook = None
+    if not isinstance(notebook, dict):
+        raise SubmissionRefused("not-a-notebook", f"{path.name} 不是 JSON 格式的 notebook。",
+                                f"{path.name} is not a notebook (no readable JSON).")
     cells = notebook.get("cells")
     if cells is None:  # nbformat 3 keeps cells inside worksheets
-        cells = [c for ws in notebook.get("worksheets", []) for c in ws.get("cells", [])]
+        worksheets = notebook.get("worksheets")
+        cells = [c for ws in worksheets if isinstance(ws, dict) for c in ws.get("cells") or []] \
+            if isinstance(worksheets, list) else []
     code = []
-    for cell in cells:
-        if cell.get("cell_type") != "code":
+    for cell in cells if isinstance(cells, list) else []:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         source = cell.get("source", cell.get("input", ""))
-        code.append("".join(source) if isinstance(source, list) else str(source))
+        code.append("".join(map(str, source)) if isinstance(source, list) else str(source))
     return code
 
 
@@ -143,27 +223,58 @@ def extract_definitions(statements: list[ast.stmt]) -> list[ast.stmt]:
 
     Defs and classes are always kept (defining them runs no student logic); imports and
     assignments are kept only if they bind a name that a kept statement reads, transitively,
-    so a notebook's plotting imports or test calls never run in the grader.
+    so a notebook's plotting imports or test calls never run in the grader. A worklist of names
+    makes this linear: each name is looked up once, each statement kept once.
     """
     kept = [isinstance(s, _DEFINITIONS) for s in statements]
-    needed = set(GRADED_NAMES)
+    binders: dict[str, list[int]] = {}  # name -> the statements that may bind it
+    for index, statement in enumerate(statements):
+        if not kept[index] and isinstance(statement, _MAY_DEFINE):
+            for name in _bound_names(statement):
+                binders.setdefault(name, []).append(index)
+    pending = list(GRADED_NAMES)
     for statement, keep in zip(statements, kept):
         if keep:
-            needed |= _used_names(statement)
-    changed = True
-    while changed:
-        changed = False
-        for i, statement in enumerate(statements):
-            if not kept[i] and isinstance(statement, _MAY_DEFINE) and _bound_names(statement) & needed:
-                kept[i] = True
-                needed |= _used_names(statement)
-                changed = True
+            pending += _used_names(statement)
+    looked_up: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in looked_up:
+            continue
+        looked_up.add(name)
+        for index in binders.get(name, ()):
+            if not kept[index]:
+                kept[index] = True
+                pending += _used_names(statements[index])
     return [s for s, keep in zip(statements, kept) if keep]
 
 
-def load_submission(path: str | Path) -> Submission:
+def load_submission(path: str | Path, *, folder: Path | None = None) -> Submission:
+    """Read a hand-in; one that cannot be read safely comes back with its `refusal` set.
+
+    `folder`: the student's own folder; no component of `path` below it may be a link.
+    """
     path = Path(path)
-    return submission_from_cells(read_code_cells(path), str(path), is_notebook=path.suffix == ".ipynb")
+    is_notebook = path.suffix == ".ipynb"
+    try:
+        if folder is not None and first_link_below(folder, path) is not None:
+            raise link_refused(path)
+        cells = read_code_cells(path)
+    except SubmissionRefused as refused:
+        return Submission(str(path), "", is_notebook=is_notebook, refusal=refused.refusal)
+    return submission_from_cells(cells, str(path), is_notebook=is_notebook)
+
+
+def code_over_caps(cells: list[str]) -> SubmissionRefused | None:
+    size = sum(len(cell.encode("utf-8", errors="replace")) for cell in cells)
+    if size > MAX_CODE_BYTES:
+        return too_large(f"代码共 {size // 1024} KiB，超过上限 {MAX_CODE_BYTES // 1024} KiB",
+                         f"the code is {size // 1024} KiB, over the limit of {MAX_CODE_BYTES // 1024} KiB")
+    lines = sum(cell.count("\n") + 1 for cell in cells)
+    if lines > MAX_CODE_LINES:
+        return too_large(f"代码共 {lines} 行，超过上限 {MAX_CODE_LINES} 行",
+                         f"the code has {lines} lines, over the limit of {MAX_CODE_LINES}")
+    return None
 
 
 def submission_from_cells(cells: list[str], path: str, is_notebook: bool = True) -> Submission:
@@ -172,6 +283,9 @@ def submission_from_cells(cells: list[str], path: str, is_notebook: bool = True)
     The module sent to the sandbox keeps every cell's lines in place and blanks the dropped
     ones, so a line number in an error maps straight back to (cell, line) in the student's file.
     """
+    over = code_over_caps(cells)
+    if over is not None:
+        return Submission(path, "", is_notebook=is_notebook, refusal=over.refusal)
     cells = [strip_magics(cell) for cell in cells]
     statements: list[ast.stmt] = []
     spans: dict[int, tuple[int, int]] = {}  # id(statement) -> (first, last) line in the whole module
@@ -191,10 +305,17 @@ def submission_from_cells(cells: list[str], path: str, is_notebook: bool = True)
                  "text": (error.text or "").rstrip()}
             )
             continue
+        except (ValueError, RecursionError, MemoryError) as error:  # null bytes; nesting beyond the parser's stack
+            syntax_errors.append({"cell": index, "line": 1, "type": "SyntaxError", "message": str(error)[:200],
+                                  "text": ""})
+            continue
         for statement in tree.body:
             first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", [])])
             spans[id(statement)] = (offset + first, offset + statement.end_lineno)
         statements.extend(tree.body)
+        if len(statements) > MAX_STATEMENTS:
+            refused = too_large(f"代码的顶层语句超过 {MAX_STATEMENTS} 条", f"the code has over {MAX_STATEMENTS} top-level statements")
+            return Submission(path, "", is_notebook=is_notebook, refusal=refused.refusal)
     keep_lines = set()
     for statement in extract_definitions(statements):
         first, last = spans[id(statement)]

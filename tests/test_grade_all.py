@@ -33,7 +33,7 @@ CLASS = {
     "frank": HOSTILE / "patched_comparisons.py",
     "grace": HOSTILE / "syntax_error.py",
 }
-BROKEN = "mallory"  # a notebook that is not JSON: the grader cannot even read it
+BROKEN = "mallory"  # a notebook that is not JSON: refused with a plain-language reason
 
 
 @pytest.fixture(autouse=True)
@@ -83,12 +83,15 @@ def test_every_submission_gets_a_row_even_when_it_crashes(by_jobs):
     reports = {r["student"]: r for r in by_jobs[2]}
     assert sorted(reports) == sorted([*CLASS, "heidi", BROKEN])
     broken = reports[BROKEN]
-    assert broken["score"] == 0.0 and broken["max_score"] == 20.0 and "error" in broken
+    assert broken["score"] == 0.0 and broken["max_score"] == 20.0 and broken["mistakes"] == ["not-a-notebook"]
+    assert broken["refused"] == "not-a-notebook" and "error" not in broken
     assert broken["submission"].endswith("attention.ipynb")
     assert reports["alice"]["score"] == 20.0 and not reports["alice"]["mistakes"]
     assert "mask-diagonal" in reports["bob"]["mistakes"] and "bare-matmul" in reports["carol"]["mistakes"]
     assert "missing-scale" in reports["heidi"]["mistakes"]
     assert "tampering" in reports["erin"]["mistakes"] and "syntax-error" in reports["grace"]["mistakes"]
+    graded_checks = [c["id"] for c in reports["alice"]["checks"] if c["part"] in ("sdpa", "mha")]
+    assert [c["id"] for c in broken["checks"]] == graded_checks  # refused: every check a row, none run
     for student in (*CLASS, "heidi"):  # hostile or not, every check has its row
         assert len(reports[student]["checks"]) == len(reports["alice"]["checks"]), student
 
@@ -103,7 +106,7 @@ def test_summary_shows_the_distribution_and_what_to_reteach(by_jobs):
     assert first[0] == "2" and first[2] == "mask-diagonal", mistakes  # bob and dave: the class's top mistake
     assert "Mask includes the diagonal" in mistakes or "diagonal" in mistakes.lower()
     assert "bare-matmul" in mistakes and "tampering" in mistakes
-    assert f"Could not be graded (1):\n  {BROKEN}:" in text
+    assert f"Not graded (hand-in refused) (1):\n  {BROKEN}: Not a readable notebook or Python file" in text
     chinese = class_summary(reports, "zh")
     assert "最常见的错误（建议重讲）" in chinese and "分数分布" in chinese
 

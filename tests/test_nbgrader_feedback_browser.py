@@ -1,4 +1,5 @@
 """Does a student who opens their feedback page in a real browser see their score and the diagnosis, and no hidden tests?
+And does nothing a student wrote into their notebook run in that page?
 
 Renders the mask-diagonal student's page of the shared class (tests/nbgrader_course.py) with
 headless Chromium, installed from Debian (`apt-get install -y chromium`) when missing, reads the
@@ -7,6 +8,7 @@ text the browser shows (`--dump-dom`) and keeps a screenshot in artifacts/ (git-
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -14,8 +16,12 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from grader.build.config import ROOT
-from nbgrader_course import shared_class
+import nbformat
+
+from grader import colab_notebooks as cn
+from grader.build.config import ASSIGNMENT, ROOT
+from grader.nbgrader_plugins.feedback_page_policy import CONTENT_SECURITY_POLICY
+from nbgrader_course import Course, correct_notebook, shared_class
 
 pytestmark = pytest.mark.slow
 ARTIFACTS = ROOT / "artifacts"
@@ -97,3 +103,56 @@ def test_a_screenshot_is_kept_as_an_artifact(chromium, page, tmp_path):
     assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
     data = shot.read_bytes()
     assert data.startswith(b"\x89PNG") and len(data) > 200_000  # a painted page, not a blank one
+
+
+HOSTILE = "hostile"
+PAYLOAD = ("document.title = 'PWNED'; "
+           "document.body.insertAdjacentHTML('beforeend', '<p id=\\'pwned\\'>PWNED</p>');")
+"""What a student's script would do to the page: retitle it and add an element."""
+
+
+@pytest.fixture(scope="module")
+def hostile_page(tmp_path_factory) -> Path:
+    """A correct notebook whose markdown and raw cells carry script, an onerror handler and a remote image,
+    and whose metadata carries markup: autograded and given its feedback page, as an instructor would."""
+    course = Course.create(tmp_path_factory.mktemp("hostile-feedback"))
+    nb = correct_notebook(course)
+    nb.cells.insert(1, nbformat.v4.new_markdown_cell(
+        "My notes: harmless prose stays.\n\n"
+        f"<script>{PAYLOAD}</script>\n\n"
+        f'<img src="x" onerror="{PAYLOAD.replace(chr(34), chr(39))}">\n\n'
+        '<img src="https://example.invalid/track.png"> <a href="javascript:alert(1)">click</a>'))
+    nb.cells.insert(2, nbformat.v4.new_raw_cell(f"<script>{PAYLOAD}</script>", metadata={"format": "text/html"}))
+    nb.metadata["title"] = "</title><script>document.title='PWNED'</script>"
+    cn.write(nb, course.submitted(HOSTILE))
+    course.nbgrader("autograde", ASSIGNMENT)
+    course.nbgrader("generate_feedback", ASSIGNMENT)
+    return course.feedback(HOSTILE)
+
+
+def test_no_script_from_the_notebook_runs_in_the_page(chromium, hostile_page, tmp_path):
+    """Rendered in Chromium: the title is the page's own, no element the script would add exists, the student's
+    markup is gone, the page carries its Content-Security-Policy, and the verdicts and prose still read."""
+    done = browse(chromium, tmp_path / "profile", "--virtual-time-budget=10000", "--dump-dom", hostile_page.as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    soup = BeautifulSoup(done.stdout, "html.parser")
+    assert "PWNED" not in (soup.title.string or "")
+    assert soup.find(id="pwned") is None
+    assert not soup.find_all(attrs={"onerror": True})
+    assert not soup.find_all("a", href=re.compile(r"^\s*javascript:", re.I))
+    assert not soup.find_all("img", src=re.compile(r"example\.invalid"))  # markdown's own images: the policy
+    assert not [s for s in soup.find_all("script") if "PWNED" in s.get_text()]
+    policy = soup.find("meta", attrs={"http-equiv": "Content-Security-Policy"})
+    assert policy is not None and policy["content"] == CONTENT_SECURITY_POLICY
+    text = " ".join(soup.get_text(" ").split())
+    assert "harmless prose stays" in text
+    assert "Part 1 · scaled_dot_product_attention：10 / 10 分" in text
+
+
+def test_the_hostile_page_is_kept_as_a_screenshot(chromium, hostile_page, tmp_path):
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / f"feedback-{HOSTILE}.png"
+    shot.unlink(missing_ok=True)
+    done = browse(chromium, tmp_path / "profile", "--virtual-time-budget=10000", "--window-size=1280,4000",
+                  f"--screenshot={shot}", hostile_page.as_uri())
+    assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]

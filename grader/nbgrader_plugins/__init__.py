@@ -4,10 +4,13 @@ One transformation per module, like nbgrader's own preprocessors:
 
 | module | class | where in nbgrader | what it does |
 | --- | --- | --- | --- |
+| `discard_kit_metadata` | `DiscardKitMetadata` | `Autograde.sanitize_preprocessors`, the kit's first step | drops every `attention_kit` metadata entry the student's notebook carries, so the kit's notes are only its own |
 | `restore_cell_metadata` | `RestoreCellMetadata` | `Autograde.sanitize_preprocessors`, before `OverwriteCells` | matches submitted cells to the release notebook by what they define; restores their nbgrader metadata |
 | `restore_missing_cells` | `RestoreMissingCells` | same, right after | puts back locked release cells (provided code, tests) the notebook lacks |
 | `grade_with_hidden_graders` | `GradeWithHiddenGraders` | `Autograde.autograde_preprocessors`, in place of `Execute` | grades the code cells in the sandbox; writes verdicts, pictures and scores into the test cells |
 | `hide_hidden_tests` | `HideHiddenTests` | `GenerateFeedback.preprocessors` | removes the hidden test blocks from feedback pages |
+| `sanitize_feedback` | `SanitizeFeedback` | `GenerateFeedback.preprocessors`, last | cleans markdown, raw cells, outputs and metadata (nh3) so nothing a student wrote is live markup |
+| `feedback_page_policy` | `FeedbackPageExporter` | `GenerateFeedback.exporter_class` | nbgrader's HTML page plus a Content-Security-Policy: no script, nothing loaded |
 | `collector` | `ColabFileNameCollector` | `ZipCollectApp.collector_plugin` | maps Colab downloads `<student_id>_<any name>.ipynb` to the assignment's notebook |
 
 `release_cells` (what the release notebook's cells are, what a cell defines) and

@@ -1,0 +1,34 @@
+"""Feedback pages' exporter: nbgrader's HTML page with a Content-Security-Policy that lets nothing run or load.
+
+sanitize_feedback cleans what a student wrote; this is the second wall, for whatever markup
+survives or that markdown syntax itself creates (`[x](javascript:…)`, `![](http://…)`): the page
+may run no script, load nothing from anywhere, and show only inline styles and `data:` images
+and fonts. The verdicts are static text, tables and PNGs, so the page loses nothing it needs;
+math then needs no script (rendered or written without MathJax).
+"""
+from __future__ import annotations
+
+import re
+
+from nbconvert.exporters import HTMLExporter
+
+CONTENT_SECURITY_POLICY = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; "
+                           "base-uri 'none'; form-action 'none'")
+META = f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">'
+_HEAD = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
+
+
+def with_policy(page: str) -> str:
+    """The page with the policy as the first element of its head (it governs only what follows it)."""
+    head = _HEAD.search(page)
+    if head is None:
+        return META + page
+    return page[:head.end()] + "\n" + META + page[head.end():]
+
+
+class FeedbackPageExporter(HTMLExporter):
+    """nbgrader's HTML exporter (its feedback template), each page carrying CONTENT_SECURITY_POLICY."""
+
+    def from_notebook_node(self, nb, resources=None, **kwargs):
+        output, resources = super().from_notebook_node(nb, resources, **kwargs)
+        return with_policy(output), resources

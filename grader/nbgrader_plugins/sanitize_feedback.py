@@ -1,0 +1,126 @@
+"""Feedback step, the last: nothing a student wrote can be live markup in their feedback page.
+
+The page is rendered from the autograded notebook, and instructors open it too. Markdown cells
+may hold raw HTML (`<script>`, `<img onerror=…>`), which nbconvert passes through; raw cells and
+outputs may hold HTML, SVG or JavaScript; metadata may hold anything. So, before the page is
+rendered:
+
+- markdown cells, raw cells and `text/html` / `text/markdown` outputs are cleaned with nh3
+  (the Ammonia sanitizer) down to ALLOWED_TAGS, each with only the `class` attribute, and `img`
+  only with a `data:image/png` source and an `alt`; what is left is text;
+- outputs keep only the mimetypes a page shows safely: text, base64 PNG/JPEG, cleaned HTML and
+  markdown (JavaScript, SVG, widget state and anything else is dropped);
+- cell metadata keeps only `nbgrader`; notebook metadata only the kernel and language info;
+  markdown attachments only PNG/JPEG images.
+
+The kit's own verdicts (stream text, the weights picture, HTML tables within ALLOWED_TAGS) pass
+unchanged. Markdown syntax itself (links, images) is rendered after this step; the page's
+Content-Security-Policy (feedback_page_policy) keeps such links and images from running or loading anything.
+"""
+from __future__ import annotations
+
+import re
+
+import nh3
+from nbconvert.exporters.exporter import ResourcesDict
+from nbconvert.preprocessors import Preprocessor
+from nbformat import NotebookNode
+from traitlets import Bool
+
+ALLOWED_TAGS = {
+    "table", "thead", "tbody", "tr", "th", "td", "caption", "div", "span", "p", "ul", "ol", "li", "code", "pre",
+    "b", "strong", "em", "i", "br", "hr", "blockquote", "sub", "sup", "details", "summary", "h1", "h2", "h3", "h4",
+    "img",
+}
+"""What the kit's verdicts and a student's prose may use; every other tag is removed, its text kept."""
+ALLOWED_ATTRIBUTES = {"*": {"class"}, "img": {"src", "alt"}}
+IMAGE_SOURCE = re.compile(r"data:image/png;base64,[A-Za-z0-9+/=\s]*")
+BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
+SAFE_OUTPUT_TYPES = {"text/plain", "text/html", "text/markdown", "image/png", "image/jpeg"}
+SAFE_ATTACHMENT_TYPES = {"image/png", "image/jpeg"}
+NOTEBOOK_METADATA_KEPT = ("kernelspec", "language_info")
+CELL_METADATA_KEPT = ("nbgrader",)
+
+
+def _attribute(tag: str, attribute: str, value: str) -> str | None:
+    if tag == "img" and attribute == "src" and not IMAGE_SOURCE.fullmatch(value):
+        return None
+    return value
+
+
+def clean_html(html: str) -> str:
+    """The HTML with only ALLOWED_TAGS and ALLOWED_ATTRIBUTES left; scripts and styles removed with their content."""
+    return nh3.clean(html, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, url_schemes={"data"},
+                     attribute_filter=_attribute, link_rel=None, strip_comments=True)
+
+
+def clean_markdown(markdown: str) -> str:
+    """Markdown with any raw HTML in it cleaned. A `>` the cleaner escaped is put back (it opens no tag, and
+    markdown needs it for quotes); `<` stays escaped, so no tag can come back."""
+    return clean_html(markdown).replace("&gt;", ">")
+
+
+def _text(value) -> str:
+    return "".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def clean_output(output: NotebookNode) -> NotebookNode | None:
+    """The output with only safe data, or None when nothing of it can be shown safely."""
+    kind = output.get("output_type")
+    if kind == "stream":  # rendered as escaped text
+        return NotebookNode({"output_type": "stream", "name": str(output.get("name", "stdout")),
+                             "text": _text(output.get("text", ""))})
+    if kind == "error":  # rendered as escaped text
+        return NotebookNode({"output_type": "error", "ename": str(output.get("ename", "")),
+                             "evalue": str(output.get("evalue", "")),
+                             "traceback": [str(line) for line in output.get("traceback", [])]})
+    if kind not in ("display_data", "execute_result"):
+        return None
+    data = {}
+    for mimetype, value in (output.get("data") or {}).items():
+        if mimetype not in SAFE_OUTPUT_TYPES:
+            continue
+        value = _text(value)
+        if mimetype == "text/html":
+            value = clean_html(value)
+        elif mimetype == "text/markdown":
+            value = clean_markdown(value)
+        elif mimetype.startswith("image/") and not BASE64.fullmatch(value):
+            continue
+        data[mimetype] = value
+    if not data:
+        return None
+    metadata = {}
+    for mimetype in ("image/png", "image/jpeg"):  # only an image's alt text, with nothing that could close the attribute
+        alt = ((output.get("metadata") or {}).get(mimetype) or {}).get("alt")
+        if mimetype in data and isinstance(alt, str):
+            metadata[mimetype] = {"alt": re.sub(r"[\"'<>&]", "", alt)}
+    cleaned = NotebookNode({"output_type": kind, "data": data, "metadata": metadata})
+    if kind == "execute_result":
+        cleaned.execution_count = None
+    return cleaned
+
+
+class SanitizeFeedback(Preprocessor):
+    """Clean markdown, raw cells, outputs and metadata so that nothing in the page runs or loads."""
+
+    enabled = Bool(True, help="Sanitize feedback pages (on unless configured off).").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        nb.metadata = NotebookNode({key: nb.metadata[key] for key in NOTEBOOK_METADATA_KEPT if key in nb.metadata})
+        return super().preprocess(nb, resources)
+
+    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int) -> tuple[NotebookNode, ResourcesDict]:
+        cell.metadata = NotebookNode({key: cell.metadata[key] for key in CELL_METADATA_KEPT if key in cell.metadata})
+        if cell.cell_type == "markdown":
+            cell.source = clean_markdown(_text(cell.source))
+        elif cell.cell_type == "raw":
+            cell.source = clean_html(_text(cell.source))
+        if "attachments" in cell:
+            cell.attachments = NotebookNode({
+                name: NotebookNode({t: v for t, v in bundle.items() if t in SAFE_ATTACHMENT_TYPES
+                                    and isinstance(v, str) and BASE64.fullmatch(v)})
+                for name, bundle in (cell.attachments or {}).items() if isinstance(bundle, dict)})
+        if cell.cell_type == "code":
+            cell.outputs = [cleaned for cleaned in map(clean_output, cell.get("outputs", [])) if cleaned is not None]
+        return cell, resources

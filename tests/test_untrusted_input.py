@@ -1,0 +1,285 @@
+"""Does the trusted parent distrust what a hand-in holds: its size, its links, its text, its metadata, and keep
+the gradebook's password off command lines? Each hostile case has an honest twin that still scores as before.
+
+(The feedback page's sanitizing and Content-Security-Policy are tested in a real browser in
+tests/test_nbgrader_feedback_browser.py.)
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import runpy
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from conftest import REFERENCE, ROOT
+from grader import colab_notebooks as cn
+from grader.build.config import SOURCE_NOTEBOOK
+from grader.grade import grade_submission
+from grader.grade_all import DB_URL_ENV, Course, find_submissions
+from grader.report import render_text
+from grader.source import MAX_FILE_BYTES, load_submission, submission_from_cells
+from nbgrader_course import apply, release_course, release_notebook
+
+ESCAPES = "\x1b[2J\x1b[H\x1b]0;pwned\x07\x1b[1;32mScore: 20 / 20\x1b[0m\r"
+SECRET = "root:$6$SECRET-LINE-FROM-OUTSIDE:19000:0:99999:7:::"
+HONEST_PARENT_PEAK = 1.5 * 2**30  # bytes: an honest `grade-all` here peaks near 0.5 GiB; the padded notebook took 4.4
+
+
+@pytest.fixture(autouse=True)
+def no_report_cache(monkeypatch):
+    monkeypatch.delenv("ATTENTION_KIT_REPORT_CACHE", raising=False)
+
+
+def chain(n: int) -> str:
+    """The reference, its SDPA reached only through a chain of n assignments (`x1 = x0`, `x2 = x1`, ...)."""
+    code = REFERENCE.read_text(encoding="utf-8").replace("def scaled_dot_product_attention(", "def _sdpa(", 1)
+    links = "".join(f"x{i} = x{i - 1}\n" for i in range(1, n + 1))
+    return f"{code}\nx0 = _sdpa\n{links}scaled_dot_product_attention = x{n}\n"
+
+
+MEASURED = ("import os, subprocess, sys; child = subprocess.Popen(sys.argv[2:]); _, status, usage = os.wait4(child.pid, 0); "
+            "open(sys.argv[1], 'w').write(str(usage.ru_maxrss)); sys.exit(os.waitstatus_to_exitcode(status))")
+"""Runs a command and writes its peak memory (KiB; itself or any process it waited for) to a file."""
+
+
+def run_measured(command: list[str], peak_file: Path) -> tuple[subprocess.CompletedProcess, int, float]:
+    """Run a command; its output, its peak memory in bytes and its wall time."""
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", MEASURED, str(peak_file), *command], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    return done, int(peak_file.read_text()) * 1024, time.perf_counter() - started
+
+
+# --- bounded parent-side work ---------------------------------------------------------------------
+
+
+def test_a_long_chain_of_assignments_is_extracted_in_linear_time(tmp_path):
+    """4,000 chained assignments the graded function needs: extracted in well under a second (76 s when it was
+    quadratic), every link kept, and the submission still scores 20/20."""
+    code = chain(4000)
+    started = time.perf_counter()
+    submission = submission_from_cells([code], "chain.py", is_notebook=False)
+    assert time.perf_counter() - started < 1.0
+    assert submission.refusal is None and "x3999 = x3998" in submission.source
+    path = tmp_path / "chain.py"
+    path.write_text(code, encoding="utf-8")
+    assert grade_submission(path, lang="en")["score"] == 20.0
+
+
+def test_a_chain_over_the_code_cap_is_refused_quickly(tmp_path):
+    """40,000 links (610 KiB of code): refused before parsing, with the catalog's reason, in a blink."""
+    path = tmp_path / "chain.py"
+    path.write_text(chain(40_000), encoding="utf-8")
+    started = time.perf_counter()
+    report = grade_submission(path, lang="en")
+    assert time.perf_counter() - started < 2.0
+    assert report["score"] == 0.0 and report["mistakes"] == ["submission-too-large"]
+    assert report["refused"] == "submission-too-large"
+    assert "Not graded: the code is" in report["checks"][0]["message"]
+
+
+def test_a_notebook_over_the_file_cap_is_refused_unread(tmp_path):
+    """The cap applies before reading: a (sparse) notebook of 2 GiB is refused by its size alone; an honest
+    notebook with a few MiB of plot output is graded as usual."""
+    honest = cn.answered(release_notebook(), cn.reference_answers())
+    plot = nbformat.v4.new_output("display_data", data={"image/png": "A" * (4 * 2**20)})
+    honest.cells[cn.cell_by_id(honest, "sdpa")].outputs = [plot]
+    padded = cn.write(honest, tmp_path / "padded.ipynb")
+    with padded.open("r+b") as handle:
+        handle.truncate(2 * 2**30)  # the padding: 2 GiB on paper, no disk
+    started = time.perf_counter()
+    refused = load_submission(padded)
+    assert time.perf_counter() - started < 0.5
+    assert refused.refusal.mistake == "submission-too-large" and refused.source == ""
+    assert MAX_FILE_BYTES < 2 * 2**30
+    kept = load_submission(cn.write(honest, tmp_path / "honest.ipynb"))
+    assert kept.refusal is None and "def scaled_dot_product_attention" in kept.source
+
+
+def test_a_notebook_that_is_not_json_gets_a_plain_reason(tmp_path):
+    path = tmp_path / "attention.ipynb"
+    path.write_bytes(b"PK\x03\x04 a zip file, renamed")
+    report = grade_submission(path, lang="zh")
+    assert report["mistakes"] == ["not-a-notebook"] and "error" not in report
+    assert "不是 JSON 格式的 notebook" in report["checks"][0]["message"]
+    assert "JSONDecodeError" not in json.dumps(report)
+
+
+def test_every_way_a_notebook_can_be_malformed_is_a_refusal_not_a_crash(tmp_path):
+    for number, text in enumerate(["[1, 2]", '{"cells": 5}', '{"cells": [3, {"cell_type": "code", "source": [1]}]}',
+                                   "[" * 100_000, '{"worksheets": [7]}']):
+        path = tmp_path / f"bad{number}.ipynb"
+        path.write_text(text, encoding="utf-8")
+        submission = load_submission(path)
+        assert submission.refusal is None or submission.refusal.mistake == "not-a-notebook", text[:30]
+
+
+# --- a class with links, a padded notebook, escapes, and honest neighbours -------------------------
+
+
+@pytest.fixture(scope="module")
+def hostile_class(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess, list[dict], int, float]:
+    """One `grade-all --jobs 2` run over a class of hostile hand-ins and two honest ones."""
+    root = tmp_path_factory.mktemp("hostile-class")
+    outside = tmp_path_factory.mktemp("outside") / "shadow"
+    outside.write_text(SECRET + "\n", encoding="utf-8")
+    (root / "alice").mkdir()
+    (root / "alice" / "attention.py").write_bytes(REFERENCE.read_bytes())  # honest
+    cn.write(cn.answered(release_notebook(), cn.reference_answers()), root / "heidi_Copy of attention.ipynb")  # honest
+    (root / "bob").mkdir()
+    (root / "bob" / "attention.py").symlink_to(ROOT / "solutions" / "attention" / "attention.py")
+    (root / "mallory_attention.py").symlink_to(outside)
+    (root / "eve" / "work").mkdir(parents=True)
+    (root / "eve" / "work" / "solution").symlink_to(ROOT / "solutions" / "attention", target_is_directory=True)
+    (root / "trent").symlink_to(outside.parent, target_is_directory=True)
+    padded = cn.write(cn.answered(release_notebook(), cn.reference_answers()), root / "oscar_attention.ipynb")
+    with padded.open("r+b") as handle:
+        handle.truncate(2 * 2**30)
+    (root / "carol_attention.py").write_text(
+        f"ESCAPES = {ESCAPES!r}\n\n\ndef scaled_dot_product_attention(Q, K, V, is_causal=True):\n"
+        "    raise ValueError(ESCAPES)\n", encoding="utf-8")
+    (root / "zed\x1b]0;title\x07.py").write_text(REFERENCE.read_text(encoding="utf-8"), encoding="utf-8")
+    out = root.parent / f"{root.name}.json"
+    done, peak, seconds = run_measured([sys.executable, "-m", "grader", "grade-all", str(root), "--jobs", "2",
+                                        "--json", str(out), "--lang", "en"], root.parent / f"{root.name}.peak")
+    assert done.returncode == 0, done.stderr[-3000:]
+    return root, done, json.loads(out.read_text(encoding="utf-8")), peak, seconds
+
+
+def rows(hostile_class) -> dict[str, dict]:
+    return {report["student"]: report for report in hostile_class[2]}
+
+
+def test_links_out_of_a_submission_score_zero_with_a_row_that_says_so(hostile_class):
+    """A link to the instructor's solution, to a file outside the class, a linked folder inside the student's
+    folder and a linked student folder: each a row, 0 points, `submission-link`; the honest neighbours 20/20."""
+    found = rows(hostile_class)
+    for student in ("bob", "mallory", "eve", "trent"):
+        assert found[student]["score"] == 0.0, student
+        assert found[student]["mistakes"] == ["submission-link"], student
+    assert found["alice"]["score"] == 20.0 and found["heidi"]["score"] == 20.0
+
+
+def test_nothing_from_outside_a_submission_reaches_a_report_or_the_output(hostile_class):
+    _, done, reports, _, _ = hostile_class
+    assert "SECRET-LINE" not in json.dumps(reports) + done.stdout + done.stderr
+
+
+def test_the_padded_notebook_gets_its_row_quickly_and_cheaply(hostile_class):
+    """2 GiB of notebook: a row with 0 points and the reason; the whole class run stays small and quick."""
+    oscar = rows(hostile_class)["oscar"]
+    assert oscar["score"] == 0.0 and oscar["mistakes"] == ["submission-too-large"]
+    _, _, _, peak, seconds = hostile_class
+    assert peak < HONEST_PARENT_PEAK, f"grade-all peaked at {peak / 2**20:.0f} MiB"
+    assert seconds < 300
+
+
+def test_students_are_named_by_the_collectors_rule(hostile_class):
+    """`heidi_Copy of attention.ipynb` is heidi, as zip_collect reads it, not `heidi_Copy of attention`."""
+    assert {"heidi", "carol", "oscar", "mallory"} <= set(rows(hostile_class))
+    assert dict(find_submissions(hostile_class[0]))["heidi"].name == "heidi_Copy of attention.ipynb"
+
+
+def test_no_raw_escape_reaches_grade_alls_output(hostile_class):
+    _, done, reports, _, _ = hostile_class
+    assert "\x1b" not in done.stdout and "\r" not in done.stdout and "\x07" not in done.stdout
+    assert rows(hostile_class)["carol"]["score"] == 0.0
+    assert "\\x1b[2J" in json.dumps(reports)  # escaped, still readable for the instructor
+
+
+def test_no_raw_escape_in_grader_grades_text_report(hostile_class):
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(hostile_class[0] / "carol_attention.py"),
+                           "--lang", "en"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "\x1b" not in done.stdout and "\r" not in done.stdout and "\x07" not in done.stdout
+    assert "\\x1b[1;32mScore: 20 / 20" in done.stdout and done.stdout.rstrip().endswith("not-implemented")
+
+
+def test_grader_grade_on_a_link_refuses_it_without_quoting_it(hostile_class):
+    """`grader grade PATH` on a link: a report saying it is a link (exit 0), never the content it points at."""
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(hostile_class[0] / "mallory_attention.py"),
+                           "--json"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert report["mistakes"] == ["submission-link"] and "SECRET-LINE" not in done.stdout + done.stderr
+
+
+def test_render_text_escapes_every_control_character():
+    report = {"submission": "a\x1b[2Jb\nScore: 20 / 20.py", "score": 0.0, "max_score": 20.0, "mistakes": [],
+              "checks": [{"id": "x", "part": "integrity", "passed": False, "message": "m\x9b31m\u202eevil\r"}]}
+    text = render_text(report, "en")
+    assert not any(ch in text for ch in "\x1b\x9b\u202e\r")
+    assert text.splitlines()[0] == "a\\x1b[2Jb\\nScore: 20 / 20.py"
+
+
+# --- no trusted student metadata ---------------------------------------------------------------------
+
+
+def configured(name: str) -> list[str]:
+    """A preprocessor list of the repo's nbgrader_config.py, as nbgrader reads it."""
+    from traitlets.config import Config
+
+    config = Config()
+    runpy.run_path(str(ROOT / "nbgrader_config.py"), init_globals={"get_config": lambda: config})
+    section, key = name.split(".")
+    return list(config[section][key])
+
+
+def test_kit_metadata_written_by_the_student_never_reaches_the_verdict(tmp_path):
+    """A forged `attention_kit.repairs` ("corrected by the instructor: 10 / 10") and a forged report, at notebook
+    and cell level, run through the kit's sanitize steps as nbgrader_config.py lists them, then graded: the verdict
+    holds only the grader's own text, and the real repair the kit made is still told."""
+    from grader.nbgrader_plugins.grade_with_hidden_graders import GradeWithHiddenGraders
+    from traitlets.utils.importstring import import_item
+
+    course = release_course(tmp_path)
+    nb = cn.answered(release_notebook(), cn.reference_answers())
+    nb = cn.delete(nb, "model_args")  # a real repair: the kit restores the cell and says so
+    forged = {"repairs": [{"zh": "教师已更正：10 / 10", "en": "corrected by the instructor: 10 / 10"}],
+              "report": {"score": 20.0}}
+    nb.metadata["attention_kit"] = copy.deepcopy(forged)
+    nb.cells[cn.cell_by_id(nb, "sdpa")].metadata["attention_kit"] = copy.deepcopy(forged)
+    kit_steps = [step for step in configured("Autograde.sanitize_preprocessors") if step.startswith("grader.")]
+    assert kit_steps[0].endswith("DiscardKitMetadata")
+    for step in kit_steps:
+        nb = apply(import_item(step), nb, course)
+    source = nbformat.read(ROOT / SOURCE_NOTEBOOK, as_version=4)
+    for grade_id in ("sdpa_tests", "mha_tests"):  # the hidden tests back, as nbgrader's OverwriteCells does
+        nb.cells[cn.cell_by_id(nb, grade_id)].source = source.cells[cn.cell_by_id(source, grade_id)].source
+    graded = apply(GradeWithHiddenGraders, nb, course)
+    verdicts = "".join(output.get("text", "") for cell in graded.cells if cell.cell_type == "code"
+                       for output in cell.get("outputs", []))
+    assert "corrected by the instructor" not in verdicts and "教师已更正" not in verdicts
+    assert "model_args" in verdicts  # the kit's own repair note
+    assert "attention_kit" not in graded.cells[cn.cell_by_id(graded, "sdpa")].metadata
+    assert graded.metadata["attention_kit"]["report"]["score"] == 20.0
+    assert all("10 / 10" not in note["en"] for note in graded.metadata["attention_kit"]["repairs"])
+
+
+# --- the gradebook's password stays off command lines ---------------------------------------------
+
+
+def test_the_autograde_child_gets_the_database_url_in_its_environment_only(tmp_path):
+    url = "postgresql+psycopg2://grader:S3CRET-PASSWORD@db.example/gradebook"
+    course = Course(tmp_path, "attention", [f"--CourseDirectory.root={tmp_path}"], converter=None, grading_steps=[],
+                    db_url=url)
+    command, env = course.autograde_invocation(tmp_path / "cache", ["someone"], force=True)
+    assert "S3CRET-PASSWORD" not in "\0".join(command)
+    assert env[DB_URL_ENV] == url
+
+
+def test_nbgrader_config_takes_the_database_url_from_the_environment(monkeypatch):
+    url = "postgresql+psycopg2://grader:S3CRET-PASSWORD@db.example/gradebook"
+    from traitlets.config import Config
+
+    monkeypatch.setenv(DB_URL_ENV, url)
+    config = Config()
+    runpy.run_path(str(ROOT / "nbgrader_config.py"), init_globals={"get_config": lambda: config})
+    assert config.CourseDirectory.db_url == url
