@@ -68,3 +68,6 @@ c.GenerateFeedback.preprocessors = [
 
 # zip_collect: Colab downloads `<student_id>_<any name>.ipynb` in downloaded/<assignment>/extracted/.
 c.ZipCollectApp.collector_plugin = f"{KIT}.collector.ColabFileNameCollector"
+# zip_collect, archives in downloaded/<assignment>/archive/: extracted with sizes, ratios, paths, links and
+# student ownership checked, every refused entry named (grader/nbgrader_plugins/safe_extractor.py).
+c.ZipCollectApp.extractor_plugin = f"{KIT}.safe_extractor.SafeExtractor"
