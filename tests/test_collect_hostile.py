@@ -4,8 +4,8 @@ One real zip_collect run (the repo's nbgrader_config.py, a course root of its ow
 with archives) over honest students and hostile archives side by side: traversing and absolute
 entry names, a notebook planted for another student, links in a tarball, compression bombs (one
 declaring its size, one under the size cap but compressed 1000:1, one whose zip header lies, one
-tar header extension too large to be honest), a nested archive, an oversized plain notebook and a
-link in the archive folder itself.
+tar header extension too large to be honest, a zip directory far longer than its count says), a
+nested archive, an oversized plain notebook, and a link and a linked folder in the archive folder itself.
 """
 from __future__ import annotations
 
@@ -73,6 +73,14 @@ def lie_about_size(path: Path, declared: int) -> None:
     path.write_bytes(bytes(data))
 
 
+def declare_entry_count(path: Path, count: int) -> None:
+    """Rewrite a zip's end-of-central-directory record to declare `count` entries (zipfile trusts the size instead)."""
+    data = bytearray(path.read_bytes())
+    end = data.rfind(b"PK\x05\x06")
+    data[end + 8:end + 12] = struct.pack("<HH", count, count)
+    path.write_bytes(bytes(data))
+
+
 def pax_bomb(path: Path, size: int) -> None:
     """A tar.gz whose first header is a pax extension of `size` incompressible bytes (tarfile reads it whole)."""
     header = tarfile.TarInfo("././@PaxHeader")
@@ -129,6 +137,9 @@ def build_downloads(archive: Path, outside: Path) -> dict[str, bytes]:
         big.write(notebook("oscar"))
         big.truncate(100 * MiB)  # sparse: 100 MiB to whoever reads it, nothing on this disk
     (archive / "peggy_attention.ipynb").symlink_to("/etc/passwd")
+    (archive / "linked").symlink_to(outside)  # a folder link: never walked into
+    write_zip(archive / "wide_bomb.zip", {f"e{number}": b"" for number in range(20_000)})
+    declare_entry_count(archive / "wide_bomb.zip", 1)
     write_zip(archive / "class.zip", {"erin_attention.ipynb": honest["erin"],
                                       "frank_Copy of attention.ipynb": honest["frank"]})
     return honest
@@ -152,6 +163,8 @@ REFUSED = {
     "'victor_nest.zip' entry 'inner.zip'": "an archive inside an archive",
     "'oscar_attention.ipynb'": "over the 64.0 MiB limit",
     "'peggy_attention.ipynb'": "a symbolic link",
+    "'linked'": "a symbolic link",
+    "'wide_bomb.zip'": "over the limit of 10000 entries",
 }
 """What zip_collect must name as not extracted -> a word of the reason it must give."""
 

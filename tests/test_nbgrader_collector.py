@@ -139,10 +139,13 @@ def test_an_oversized_notebook_is_left_out_before_it_is_read(tmp_path):
 
 
 def test_a_link_is_left_out_and_never_followed(tmp_path):
-    """Is a link in the extracted folder (to a notebook elsewhere) named, not collected through?"""
+    """Is a link in the extracted folder (to a notebook or a folder elsewhere) named, not collected through?"""
     elsewhere = put(tmp_path / "elsewhere", "solution.ipynb")
     (tmp_path / "downloads").mkdir()
     link = tmp_path / "downloads" / "carol_attention.ipynb"
     link.symlink_to(elsewhere)
+    folder_link = tmp_path / "downloads" / "more"
+    folder_link.symlink_to(elsewhere.parent)
     collector = plan(tmp_path / "downloads")
     assert collector.plan == {} and "a link" in collector.left_out[str(link)]
+    assert "a link to a folder" in collector.left_out[str(folder_link)]

@@ -4,7 +4,7 @@ Everything here comes from a student: entry names, kinds, declared sizes and the
 bytes themselves. A reader yields `Member`s, each with the size its header declares; it does not
 decide what to write (that is `safe_extractor`). What it bounds itself, because only it can:
 
-- zip: the entry count (read from the end-of-central-directory record, before zipfile builds one
+- zip: the entry count and directory size (read from the end records, before zipfile builds one
   object per entry) and the sum of declared sizes, both before anything is yielded;
 - tar: every decompressed byte, counted while streaming (a refused member's data is still
   decompressed to skip it), against the archive's total and its compression ratio, and the tar
@@ -27,6 +27,8 @@ from typing import BinaryIO, Callable, Iterator
 
 RATIO_FLOOR_BYTES = 1 << 20
 """Below this many uncompressed bytes the compression ratio is not judged: small text compresses well."""
+MAX_ZIP_RECORD_BYTES = 1 << 10
+"""Room for one zip directory record: 46 bytes and a name, extra field and comment of honest length."""
 MAX_TAR_HEADER_BYTES = 64 << 10
 """A pax header or GNU long name holds a path and a few fields; tarfile reads it whole into memory."""
 
@@ -65,8 +67,9 @@ def members(path: Path, limits: ArchiveLimits) -> Iterator[Member]:
         yield from tar_members(path, limits)
 
 
-def zip_entry_count(path: Path) -> int:
-    """The entry count the end-of-central-directory record declares (zip64 included), read without zipfile."""
+def zip_directory(path: Path) -> tuple[int, int]:
+    """(entry count, central directory bytes) as the end records declare them (zip64 included), read without
+    zipfile: zipfile builds one object per entry, reading as many bytes as the directory size says."""
     with path.open("rb") as handle:
         handle.seek(0, 2)
         size = handle.tell()
@@ -75,11 +78,11 @@ def zip_entry_count(path: Path) -> int:
     end = tail.rfind(b"PK\x05\x06")
     if end < 0 or len(tail) < end + 22:
         raise ArchiveRefused("not a readable zip archive (no end-of-central-directory record)")
-    count = struct.unpack("<H", tail[end + 10:end + 12])[0]
+    count, directory = struct.unpack("<HI", tail[end + 10:end + 16])
     zip64 = tail.rfind(b"PK\x06\x06", 0, end)
-    if count == 0xFFFF and zip64 >= 0 and len(tail) >= zip64 + 40:
-        count = struct.unpack("<Q", tail[zip64 + 32:zip64 + 40])[0]
-    return count
+    if zip64 >= 0 and len(tail) >= zip64 + 48:
+        count, directory = struct.unpack("<QQ", tail[zip64 + 32:zip64 + 48])
+    return count, directory
 
 
 def zip_kind(info: zipfile.ZipInfo) -> str:
@@ -95,11 +98,14 @@ def zip_kind(info: zipfile.ZipInfo) -> str:
 
 
 def zip_members(path: Path, limits: ArchiveLimits) -> Iterator[Member]:
-    count = zip_entry_count(path)
-    if count > limits.max_entries:
-        raise ArchiveRefused(f"{count} entries, over the limit of {limits.max_entries}")
+    count, directory = zip_directory(path)
+    if count > limits.max_entries or directory > limits.max_entries * MAX_ZIP_RECORD_BYTES:
+        raise ArchiveRefused(f"{count} entries in a {mib(directory)} directory, over the limit of "
+                             f"{limits.max_entries} entries")
     with zipfile.ZipFile(path) as archive:
         infos = archive.infolist()
+        if len(infos) > limits.max_entries:  # the end record's count can lie; the directory bounded the memory
+            raise ArchiveRefused(f"{len(infos)} entries, over the limit of {limits.max_entries} entries")
         declared = sum(info.file_size for info in infos if zip_kind(info) == "file")
         if declared > limits.max_total_bytes:
             raise ArchiveRefused(f"its entries declare {mib(declared)} uncompressed, over the "

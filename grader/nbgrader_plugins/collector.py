@@ -124,7 +124,9 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
             return
         by_student: dict[tuple[str, str], list[Candidate]] = {}
         for root, dirs, files in os.walk(extracted):
-            dirs[:] = sorted(d for d in dirs if d not in _IGNORED_DIRS)
+            for linked in [d for d in dirs if (Path(root) / d).is_symlink()]:
+                self.left_out[str(Path(root) / linked)] = "a link to a folder: links are never followed"
+            dirs[:] = sorted(d for d in dirs if d not in _IGNORED_DIRS and not (Path(root) / d).is_symlink())
             for file in sorted(files):
                 path = Path(root) / file
                 candidate, reason = self.map_file(path, released)

@@ -118,7 +118,10 @@ class SafeExtractor(ExtractorPlugin):
 
     def extract(self, archive_path: str, extracted_path: str) -> None:
         source, target = Path(archive_path), Path(extracted_path)
-        for root, dirs, files in os.walk(source):  # os.walk never descends into linked folders
+        for root, dirs, files in os.walk(source):
+            for linked in [name for name in dirs if (Path(root) / name).is_symlink()]:
+                dirs.remove(linked)  # os.walk would not descend into it either, but silently
+                self.refuse(repr(str((Path(root) / linked).relative_to(source))), _KIND_REASON["symlink"])
             dirs.sort()
             folder = target / Path(root).relative_to(source)
             folder.mkdir(parents=True, exist_ok=True)
@@ -204,7 +207,7 @@ class SafeExtractor(ExtractorPlugin):
             return  # folders are made for the files in them
         parts, reason = safe_parts(member.name)
         if not parts and not reason:
-            return
+            reason = "an entry without a file name"
         reason = reason or self.member_refusal(member, parts, owner)
         if reason:
             self.refuse(label, reason)
