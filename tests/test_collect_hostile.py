@@ -9,9 +9,11 @@ nested archive, an oversized plain notebook, and a link and a linked folder in t
 """
 from __future__ import annotations
 
+import base64
 import gzip
 import io
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -35,6 +37,16 @@ def notebook(owner: str) -> bytes:
     """The release notebook, marked with who really wrote it."""
     nb = release_notebook()
     nb.metadata["written_by"] = owner
+    return nbformat.writes(nb).encode()
+
+
+def notebook_with_plots(owner: str, mib: int) -> bytes:
+    """An honest big notebook: `mib` MiB of PNG output (random bytes, incompressible like real images)."""
+    nb = release_notebook()
+    nb.metadata["written_by"] = owner
+    png = base64.b64encode(os.urandom(mib * MiB * 3 // 4)).decode()
+    cell = nbformat.v4.new_code_cell("plt.show()", outputs=[nbformat.v4.new_output("display_data", data={"image/png": png})])
+    nb.cells.append(cell)
     return nbformat.writes(nb).encode()
 
 
@@ -94,7 +106,9 @@ def pax_bomb(path: Path, size: int) -> None:
 def build_downloads(archive: Path, outside: Path) -> dict[str, bytes]:
     """Fill archive/ with the class; return the honest students' notebooks as they wrote them."""
     honest = {student: notebook(student) for student in ("alice", "bob", "carol", "trudy", "mallory", "erin", "frank")}
+    honest["ivan"] = notebook_with_plots("ivan", 24)  # big, but as a Colab notebook with many plots is
     archive.mkdir(parents=True)
+    write_zip(archive / "ivan_attention.zip", {"Copy of attention.ipynb": honest["ivan"]})
     write_zip(archive / "alice_attention.zip", {"attention.ipynb": honest["alice"]})
     (archive / "bob_attention.ipynb").write_bytes(honest["bob"])
     os.utime(archive / "bob_attention.ipynb", (OLD, OLD))  # older than anything Mallory plants
@@ -108,13 +122,14 @@ def build_downloads(archive: Path, outside: Path) -> dict[str, bytes]:
         tar_entry("up/carol_climbed.ipynb", notebook("carol-link"), mtime=OLD),  # into a folder, never the link
         tar_entry("fifo_attention.ipynb", type=tarfile.FIFOTYPE),
     ])
-    write_zip(archive / "trudy_trav.zip", {
-        "../../outside_trav.ipynb": notebook("trudy-up"),
-        f"{outside}/abs_trav.ipynb": notebook("trudy-abs"),
-        "sub/../../../deep_trav.ipynb": notebook("trudy-deep"),
-        "..\\..\\win_trav.ipynb": notebook("trudy-win"),
-        "trudy_attention.ipynb": honest["trudy"],
-    })
+    traversal = {  # names without a student id, so that only the path check stands between them and the disk
+        "../../../escaped.ipynb": notebook("trudy-up"),
+        f"{outside}/absolute.ipynb": notebook("trudy-abs"),
+        "sub/../../../../deeper.ipynb": notebook("trudy-deep"),
+        "..\\..\\..\\windows.ipynb": notebook("trudy-win"),
+    }
+    write_zip(archive / "trudy_trav.zip", {**traversal, "trudy_attention.ipynb": honest["trudy"]})
+    write_zip(archive / "class-trav.zip", traversal)  # a class archive: no owner prefix added either
     with zipfile.ZipFile(archive / "zed_bomb.zip", "w", zipfile.ZIP_DEFLATED) as bomb:
         with bomb.open("zed_attention.ipynb", "w", force_zip64=True) as entry:
             padded_notebook(entry, 200)  # declared 200 MiB, over the 64 MiB cap
@@ -151,10 +166,14 @@ REFUSED = {
     "'carol_hw.tar.gz' entry 'hard_attention.ipynb'": "a hard link",
     "'carol_hw.tar.gz' entry 'up'": "a symbolic link",
     "'carol_hw.tar.gz' entry 'fifo_attention.ipynb'": "special file",
-    "'trudy_trav.zip' entry '../../outside_trav.ipynb'": "climbs out",
-    "/abs_trav.ipynb'": "an absolute path",
-    "'trudy_trav.zip' entry 'sub/../../../deep_trav.ipynb'": "climbs out",
-    "win_trav.ipynb'": "climbs out",
+    "'trudy_trav.zip' entry '../../../escaped.ipynb'": "climbs out",
+    "'trudy_trav.zip' entry '/tmp/": "an absolute path",
+    "'trudy_trav.zip' entry 'sub/../../../../deeper.ipynb'": "climbs out",
+    "'trudy_trav.zip' entry '..\\\\..\\\\..\\\\windows.ipynb'": "climbs out",
+    "'class-trav.zip' entry '../../../escaped.ipynb'": "climbs out",
+    "'class-trav.zip' entry '/tmp/": "an absolute path",
+    "'class-trav.zip' entry 'sub/../../../../deeper.ipynb'": "climbs out",
+    "'class-trav.zip' entry '..\\\\..\\\\..\\\\windows.ipynb'": "climbs out",
     "'zed_bomb.zip' entry 'zed_attention.ipynb'": "over the 64.0 MiB limit for one notebook",
     "'zed_bomb.zip' entry 'ratio.ipynb'": "a compression bomb",
     "'liar_bomb.zip' entry 'liar_attention.ipynb'": "damaged",
@@ -202,7 +221,8 @@ def hostile_class(tmp_path_factory):
 
 def test_the_run_completes_and_every_honest_student_is_collected_on_the_first_run(hostile_class):
     """Are Alice (own archive), Bob (plain file), Carol (tarball), Trudy and Mallory (their own entries beside
-    hostile ones) and Erin and Frank (a class archive) all collected, each with their own notebook?"""
+    hostile ones), Erin and Frank (a class archive) and Ivan (24 MiB of plots) all collected, each with their own
+    notebook?"""
     root, _, honest, status, _, log = hostile_class
     assert status == 0, log
     submitted = {path.name: path for path in (root / "submitted").iterdir()}
@@ -227,14 +247,18 @@ def test_nothing_is_written_outside_the_course_nor_through_a_link(hostile_class)
     root, outside, *_ = hostile_class
     assert sorted(p.name for p in outside.iterdir()) == ["course", "zip_collect.log", "zip_collect.peak"]
     assert sorted(p.name for p in root.iterdir()) == ["downloaded", "release", "submitted"]
+    assert sorted(p.name for p in (root / "downloaded").rglob("*") if p.parent.name == ASSIGNMENT) == [
+        "archive", "extracted"]
     assert not any(path.is_symlink() for path in (root / "downloaded" / ASSIGNMENT / "extracted").rglob("*"))
-    names = {path.name for path in root.rglob("*")}
-    assert not names & {"outside_trav.ipynb", "abs_trav.ipynb", "deep_trav.ipynb", "win_trav.ipynb"}
+    escaped = [path for path in outside.rglob("*") if re.search(r"escaped|absolute|deeper|windows", path.name)]
+    assert escaped == []
 
 
 def test_extracted_and_submitted_stay_small_and_the_run_modest_in_memory(hostile_class):
-    """Do the bombs (740 MiB of padding, a 160 MiB tar header) cost neither disk nor memory?"""
+    """Do the bombs (380 MiB of padding, a 100 MiB sparse notebook, a 160 MiB tar header) cost neither disk nor
+    memory, while an honest 24 MiB notebook with plots is collected?"""
     root, *_, peak_kib, log = hostile_class
-    assert tree_bytes(root / "downloaded" / ASSIGNMENT / "extracted") < 4 * MiB
-    assert tree_bytes(root / "submitted") < 4 * MiB
+    honest_bytes = 28 * MiB  # Ivan's notebook with plots and seven small ones
+    assert tree_bytes(root / "downloaded" / ASSIGNMENT / "extracted") < honest_bytes
+    assert tree_bytes(root / "submitted") < honest_bytes
     assert peak_kib * 1024 < 300 * MiB, f"zip_collect peaked at {peak_kib >> 10} MiB"

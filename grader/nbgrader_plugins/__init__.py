@@ -8,8 +8,10 @@ One transformation per module, like nbgrader's own preprocessors:
 | `restore_missing_cells` | `RestoreMissingCells` | same, right after | puts back locked release cells (provided code, tests) the notebook lacks |
 | `grade_with_hidden_graders` | `GradeWithHiddenGraders` | `Autograde.autograde_preprocessors`, in place of `Execute` | grades the code cells in the sandbox; writes verdicts, pictures and scores into the test cells |
 | `hide_hidden_tests` | `HideHiddenTests` | `GenerateFeedback.preprocessors` | removes the hidden test blocks from feedback pages |
+| `safe_extractor` | `SafeExtractor` | `ZipCollectApp.extractor_plugin` | extracts hand-in archives with sizes, ratios, paths, links and student ownership checked; names every refusal |
 | `collector` | `ColabFileNameCollector` | `ZipCollectApp.collector_plugin` | maps Colab downloads `<student_id>_<any name>.ipynb` to the assignment's notebook |
 
-`release_cells` (what the release notebook's cells are, what a cell defines) and
-`attention_figure` (the attention-matrix picture) are helpers.
+`release_cells` (what the release notebook's cells are, what a cell defines),
+`attention_figure` (the attention-matrix picture) and `archive_members` (an archive's members,
+sizes bounded while reading) are helpers.
 """

@@ -85,7 +85,7 @@ def copy_bounded(source: BinaryIO, target: Path, limit: int) -> int:
             while chunk := source.read(min(_CHUNK, limit + 1 - written)):
                 written += len(chunk)
                 if written > limit:
-                    raise EntryTooLarge(f"holds more than {mib(limit)} while its header said less")
+                    raise EntryTooLarge(f"holds more than the {mib(limit)} its header or size said")
                 out.write(chunk)
     except BaseException:
         target.unlink(missing_ok=True)
@@ -147,8 +147,12 @@ class SafeExtractor(ExtractorPlugin):
         if size > self.max_entry_bytes:
             self.refuse(label, f"{mib(size)}, over the {mib(self.max_entry_bytes)} limit for one notebook")
             return
-        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as source:
-            copy_bounded(source, target, self.max_entry_bytes)
+        try:
+            with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as source:
+                copy_bounded(source, target, self.max_entry_bytes)
+        except (EntryTooLarge, OSError) as error:  # it grew, or turned into a link, since it was looked at
+            self.refuse(label, f"not copied ({error})")
+            return
         shutil.copystat(path, target)
         self.written += 1
 
