@@ -62,8 +62,8 @@ def write_zip(path: Path, entries: dict[str, bytes]) -> None:
             archive.writestr(zipfile.ZipInfo(name, (2024, 1, 1, 0, 0, 0)), data)
 
 
-def write_tar_gz(path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]], level: int = 6) -> None:
-    with gzip.open(path, "wb", compresslevel=level) as packed, tarfile.open(fileobj=packed, mode="w|") as archive:
+def write_tar_gz(path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]]) -> None:
+    with gzip.open(path, "wb") as packed, tarfile.open(fileobj=packed, mode="w|", format=tarfile.PAX_FORMAT) as archive:
         for info, data in members:
             archive.addfile(info, io.BytesIO(data) if data is not None else None)
 
@@ -107,6 +107,7 @@ def build_downloads(archive: Path, outside: Path) -> dict[str, bytes]:
     """Fill archive/ with the class; return the honest students' notebooks as they wrote them."""
     honest = {student: notebook(student) for student in ("alice", "bob", "carol", "trudy", "mallory", "erin", "frank")}
     honest["ivan"] = notebook_with_plots("ivan", 24)  # big, but as a Colab notebook with many plots is
+    honest["walt"] = notebook("walt")
     archive.mkdir(parents=True)
     write_zip(archive / "ivan_attention.zip", {"Copy of attention.ipynb": honest["ivan"]})
     write_zip(archive / "alice_attention.zip", {"attention.ipynb": honest["alice"]})
@@ -128,6 +129,8 @@ def build_downloads(archive: Path, outside: Path) -> dict[str, bytes]:
         "sub/../../../../deeper.ipynb": notebook("trudy-deep"),
         "..\\..\\..\\windows.ipynb": notebook("trudy-win"),
     }
+    write_tar_gz(archive / "walt_time.tar.gz", [  # a date no clock can hold must not stop the run
+        tar_entry("attention.ipynb", honest["walt"], pax_headers={"mtime": "-1e20"})])
     write_zip(archive / "trudy_trav.zip", {**traversal, "trudy_attention.ipynb": honest["trudy"]})
     write_zip(archive / "class-trav.zip", traversal)  # a class archive: no owner prefix added either
     with zipfile.ZipFile(archive / "zed_bomb.zip", "w", zipfile.ZIP_DEFLATED) as bomb:
@@ -221,8 +224,8 @@ def hostile_class(tmp_path_factory):
 
 def test_the_run_completes_and_every_honest_student_is_collected_on_the_first_run(hostile_class):
     """Are Alice (own archive), Bob (plain file), Carol (tarball), Trudy and Mallory (their own entries beside
-    hostile ones), Erin and Frank (a class archive) and Ivan (24 MiB of plots) all collected, each with their own
-    notebook?"""
+    hostile ones), Erin and Frank (a class archive), Ivan (24 MiB of plots) and Walt (a tarball dated -1e20 s) all
+    collected, each with their own notebook?"""
     root, _, honest, status, _, log = hostile_class
     assert status == 0, log
     submitted = {path.name: path for path in (root / "submitted").iterdir()}

@@ -27,6 +27,7 @@ extraction is done, the kit's collector is told to plan the collection over what
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -232,7 +233,7 @@ class SafeExtractor(ExtractorPlugin):
         except _UNREADABLE as error:
             self.refuse(label, f"damaged, encrypted or not readable ({type(error).__name__}: {error})")
             return
-        if member.mtime is not None:
-            stamp = min(member.mtime, time.time())  # a future date must not make a copy the newest
+        if member.mtime is not None and math.isfinite(member.mtime):
+            stamp = min(max(member.mtime, 0.0), time.time())  # a future date must not make a copy the newest
             os.utime(target, (stamp, stamp))
         self.written += 1
