@@ -78,3 +78,6 @@ c.GenerateFeedback.exporter_class = f"{KIT}.feedback_page_policy.FeedbackPageExp
 
 # zip_collect: Colab downloads `<student_id>_<any name>.ipynb` in downloaded/<assignment>/extracted/.
 c.ZipCollectApp.collector_plugin = f"{KIT}.collector.ColabFileNameCollector"
+# zip_collect, archives in downloaded/<assignment>/archive/: extracted with sizes, ratios, paths, links and
+# student ownership checked, every refused entry named (grader/nbgrader_plugins/safe_extractor.py).
+c.ZipCollectApp.extractor_plugin = f"{KIT}.safe_extractor.SafeExtractor"

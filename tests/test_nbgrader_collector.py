@@ -4,11 +4,12 @@ from __future__ import annotations
 import json
 import logging
 import os
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
-from grader.nbgrader_plugins.collector import ColabFileNameCollector, notebook_stem
+from grader.nbgrader_plugins.collector import MAX_NOTEBOOK_BYTES, ColabFileNameCollector, notebook_stem
 
 RELEASED = ["attention.ipynb"]
 NOTEBOOK = json.dumps({"nbformat": 4, "nbformat_minor": 0, "metadata": {}, "cells": []})
@@ -120,3 +121,31 @@ def test_with_several_released_notebooks_an_unknown_name_is_reported(tmp_path):
     collector = plan(tmp_path, ["part1.ipynb", "part2.ipynb"])
     assert [c.notebook for c in collector.plan.values()] == ["part2.ipynb"]
     assert "cannot tell which" in collector.left_out[str(tmp_path / "bob_scratch.ipynb")]
+
+
+def test_an_oversized_notebook_is_left_out_before_it_is_read(tmp_path):
+    """Is a notebook over the size limit named with a plain reason, without reading it into memory?"""
+    put(tmp_path, "bob_attention.ipynb")
+    big = put(tmp_path, "alice_attention.ipynb")
+    with big.open("r+b") as handle:
+        handle.truncate(MAX_NOTEBOOK_BYTES + 1)  # sparse: large to whoever reads it, nothing on this disk
+    tracemalloc.start()
+    collector = plan(tmp_path)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert [c.student_id for c in collector.plan.values()] == ["bob"]
+    assert "over the 64 MiB limit for one notebook: not read" in collector.left_out[str(big)]
+    assert peak < 8 << 20
+
+
+def test_a_link_is_left_out_and_never_followed(tmp_path):
+    """Is a link in the extracted folder (to a notebook or a folder elsewhere) named, not collected through?"""
+    elsewhere = put(tmp_path / "elsewhere", "solution.ipynb")
+    (tmp_path / "downloads").mkdir()
+    link = tmp_path / "downloads" / "carol_attention.ipynb"
+    link.symlink_to(elsewhere)
+    folder_link = tmp_path / "downloads" / "more"
+    folder_link.symlink_to(elsewhere.parent)
+    collector = plan(tmp_path / "downloads")
+    assert collector.plan == {} and "a link" in collector.left_out[str(link)]
+    assert "a link to a folder" in collector.left_out[str(folder_link)]

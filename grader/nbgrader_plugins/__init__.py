@@ -11,8 +11,10 @@ One transformation per module, like nbgrader's own preprocessors:
 | `hide_hidden_tests` | `HideHiddenTests` | `GenerateFeedback.preprocessors` | removes the hidden test blocks from feedback pages |
 | `sanitize_feedback` | `SanitizeFeedback` | `GenerateFeedback.preprocessors`, last | cleans markdown, raw cells, outputs and metadata (nh3) so nothing a student wrote is live markup |
 | `feedback_page_policy` | `FeedbackPageExporter` | `GenerateFeedback.exporter_class` | nbgrader's HTML page plus a Content-Security-Policy: no script, nothing loaded |
+| `safe_extractor` | `SafeExtractor` | `ZipCollectApp.extractor_plugin` | extracts hand-in archives with sizes, ratios, paths, links and student ownership checked; names every refusal |
 | `collector` | `ColabFileNameCollector` | `ZipCollectApp.collector_plugin` | maps Colab downloads `<student_id>_<any name>.ipynb` to the assignment's notebook |
 
-`release_cells` (what the release notebook's cells are, what a cell defines) and
-`attention_figure` (the attention-matrix picture) are helpers.
+`release_cells` (what the release notebook's cells are, what a cell defines),
+`attention_figure` (the attention-matrix picture) and `archive_members` (an archive's members,
+sizes bounded while reading) are helpers.
 """

@@ -11,17 +11,27 @@ readable) is named in a warning and again in the summary logged before collectio
 student has several files, the newest (modification time, then Colab's copy number) is collected
 and the others are named as skipped. A notebook without the `.ipynb` suffix is renamed in the
 extracted folder (suffix appended) so that nbgrader copies it under the right name.
+
+A file larger than `max_notebook_bytes` (64 MiB: a Colab notebook with plots is a few MiB) is left
+out before it is read, and so is a link (never followed) or any other non-regular file.
+
+The plan is made once the extracted folder is complete: at start-up when there is no archive
+folder to extract (nbgrader then collects `extracted/` as the instructor filled it), otherwise when
+the kit's `SafeExtractor` has extracted the archives (it calls `plan_collection`). With another
+extractor, the plan is made at the first file nbgrader asks about.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+import stat
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 from nbgrader.plugins import FileNameCollectorPlugin
+from traitlets import Int
 from nbgrader.utils import find_all_notebooks
 
 STUDENT_ID = re.compile(r"^(?P<student_id>[^\W_](?:[^\W_]|[.\-])*)_(?P<name>.+)$")
@@ -29,6 +39,15 @@ _COPY_PREFIX = re.compile(r"^(?:copy of\s+)+", re.IGNORECASE)
 _COPY_NUMBER = re.compile(r"\s*\((\d+)\)\s*$")
 _COPY_SUFFIX = re.compile(r"\s*(?:的副本|副本|- copy|copy)\s*$", re.IGNORECASE)
 _IGNORED_DIRS = {"__MACOSX", ".ipynb_checkpoints"}
+MAX_NOTEBOOK_BYTES = 64 << 20
+"""Largest notebook collected. Real Colab notebooks with plots are a few MiB, rarely tens; a bigger file
+is padding or pasted data, and reading it costs the instructor's machine memory for nothing."""
+
+
+def student_id_of(name: str) -> str | None:
+    """The student id a file name starts with (`<student_id>_<name>`), or None when it starts with none."""
+    match = STUDENT_ID.match(unicodedata.normalize("NFC", name))
+    return match.group("student_id") if match else None
 
 
 @dataclass
@@ -70,14 +89,26 @@ def is_notebook_file(path: Path) -> bool:
 class ColabFileNameCollector(FileNameCollectorPlugin):
     """Collect `<student_id>_<any name>` notebooks whatever Colab called the copy; report every file left out."""
 
+    max_notebook_bytes = Int(MAX_NOTEBOOK_BYTES, help="Largest notebook file collected.").tag(config=True)
+
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.plan: dict[str, Candidate] = {}  # file path -> what it is collected as
         self.left_out: dict[str, str] = {}  # file path -> why it is not collected
         self.planned = False
         app = self.parent
-        if app is not None and hasattr(app, "_format_collect_path"):
-            self.make_plan(Path(app._format_collect_path(app.extracted_directory)), self.released_notebooks(app))
+        if self.is_zip_collect(app) and not os.path.isdir(app._format_collect_path(app.archive_directory)):
+            self.plan_collection(Path(app._format_collect_path(app.extracted_directory)))
+
+    @staticmethod
+    def is_zip_collect(app) -> bool:
+        return app is not None and hasattr(app, "_format_collect_path")
+
+    def plan_collection(self, extracted: Path) -> None:
+        """Plan over the extracted folder as it is now complete (called again after extraction)."""
+        self.plan.clear()
+        self.left_out.clear()
+        self.make_plan(extracted, self.released_notebooks(self.parent) if self.is_zip_collect(self.parent) else None)
 
     @staticmethod
     def released_notebooks(app) -> list[str]:
@@ -93,7 +124,9 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
             return
         by_student: dict[tuple[str, str], list[Candidate]] = {}
         for root, dirs, files in os.walk(extracted):
-            dirs[:] = sorted(d for d in dirs if d not in _IGNORED_DIRS)
+            for linked in [d for d in dirs if (Path(root) / d).is_symlink()]:
+                self.left_out[str(Path(root) / linked)] = "a link to a folder: links are never followed"
+            dirs[:] = sorted(d for d in dirs if d not in _IGNORED_DIRS and not (Path(root) / d).is_symlink())
             for file in sorted(files):
                 path = Path(root) / file
                 candidate, reason = self.map_file(path, released)
@@ -128,6 +161,15 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
         match = STUDENT_ID.match(name)
         if not match:
             return None, "no student id: the name must be <student_id>_<name>.ipynb, id of letters, digits, - and ."
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            return None, "a link, not a file: links are never followed"
+        if not stat.S_ISREG(info.st_mode):
+            return None, "not a regular file"
+        if info.st_size > self.max_notebook_bytes:
+            return None, (f"{info.st_size / (1 << 20):.1f} MiB, over the {self.max_notebook_bytes / (1 << 20):.0f} MiB "
+                          f"limit for one notebook: not read; a Colab notebook with plots is a few MiB "
+                          f"(ask the student to clear large outputs and download it again)")
         if not is_notebook_file(path):
             return None, "not a notebook (no readable nbformat JSON)"
         stem, number = notebook_stem(match.group("name"))
@@ -148,8 +190,10 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
         return Candidate(path, match.group("student_id"), notebook, number), ""
 
     def collect(self, submitted_file: str) -> dict | None:
-        if not self.planned:  # used outside zip_collect: plan the files beside this one
-            self.make_plan(Path(submitted_file).parent, None)
+        if not self.planned:  # another extractor, or outside zip_collect: plan now, over what is there
+            app = self.parent
+            self.plan_collection(Path(app._format_collect_path(app.extracted_directory)) if self.is_zip_collect(app)
+                                 else Path(submitted_file).parent)
         candidate = self.plan.get(submitted_file)
         if candidate is None:
             reason = self.left_out.get(submitted_file, "not seen when the collection was planned")
