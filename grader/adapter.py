@@ -30,6 +30,8 @@ class StudentCode:
         self.missing_isolation: list[str] = []
         self.forbidden_by_probe: dict[str, set[str]] = defaultdict(set)  # probe -> forbidden APIs it saw
         self.tampered: set[str] = set()
+        self.tampering_by_part: dict[str, set[str]] = defaultdict(set)  # part -> tampering first seen in its probes
+        self._tampering_seen: set[str] = set()
         self.failures: list[str] = []  # worker failure kinds seen (timeout, memory-limit, exited, ...)
         self._worker: Worker | None = None
         self._hanging: set[str] = set()
@@ -53,6 +55,7 @@ class StudentCode:
             self.load_errors = ready["load_errors"]
             self.names = ready["names"]
             self.missing_isolation = ready["missing_isolation"]
+            self._attribute_tampering(("sdpa", "mha"), ready.get("tampered", []))  # done while loading: both parts
         return self._worker
 
     def ensure_loaded(self) -> None:
@@ -92,7 +95,18 @@ class StudentCode:
         self.tampered.update(answer.get("tampered", []))
         if _has_subclass(answer):
             self.tampered.add("returned a tensor subclass")
+        self._attribute_tampering((kind,), list(answer.get("tampered", [])) +
+                                  (["returned a tensor subclass"] if _has_subclass(answer) else []))
         return answer
+
+    def _attribute_tampering(self, parts: tuple[str, ...], seen: list[str]) -> None:
+        """A patch persists in the worker and shows in every later answer: it belongs to the part
+        whose probe first saw it (or to both when it was there right after loading)."""
+        for item in seen:
+            if isinstance(item, str) and item not in self._tampering_seen:
+                self._tampering_seen.add(item)
+                for part in parts:
+                    self.tampering_by_part[part].add(item)
 
     def sdpa(self, **case) -> dict:
         return self.call("sdpa", **case)
