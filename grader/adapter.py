@@ -31,6 +31,8 @@ class StudentCode:
         self.missing_isolation: list[str] = []
         self.forbidden_by_probe: dict[str, set[str]] = defaultdict(set)  # probe -> forbidden APIs it saw
         self.tampered: set[str] = set()
+        self.tampering_by_part: dict[str, set[str]] = defaultdict(set)  # part -> tampering first seen in its probes
+        self._tampering_seen: set[str] = set()
         self.failures: list[str] = []  # worker failure kinds seen (timeout, memory-limit, exited, ...)
         self._worker: Worker | None = None
         self._given_up: dict[str, WorkerFailure] = {}  # probe kind -> why its later calls fail at once
@@ -62,6 +64,7 @@ class StudentCode:
             self.load_errors = ready["load_errors"]
             self.names = ready["names"]
             self.missing_isolation = ready["missing_isolation"]
+            self._attribute_tampering(("sdpa", "mha"), ready.get("tampered", []))  # done while loading: both parts
         return self._worker
 
     def ensure_loaded(self) -> None:
@@ -97,6 +100,7 @@ class StudentCode:
             self.failures.append(failure.kind)
             if failure.kind == "tampering" and kind not in self._given_up:
                 self.tampered.add(failure.detail)
+                self._attribute_tampering((kind,), [failure.detail])
             if failure.kind == "timeout":
                 self._given_up.setdefault(kind, WorkerFailure(
                     "timeout", f"an earlier {kind} call did not finish within {self.limits.probe_seconds:.0f} s"))
@@ -110,12 +114,24 @@ class StudentCode:
         self.tampered.update(answer.get("tampered", []))
         if _has_subclass(answer):
             self.tampered.add("returned a tensor subclass")
+        self._attribute_tampering((kind,), list(answer.get("tampered", [])) +
+                                  (["returned a tensor subclass"] if _has_subclass(answer) else []))
         return answer
 
     def _record(self, failure: WorkerFailure) -> None:
         self.failures.append(failure.kind)
-        if failure.kind == "tampering":
+        if failure.kind == "tampering":  # while loading: the code is the same for both parts
             self.tampered.add(failure.detail)
+            self._attribute_tampering(("sdpa", "mha"), [failure.detail])
+
+    def _attribute_tampering(self, parts: tuple[str, ...], seen: list[str]) -> None:
+        """A patch persists in the worker and shows in every later answer: it belongs to the part
+        whose probe first saw it (or to both when it was there right after loading)."""
+        for item in seen:
+            if isinstance(item, str) and item not in self._tampering_seen:
+                self._tampering_seen.add(item)
+                for part in parts:
+                    self.tampering_by_part[part].add(item)
 
     def sdpa(self, **case) -> dict:
         return self.call("sdpa", **case)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from grader import report_cache, static_analysis
+from grader import policy, report_cache, static_analysis
 from grader.adapter import StudentCode
 from grader.checks import Check, Context, Outcome, checks_for
 from grader.confinement import Limits
@@ -35,6 +35,11 @@ def integrity_check(student: StudentCode) -> tuple[Check, Outcome]:
     else:
         outcome = Outcome(True)
     return spec, outcome
+
+
+def not_run(spec: Check) -> Outcome:
+    return Outcome(False, f"未运行：本部分的代码违反了评分规则（见 {spec.part}.rules）。",
+                   f"Not run: this part's code breaks the grading rules (see {spec.part}.rules).")
 
 
 def grade_submission(path: str | Path, *, lang: str = "zh", limits: Limits | None = None, cuda: bool | None = None,
@@ -67,14 +72,18 @@ def _run_checks(submission: Submission, checks: list[Check], lang: str, limits: 
     static = static_analysis.analyse(submission.source)
     if submission.syntax_errors:
         static.setdefault("syntax-error", [{"line": e["line"], "text": e["text"]} for e in submission.syntax_errors])
+    violations = policy.violations(submission.source)
+    # a part that breaks the rules is not run at all: its code never gets to touch what the other part measures
+    blocked = {part for part in policy.PARTS if policy.for_part(violations, part)}
     student = StudentCode(submission, limits or default_limits(), use_cuda)
-    ctx = Context(student, static, use_cuda)
+    ctx = Context(student, static, use_cuda, violations)
     results = []
     try:
-        student.ensure_loaded()
+        if blocked != set(policy.PARTS):
+            student.ensure_loaded()
         for spec in checks:
             try:
-                outcome = spec.run(ctx)
+                outcome = not_run(spec) if spec.part in blocked and not spec.id.endswith(".rules") else spec.run(ctx)
             except Exception:  # a bug in a check must not cost the student the other checks
                 detail = traceback.format_exc(limit=3).splitlines()[-1]
                 outcome = Outcome(False, f"评分程序内部错误：{detail}", f"Internal grader error: {detail}")

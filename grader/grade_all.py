@@ -265,6 +265,7 @@ def class_summary(reports: list[dict], lang: str) -> str:
         for r in refused:
             title = known.get(r["refused"], {}).get("title_zh" if zh else "title_en", "")
             lines.append(f"  {printable(r['student'], keep_newlines=False)}: {title} ({r['refused']})")
+    lines += rule_breakers(reports, zh)
     errors = [r for r in reports if r.get("error")]
     if errors:
         lines.append(f"{'评分程序无法评分' if zh else 'Could not be graded'} ({len(errors)}):")
@@ -273,6 +274,18 @@ def class_summary(reports: list[dict], lang: str) -> str:
     if incomplete:
         lines.append(f"{'隔离不完整' if zh else 'Graded with incomplete isolation'}: {', '.join(incomplete)}")
     return printable("\n".join(lines))  # student names are file names, errors may quote them
+
+
+def rule_breakers(reports: list[dict], zh: bool) -> list[str]:
+    """Tampering and broken grading rules, by student: they score 0 on the part, and need a person."""
+    from grader.policy import RULE_MISTAKES
+
+    flagged = [(r.get("student", "?"), [m for m in r["mistakes"] if m in RULE_MISTAKES]) for r in reports]
+    flagged = [(student, ids) for student, ids in flagged if ids]
+    if not flagged:
+        return []
+    heading = "篡改或违反评分规则（请老师跟进）" if zh else "Tampering or broken grading rules (follow up)"
+    return [f"{heading} ({len(flagged)}):"] + [f"  {student}: {', '.join(ids)}" for student, ids in flagged]
 
 
 def table(reports: list[dict], gradebook: dict[str, tuple[float, float] | None] | None = None) -> str:

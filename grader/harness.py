@@ -8,12 +8,15 @@ No verdict is computed here: student code can patch anything in this process.
 from __future__ import annotations
 
 import ast
+import contextlib
 import io
 import os
 import pickle
+import re
 import subprocess
 import sys
 import types
+import warnings
 
 import torch
 import torch.nn as nn
@@ -23,12 +26,23 @@ from grader import probes
 from grader.probes import SUBMISSION_FILE, describe_error
 from grader.confinement import Limits, confine
 
-# Watched torch entry points: replaced by recording wrappers before student code loads, so a
-# call is seen however the student reaches it (F.…, torch.nn.functional.…, `from … import`).
+# The built-in attention, denied in the worker however it is named. Python entry points are
+# replaced by wrappers that record the call and raise (F.…, torch.nn.functional.…, `from … import`
+# and nn.MultiheadAttention all reach these objects); every aten operator behind them gets a
+# raising kernel in the dispatcher itself, so torch.ops.aten.…, torch._C._nn.… and calls with the
+# dispatch modes disabled hit it too.
 FORBIDDEN = {
     "F.scaled_dot_product_attention": (F, "scaled_dot_product_attention"),
     "F.multi_head_attention_forward": (F, "multi_head_attention_forward"),
+    "nn.MultiheadAttention": (nn.MultiheadAttention, "__init__"),
 }
+FORBIDDEN_OP_NAME = re.compile(r"scaled_dot_product|multi_head_attention|flash_attention|efficient_attention|"
+                               r"_fused_sdp|cudnn_attention")
+# Composite operators have no backend kernel to replace: their CompositeImplicitAutograd entry is
+# the kernel. Meta kernels cannot be registered from Python; the composite entry covers meta too.
+DENIED_KEYS = ("CompositeImplicitAutograd", "CompositeExplicitAutograd", "Autograd", "CPU", "CUDA")
+FORBIDDEN_ATEN_OPS = sorted({schema.name.split("::", 1)[1] for schema in torch._C._jit_get_all_schemas()
+                             if schema.name.startswith("aten::") and FORBIDDEN_OP_NAME.search(schema.name)})
 TAMPER_WATCH = {
     "torch.matmul": (torch, "matmul"), "torch.allclose": (torch, "allclose"), "torch.equal": (torch, "equal"),
     "torch.softmax": (torch, "softmax"), "F.softmax": (F, "softmax"), "torch.Tensor.__eq__": (torch.Tensor, "__eq__"),
@@ -50,8 +64,14 @@ class Runtime:
         self.forbidden_calls: set[str] = set()
         self.tampering: set[str] = set()
         for name, (owner, attr) in FORBIDDEN.items():
-            setattr(owner, attr, self._recording(name, getattr(owner, attr)))
-        nn.MultiheadAttention.__init__ = self._recording("nn.MultiheadAttention", nn.MultiheadAttention.__init__)
+            setattr(owner, attr, self._refusing(name))
+        self._denied_ops = torch.library.Library("aten", "IMPL")  # registrations live as long as this object
+        with warnings.catch_warnings():  # "overriding a previously registered kernel" is the point
+            warnings.simplefilter("ignore")
+            for op in FORBIDDEN_ATEN_OPS:
+                for key in DENIED_KEYS:
+                    with contextlib.suppress(RuntimeError):  # keys an operator cannot take
+                        self._denied_ops.impl(op, self._refusing(f"aten.{op}"), key)
         for owner, attr in PROCESS_CREATION:  # the process-count limit stops what gets around this
             if hasattr(owner, attr):
                 setattr(owner, attr, self._denied(f"{getattr(owner, '__name__', owner)}.{attr}"))
@@ -64,12 +84,12 @@ class Runtime:
 
         return deny
 
-    def _recording(self, name, function):
-        def wrapper(*args, **kwargs):
+    def _refusing(self, name):
+        def refuse(*args, **kwargs):
             self.forbidden_calls.add(name)
-            return function(*args, **kwargs)
+            raise RuntimeError(f"grading sandbox: {name} is the built-in attention; implement it yourself")
 
-        return wrapper
+        return refuse
 
     def tampered(self) -> list[str]:
         patched = {f"patched {n}" for n, (owner, attr) in TAMPER_WATCH.items() if getattr(owner, attr) is not self.originals[n]}
@@ -118,7 +138,8 @@ def worker_main(connection, limits: Limits, source: str, use_cuda: bool) -> None
         os._exit(0)
     lines = source.splitlines()
     connection.send_bytes(encode({"ready": True, "load_errors": load_errors, "missing_isolation": missing,
-                                  "names": sorted(k for k in namespace if not k.startswith("__"))}))
+                                  "names": sorted(k for k in namespace if not k.startswith("__")),
+                                  "tampered": runtime.tampered()}))  # at definition time: the whole process
     while True:
         try:
             request = pickle.loads(connection.recv_bytes())

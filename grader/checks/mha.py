@@ -6,9 +6,10 @@ import math
 import torch
 
 from grader import diagnosis, reference
-from grader.checks import (Context, Outcome, check, dtype_handling_advice, failed, failed_with_error, is_dtype_handling,
-                           forbidden_api_gate, loop_verdict, passed)
-from grader.checks.sdpa import MODULE_TOLERANCE, TOLERANCE, compare_gradients, low_precision_passed, where_largest
+from grader.checks import (Context, Outcome, attention_verdict, changed, check, dtype_handling_advice, failed,
+                           failed_with_error, forbidden_api_gate, is_dtype_handling, loop_verdict, passed, rules_gate)
+from grader.checks.sdpa import (MODULE_TOLERANCE, TOLERANCE, compare_gradients, low_precision_passed, perturbed,
+                                where_largest)
 
 ARGS = dict(dim=32, n_heads=4, dropout=0.0, max_seq_len=16)
 # (B, T, dim, n_heads, max_seq_len): T = 1, T = max_seq_len, a width that is not a power of two,
@@ -88,6 +89,32 @@ def compare(actual, call, weights, n_heads, is_causal, static, label: tuple[str,
     return failed(f"{label[0]}：输出与参考实现不符，最大误差 {error:.3g}（位置 {index}，容差 atol={atol:g}）。",
                   f"{label[1]}: the output differs from the reference, max error {error:.3g} at {index} (atol={atol:g}).",
                   diagnose_numbers(actual, call, weights, n_heads, is_causal, static))
+
+
+# (B, T, dim, n_heads, max_seq_len, is_causal): both flags, and T = max_seq_len (no slicing needed)
+EVIDENCE = [(2, 5, 32, 4, 16, True), (2, 5, 32, 4, 16, False), (2, 16, 32, 4, 16, True)]
+
+
+@check("mha.computes_attention", part="mha", points=0, visibility="hidden", gate=True,
+       title_zh="确实在计算注意力（输出随 q、k 变化，并混合各位置）",
+       title_en="it computes attention (the output follows q and k and mixes positions)")
+def computes_attention(ctx: Context) -> Outcome:
+    evidence = []
+    for seed, (B, T, dim, heads, max_len, is_causal) in enumerate(EVIDENCE, start=190):
+        base = inputs(ctx, B, T, dim, seed)
+        g = ctx.generator(seed + 100)
+        calls = [base, dict(base, q=perturbed(base["q"], g)), dict(base, k=perturbed(base["k"], g)),
+                 dict(base, v=perturbed(base["v"], g, 0)), dict(base, v=perturbed(base["v"], g, T - 1))]
+        results, problem = run(ctx, model_args(dim, heads, max_len), calls, is_causal, ("运行 forward", "running forward"),
+                               weights=linear_weights(ctx, dim, seed))
+        label = f"B={B}, T={T}, dim={dim}, is_causal={is_causal}"
+        if problem:
+            evidence.append({"label": label, "ran": False})
+            continue
+        out, out_q, out_k, out_v0, out_vl = (out_tensor(r) for r in results)
+        mixes = changed(out[:, 1:], out_v0[:, 1:]) or changed(out[:, :-1], out_vl[:, :-1])
+        evidence.append({"label": label, "ran": True, "q": changed(out, out_q), "k": changed(out, out_k), "mixes": mixes})
+    return attention_verdict(evidence)
 
 
 @check("mha.interface", part="mha", points=1, visibility="public",
@@ -375,3 +402,10 @@ def vectorized(ctx: Context) -> Outcome:
        title_en="attention implemented by hand (no nn.MultiheadAttention / F.scaled_dot_product_attention)")
 def own_implementation(ctx: Context) -> Outcome:
     return forbidden_api_gate(ctx, "mha")
+
+
+@check("mha.rules", part="mha", points=0, visibility="hidden", gate=True,
+       title_zh="遵守评分规则（不篡改环境、不用私有接口）",
+       title_en="keeps to the grading rules (no tampering, no private interfaces)")
+def rules(ctx: Context) -> Outcome:
+    return rules_gate(ctx, "mha")

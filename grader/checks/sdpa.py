@@ -4,8 +4,8 @@ from __future__ import annotations
 import torch
 
 from grader import diagnosis, reference
-from grader.checks import (Context, Outcome, check, dtype_handling_advice, failed, failed_with_error, is_dtype_handling,
-                           forbidden_api_gate, loop_verdict, passed)
+from grader.checks import (Context, Outcome, attention_verdict, changed, check, dtype_handling_advice, failed,
+                           failed_with_error, forbidden_api_gate, is_dtype_handling, loop_verdict, passed, rules_gate)
 
 # Tolerances against the float64 reference, per input dtype. float32: unit roundoff 6e-8, a
 # d_k-term dot product, a softmax and a T-term average of O(1) values stay far below 1e-5;
@@ -125,6 +125,43 @@ def compare(ctx: Context, answer: dict, Q, K, V, is_causal: bool, label_zh: str,
                 f"(tolerance atol={atol:g}, rtol={rtol:g}).",
                 diagnose_numbers(answer, Q, K, V, is_causal, ctx.static)), answer, Q, K, V, is_causal)
     return None
+
+
+def perturbed(x: torch.Tensor, g: torch.Generator, row: int | None = None) -> torch.Tensor:
+    """x with every position (or one) replaced by fresh values."""
+    y = x.clone()
+    index = (..., slice(None) if row is None else slice(row, row + 1), slice(None))
+    y[index] = torch.randn(y[index].shape, generator=g).to(x.dtype)
+    return y
+
+
+# (batch dims, T, d_k, d_v, is_causal): the default, and non-causal, which the shape check also calls
+EVIDENCE = [((2, 3), 5, 8, 8, None), ((2, 3), 5, 8, 8, False), ((1, 2), 9, 16, 16, None)]
+
+
+@check("sdpa.computes_attention", part="sdpa", points=0, visibility="hidden", gate=True,
+       title_zh="确实在计算注意力（权重随 Q、K 变化，输出混合各位置）",
+       title_en="it computes attention (weights follow Q and K, outputs mix positions)")
+def computes_attention(ctx: Context) -> Outcome:
+    evidence = []
+    for seed, (batch, T, d_k, d_v, is_causal) in enumerate(EVIDENCE, start=90):
+        Q, K, V = qkv(ctx, batch, T, d_k, d_v, seed)
+        g = ctx.generator(seed + 100)
+        variants = [(Q, K, V), (perturbed(Q, g), K, V), (Q, perturbed(K, g), V),
+                    (Q, K, perturbed(V, g, 0)), (Q, K, perturbed(V, g, T - 1))]
+        results = []
+        for q, k, v in variants:
+            answer, problem = call(ctx, q, k, v, is_causal)
+            results.append(None if problem else (tensor(answer, "out"), tensor(answer, "weights")))
+        label = f"Q{tuple(Q.shape)}, is_causal={is_causal}"
+        if any(r is None for r in results):
+            evidence.append({"label": label, "ran": False})
+            continue
+        (out, weights), (out_q, weights_q), (out_k, weights_k), (out_v0, _), (out_vl, _) = results
+        mixes = changed(out[..., 1:, :], out_v0[..., 1:, :]) or changed(out[..., :-1, :], out_vl[..., :-1, :])
+        evidence.append({"label": label, "ran": True, "q": changed(weights, weights_q) and changed(out, out_q),
+                         "k": changed(weights, weights_k) and changed(out, out_k), "mixes": mixes})
+    return attention_verdict(evidence)
 
 
 @check("sdpa.shapes", part="sdpa", points=2, visibility="public",
@@ -345,3 +382,10 @@ def vectorized(ctx: Context) -> Outcome:
        title_en="attention implemented by hand (no F.scaled_dot_product_attention)")
 def own_implementation(ctx: Context) -> Outcome:
     return forbidden_api_gate(ctx, "sdpa")
+
+
+@check("sdpa.rules", part="sdpa", points=0, visibility="hidden", gate=True,
+       title_zh="遵守评分规则（不篡改环境、不用私有接口）",
+       title_en="keeps to the grading rules (no tampering, no private interfaces)")
+def rules(ctx: Context) -> Outcome:
+    return rules_gate(ctx, "sdpa")
