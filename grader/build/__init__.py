@@ -97,10 +97,9 @@ def render(*, record_db: bool = False) -> dict[str, bytes]:
 def main(*, check: bool = False) -> int:
     """Regenerate the targets; with check, only report the ones that differ (exit status 1) and write nothing."""
     _warn_placeholder_colab_repo()
-    before = {path: (ROOT / path).read_bytes() if (ROOT / path).is_file() else None for path in (SOURCE_NOTEBOOK,)}
+    before = {SOURCE_NOTEBOOK: _current(SOURCE_NOTEBOOK)}  # render rewrites it (nbgrader reads it from disk)
     files = render(record_db=not check)
-    stale = [path for path, data in before.items() if data != files[path]] + [
-        path for path, data in files.items() if path not in before and not _same(path, data)]
+    stale = [path for path, data in files.items() if before.get(path, _current(path)) != data]
     if check:
         for path in stale:
             print(f"differs: {path}")
@@ -125,6 +124,10 @@ def _warn_placeholder_colab_repo() -> None:
               f"repository that will hold release/, then run `make build` again.\n{bar}", file=sys.stderr)
 
 
-def _same(path: str, data: bytes) -> bool:
+def _current(path: str) -> bytes | None:
     file = ROOT / path
-    return file.is_file() and file.read_bytes() == data
+    return file.read_bytes() if file.is_file() else None
+
+
+def _same(path: str, data: bytes) -> bool:
+    return _current(path) == data
