@@ -23,9 +23,11 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--check", action="store_true", help="fail if a generated file differs, write nothing")
 
     grade = verbs.add_parser("grade", help="grade one submission (.ipynb or .py)")
-    grade.add_argument("path")
-    grade.add_argument("--json", action="store_true", help="print the JSON report")
-    grade.add_argument("--lang", choices=["zh", "en"], default="zh")
+    grade.add_argument("path", help="the submission: a student notebook (.ipynb, as Colab or Jupyter saved it) "
+                                    "or a .py file defining the graded names")
+    grade.add_argument("--json", action="store_true", help="print the JSON report (DESIGN.md) instead of text")
+    grade.add_argument("--lang", choices=["zh", "en"], default="zh",
+                       help="language of the messages: zh (Chinese, default) or en (English)")
 
     grade_all = verbs.add_parser("grade-all", help="grade every submission under DIR")
     from grader.grade_all import add_arguments  # its own options (the module loads no torch)
@@ -36,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--dir", default="demo", help="scratch course folder (git-ignored)")
 
     release = verbs.add_parser("release-solutions", help="publish the solutions into release/<assignment>/solutions/")
-    release.add_argument("assignment")
+    release.add_argument("assignment", help="the nbgrader assignment, e.g. attention")
     release.add_argument("--force", action="store_true", help="release even if submissions are ungraded")
     release.add_argument("--course", help="the nbgrader course directory (default: the repo root)")
     return parser

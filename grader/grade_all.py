@@ -62,7 +62,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", help="a folder of submissions; with --nbgrader, the nbgrader course directory")
     parser.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1)")
     parser.add_argument("--json", dest="json_out", metavar="OUT", help="write the reports as a JSON list to OUT")
-    parser.add_argument("--lang", choices=["zh", "en"], default="zh")
+    parser.add_argument("--lang", choices=["zh", "en"], default="zh",
+                        help="language of the messages and the class summary: zh (default) or en")
     course = parser.add_argument_group("nbgrader course")
     course.add_argument("--nbgrader", metavar="ASSIGNMENT",
                         help="grade the course's submitted/*/ASSIGNMENT/*.ipynb in parallel, then run "

@@ -85,6 +85,19 @@ def publish(assignment: str, course: Path) -> list[Path]:
     return written
 
 
+def advice(assignment: str, problems: list[str]) -> list[str]:
+    """The commands that grade exactly these notebooks. nbgrader autograde skips a student whose autograded
+    folder exists, which is the case after `zip_collect --force` re-collected them: those need --force."""
+    regrade = sorted({problem.split("/")[1] for problem in problems if not problem.endswith("(not autograded)")})
+    lines = ["Grade them first, then run release-solutions again:"]
+    if len(regrade) < len(problems):
+        lines.append(f"  nbgrader autograde {assignment}")
+    lines += [f"  nbgrader autograde {assignment} --force --student={student}" for student in regrade]
+    lines.append("or release anyway: `python -m grader release-solutions "
+                 f"{assignment} --force` (`make release-solutions FORCE=1`).")
+    return lines
+
+
 def main(*, assignment: str, force: bool = False, course: str | None = None) -> int:
     course_dir = Path(course).resolve() if course else ROOT
     problems = ungraded(course_dir, assignment)
@@ -92,7 +105,8 @@ def main(*, assignment: str, force: bool = False, course: str | None = None) -> 
         print(f"release-solutions: refused, {len(problems)} submitted notebook(s) not autograded yet:", file=sys.stderr)
         for problem in problems:
             print(f"  {problem}", file=sys.stderr)
-        print(f"Run `nbgrader autograde {assignment}` first, or pass --force.", file=sys.stderr)
+        for line in advice(assignment, problems):
+            print(line, file=sys.stderr)
         return 1
     if problems:
         print(f"release-solutions: --force: releasing although {len(problems)} notebook(s) are not autograded")

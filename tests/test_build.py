@@ -109,19 +109,24 @@ def fresh_build(tmp_path_factory) -> Path:
 # --- the build as a whole -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("target", TARGETS, ids=lambda target: target.path)
-def test_committed_file_equals_a_fresh_build(fresh_build, target):
+GENERATED = [target.path for target in TARGETS] + list(build.COPIES) + [SOURCE_NOTEBOOK]
+"""Every file the build writes: the targets, the pytest self-check copied beside them, and the source
+notebook's self-check cell, inlined from source/attention/selfcheck.py."""
+
+
+@pytest.mark.parametrize("path", GENERATED)
+def test_committed_file_equals_a_fresh_build(fresh_build, path):
     """Is every committed generated file, byte for byte, what the build produces from the source now?"""
-    committed = ROOT / target.path
-    built = (fresh_build / target.path).read_bytes()
-    assert committed.is_file(), f"{target.path} is missing: run `make build` and commit it"
+    committed = ROOT / path
+    built = (fresh_build / path).read_bytes()
+    assert committed.is_file(), f"{path} is missing: run `make build` and commit it"
     if committed.read_bytes() != built:
         diff = difflib.unified_diff(
             committed.read_text(encoding="utf-8").splitlines(),
             built.decode("utf-8").splitlines(),
             "committed", "fresh build", lineterm="", n=1,
         )
-        pytest.fail(f"{target.path} differs from a fresh build; run `make build` and commit:\n" + "\n".join(list(diff)[:40]))
+        pytest.fail(f"{path} differs from a fresh build; run `make build` and commit:\n" + "\n".join(list(diff)[:40]))
 
 
 def test_building_twice_changes_no_byte(fresh_build):

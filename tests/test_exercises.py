@@ -16,18 +16,19 @@ def run_self_check(impl: Path) -> subprocess.CompletedProcess:
 def test_self_check_passes_on_the_reference_solution():
     result = run_self_check(ROOT / "solutions" / "attention" / "attention.py")
     assert result.returncode == 0, result.stdout[-3000:]
-    assert "5 passed" in result.stdout
+    assert "7 passed" in result.stdout
 
 
 def test_self_check_fails_on_the_untouched_stubs_and_says_why():
     result = run_self_check(ROOT / "exercises" / "attention" / "attention.py")
     assert result.returncode == 1, result.stdout[-3000:]
-    assert "5 failed" in result.stdout
+    assert "7 failed" in result.stdout
     assert "[not-implemented]" in result.stdout and "未完成实现" in result.stdout
+    assert result.stdout.count("未完成实现 · Not implemented") == 1, "the diagnosis must be explained once, not per check"
 
 
 def test_part_markers_select_one_part():
     env = {**os.environ, "ATTENTION_IMPL": str(ROOT / "solutions" / "attention" / "attention.py")}
     result = subprocess.run([sys.executable, "-m", "pytest", "exercises", "-q", "-m", "part1", "-p", "no:cacheprovider"],
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert "2 passed, 3 deselected" in result.stdout, result.stdout[-2000:]
+    assert "3 passed, 4 deselected" in result.stdout, result.stdout[-2000:]

@@ -11,6 +11,7 @@ import pytest
 
 from grader.build.colab_badge import colab_url
 from grader.build.config import ROOT
+from grader.build.nbgrader_release import nbgrader_env
 from grader.release_solutions import ungraded
 from nbgrader_course import COLAB_FILE_NAMES, shared_class
 
@@ -72,3 +73,24 @@ def test_a_submission_missing_from_the_gradebook_is_named(course):
     (course / "gradebook.db").unlink()
     problems = ungraded(course, "attention")
     assert len(problems) == len(COLAB_FILE_NAMES) and all(p.endswith("(no grades in the gradebook)") for p in problems)
+
+
+def test_advice_after_a_recollected_submission_works_as_written(course):
+    """After `zip_collect --force` re-collects a notebook (newer than its autograded copy), does the refusal print
+    the command that regrades it (plain `nbgrader autograde` skips it), and does running that command unblock the release?"""
+    submission = course / "submitted" / "colab40" / "attention" / "attention.ipynb"
+    later = submission.stat().st_mtime + 60
+    os.utime(submission, (later, later))
+    done = release(course)
+    assert done.returncode == 1
+    command = "nbgrader autograde attention --force --student=colab40"
+    assert command in done.stderr and "make release-solutions FORCE=1" in done.stderr
+
+    def nbgrader(*args: str) -> None:
+        subprocess.run([sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={course}"], cwd=ROOT,
+                       env=nbgrader_env(), capture_output=True, text=True, timeout=600, check=True)
+
+    nbgrader("autograde", "attention")  # what the old advice said: it skips the existing student
+    assert release(course).returncode == 1
+    nbgrader(*command.split()[1:])
+    assert release(course).returncode == 0

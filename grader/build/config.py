@@ -9,7 +9,9 @@ ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "attention"
 SOURCE_NOTEBOOK = f"source/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
 
-COLAB_REPO = "attention-kit/attention-kit"
+COLAB_PLACEHOLDER_REPO = "attention-kit/attention-kit"
+"""What COLAB_REPO says until an instructor sets it: `make build` warns loudly while they are equal."""
+COLAB_REPO = COLAB_PLACEHOLDER_REPO
 """GitHub `owner/name` of the public repository that students open in Colab.
 
 It must hold the published folders at the same paths as here (`release/attention/attention.ipynb`,
@@ -21,3 +23,9 @@ COLAB_PLACEHOLDER = "COLAB_URL"
 
 EXPORT_TAG = "export"
 """Code cells with this cell tag form the plain Python modules (imports, ModelArgs, the graded definitions)."""
+
+SELFCHECK_CELL = "selfcheck"
+"""The provided code cell that holds the public self-check module inside the notebook."""
+SELFCHECK_MODULE = f"source/{ASSIGNMENT}/selfcheck.py"
+SELFCHECK_FILES = ("selfcheck.py", "conftest.py", "test_attention.py")
+"""The pytest self-check in source/<assignment>/, copied beside the released notebook and the exercise module."""

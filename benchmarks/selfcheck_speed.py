@@ -1,0 +1,60 @@
+"""How long the published self-check takes on the reference, beside a bare `import torch`, in one run.
+
+Copies release/attention/ alone into a temporary folder with the reference notebook as attention.ipynb,
+then alternates, N times each: `python -c "import torch"` and `python -m pytest` (all, `-m part1`,
+`-m part2`) there, and prints the median wall time of each and its ratio to the bare import.
+
+    .venv/bin/python benchmarks/selfcheck_speed.py [--runs 5] [--python PATH]
+
+--python picks the interpreter that runs both (default: this one); tests/test_public_selfcheck.py
+builds a Colab-like one at /tmp/attention-kit-colab-like-venv/bin/python.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def wall(command: list[str], cwd: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, cwd=cwd, check=False, capture_output=True)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--python", default=sys.executable)
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch) / "attention"
+        shutil.copytree(ROOT / "release" / "attention", folder)
+        shutil.copy(ROOT / "solutions" / "attention" / "attention.ipynb", folder / "attention.ipynb")
+        pytest = [options.python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        commands = {
+            "import torch": [options.python, "-c", "import torch"],
+            "pytest (both parts)": pytest,
+            "pytest -m part1": pytest + ["-m", "part1"],
+            "pytest -m part2": pytest + ["-m", "part2"],
+        }
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(options.runs):
+            for name, command in commands.items():
+                times[name].append(wall(command, folder))
+    floor = statistics.median(times["import torch"])
+    for name, measured in times.items():
+        median = statistics.median(measured)
+        print(f"{name:<22} median {median:5.2f} s  ({median / floor:4.2f}x import torch)  runs: "
+              + " ".join(f"{t:.2f}" for t in measured))
+
+
+if __name__ == "__main__":
+    main()

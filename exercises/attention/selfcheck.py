@@ -1,0 +1,342 @@
+# @title 自检工具（已提供，运行即可）/ Self-check helpers (provided: just run this cell)
+# The public self-check, one source for both places it runs: the notebook's self-check cells
+# (`make build` inlines this file into the provided cell `selfcheck`) and `python -m pytest`
+# beside the notebook (`make build` copies it to release/attention/selfcheck.py).
+# Only torch: it must run on Colab and on a student's machine without the course's grader.
+# The references are PyTorch's own F.scaled_dot_product_attention and nn.MultiheadAttention.
+import math
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+SELFCHECK_MISTAKES = {
+    "not-implemented": ("未完成实现", "Not implemented",
+                        "把 TODO 处的 raise NotImplementedError() 换成你的代码，并运行定义它的单元格。",
+                        "Replace raise NotImplementedError() with your code and run the cell that defines it."),
+    "wrong-return": ("返回值不对", "Wrong return value",
+                     "返回 (out, weights)：out (..., T, d_v)，weights (..., T, T)；MHA 返回 (B, T, dim)。",
+                     "Return (out, weights): out (..., T, d_v), weights (..., T, T); MHA returns (B, T, dim)."),
+    "missing-scale": ("缺少缩放", "Missing √d_k scaling",
+                      "分数要除以 √d_k（MHA 里是 √head_dim）（TODO 1a / 2d）。",
+                      "Divide the scores by √d_k (√head_dim in MHA) (TODO 1a / 2d)."),
+    "wrong-scale": ("缩放因子错误", "Wrong scaling factor",
+                    "除以 √d_k，而不是 d_k；MHA 里除以 √head_dim，而不是 √dim（TODO 1a / 2d）。",
+                    "Divide by √d_k, not d_k; in MHA by √head_dim, not √dim (TODO 1a / 2d)."),
+    "mask-diagonal": ("对角线被遮蔽", "Diagonal masked too",
+                      "遮罩只盖住对角线上方：triu(..., diagonal=1)（TODO 1b）。",
+                      "Mask strictly above the diagonal: triu(..., diagonal=1) (TODO 1b)."),
+    "mask-direction": ("掩码方向反了", "Mask hides the past",
+                       "遮住未来（j > i，对角线上方），不是过去：triu 而不是 tril（TODO 1b / 2b）。",
+                       "Mask the future (j > i, above the diagonal), not the past: triu, not tril (TODO 1b / 2b)."),
+    "mask-missing": ("没有因果掩码", "Causal mask missing",
+                     "is_causal=True 时，在 softmax 之前给对角线上方加 -inf（TODO 1b / 2e）。",
+                     "With is_causal=True add -inf above the diagonal before softmax (TODO 1b / 2e)."),
+    "mask-multiplied": ("掩码用乘法", "Mask multiplied into scores",
+                        "不要把 0/1 矩阵乘到分数上：softmax 之前用 masked_fill(..., -inf)（TODO 1b）。",
+                        "Do not multiply a 0/1 mask into the scores: masked_fill(..., -inf) before softmax (TODO 1b)."),
+    "mask-after-softmax": ("softmax 后才加掩码", "Mask applied after softmax",
+                           "遮罩要在 softmax 之前加到分数上，每行权重之和才是 1（TODO 1b）。",
+                           "Apply the mask to the scores before softmax, so each row still sums to 1 (TODO 1b)."),
+    "softmax-dim": ("softmax 维度错误", "Softmax over wrong dimension",
+                    "沿最后一维（dim=-1，键的维度）做 softmax（TODO 1c / 2f）。",
+                    "Softmax over the last dimension, dim=-1, the keys (TODO 1c / 2f)."),
+    "head-split": ("拆分多头顺序错", "Heads split in wrong order",
+                   "先 view(B, T, H, d) 再 transpose(1, 2)；合并时 transpose(1, 2) 再 view(B, T, C)（TODO 2c / 2g）。",
+                   "view(B, T, H, d) then transpose(1, 2); merge with transpose(1, 2) then view(B, T, C) (TODO 2c / 2g)."),
+    "missing-out-proj": ("缺少输出投影", "Output projection not applied",
+                         "合并多头之后再经过 self.wo（然后 resid_dropout）（TODO 2g）。",
+                         "Apply self.wo (then resid_dropout) after merging the heads (TODO 2g)."),
+    "dropout-in-eval": ("评估时仍在 dropout", "Dropout active in eval mode",
+                        "用 nn.Dropout 模块（self.attn_dropout、self.resid_dropout），eval() 时它自动关闭（TODO 2a / 2f）。",
+                        "Use the nn.Dropout modules (self.attn_dropout, self.resid_dropout); eval() turns them off (TODO 2a / 2f)."),
+    "dropout-lowercase": ("Dropout 大小写错误", "nn.dropout instead of nn.Dropout",
+                          "是 nn.Dropout，D 大写（TODO 2a）。", "It is nn.Dropout, capital D (TODO 2a)."),
+    "is-causal-typo": ("is_causal 拼写错误", "is_causal misspelled",
+                       "保存为 self.is_causal（不是 is_casual），默认 False（TODO 2b）。",
+                       "Store the flag as self.is_causal (not is_casual), default False (TODO 2b)."),
+    "mask-not-sliced": ("掩码未截取", "Mask not sliced to length",
+                        "用 self.mask[:, :, :T, :T]（TODO 2e）。", "Use self.mask[:, :, :T, :T] (TODO 2e)."),
+    "args-field-name": ("args 字段名错误", "Wrong ModelArgs field name",
+                        "用 args.dim、args.n_heads、args.dropout、args.max_seq_len（TODO 2a / 2b）。",
+                        "Use args.dim, args.n_heads, args.dropout, args.max_seq_len (TODO 2a / 2b)."),
+    "bare-matmul": ("matmul 缺少 torch.", "Bare matmul without torch.",
+                    "写 torch.matmul(...) 或 @，不要写没有 torch. 前缀的 matmul(...)。",
+                    "Write torch.matmul(...) or @, not a bare matmul(...)."),
+    "misspelled-tensor": ("Tensor 拼写错误", "Misspelled torch.Tensor",
+                          "类型注解写 torch.Tensor（TODO 2c）。", "Annotate with torch.Tensor (TODO 2c)."),
+    "missing-contiguous": ("缺少 contiguous()", "Missing .contiguous() before view",
+                           "transpose(1, 2) 之后先 .contiguous() 再 .view(B, T, C)，或用 .reshape（TODO 2g）。",
+                           "After transpose(1, 2) call .contiguous() before .view(B, T, C), or use .reshape (TODO 2g)."),
+    "syntax-error": ("语法错误", "Syntax error", "先修好这一行的语法。", "Fix the syntax of this line first."),
+    "value-mismatch": ("结果与参考实现不一致", "Result differs from PyTorch's reference",
+                       "逐步对照公式检查：打分与缩放、遮罩、softmax 的维度、拆分/合并多头、wo。",
+                       "Check each step against the formula: scores and scale, mask, softmax dim, head split/merge, wo."),
+}
+"""mistake id -> (zh title, en title, zh fix, en fix). The ids and titles are the course's mistake catalog
+(a test holds them equal); `value-mismatch` is this self-check's own: a wrong result it cannot name."""
+
+_ERROR_MISTAKES = (
+    ("NotImplementedError", "", "not-implemented"),
+    ("NameError", "'matmul'", "bare-matmul"),
+    ("AttributeError", "'dropout'", "dropout-lowercase"),
+    ("AttributeError", "Tenser", "misspelled-tensor"),
+    ("AttributeError", "is_causal", "is-causal-typo"),
+    ("AttributeError", "'ModelArgs' object", "args-field-name"),
+    ("TypeError", "ModelArgs", "args-field-name"),
+    ("RuntimeError", "view size is not compatible", "missing-contiguous"),
+    ("RuntimeError", "must match the size", "mask-not-sliced"),
+)
+
+
+class SelfCheckFailure(Exception):
+    """One failed public check: the mistake that explains it, and what was seen."""
+
+    def __init__(self, mistake, seen_zh, seen_en):
+        super().__init__(mistake)
+        self.mistake, self.seen_zh, self.seen_en = mistake, seen_zh, seen_en
+
+
+def _fail(mistake, seen_zh, seen_en):
+    raise SelfCheckFailure(mistake, seen_zh, seen_en)
+
+
+def _call(function, *args):
+    """Run the student's code; an exception becomes the mistake it usually means."""
+    try:
+        return function(*args)
+    except SelfCheckFailure:
+        raise
+    except Exception as error:  # the student's own code: any exception is a finding, not a crash
+        name, text = type(error).__name__, str(error)
+        mistake = next((m for kind, part, m in _ERROR_MISTAKES if kind == name and part in text), "value-mismatch")
+        first = (": " + text.splitlines()[0][:160]) if text else ""
+        _fail(mistake, f"运行时出错：{name}{first}", f"it raised {name}{first}")
+
+
+def _close(a, b):
+    return a.shape == b.shape and torch.allclose(a, b, atol=1e-5, rtol=1e-4)
+
+
+# ---- Part 1 · scaled_dot_product_attention ------------------------------------------------------
+
+def _sdpa_inputs():
+    generator = torch.Generator().manual_seed(0)
+    return tuple(torch.randn(2, 3, 5, d, generator=generator) for d in (8, 8, 4))
+
+
+def _sdpa_result(sdpa, Q, K, V, is_causal):
+    result = _call(sdpa, Q, K, V, is_causal)
+    if not (isinstance(result, tuple) and len(result) == 2 and all(isinstance(t, torch.Tensor) for t in result)):
+        _fail("wrong-return", "返回值不是二元组 (out, weights)。", "it did not return the tuple (out, weights).")
+    out, weights = result
+    T, d_v = Q.size(-2), V.size(-1)
+    if out.shape != (*Q.shape[:-2], T, d_v) or weights.shape != (*Q.shape[:-2], T, T):
+        _fail("wrong-return", f"形状 out {tuple(out.shape)}、weights {tuple(weights.shape)}。",
+              f"shapes out {tuple(out.shape)}, weights {tuple(weights.shape)}.")
+    return out.detach(), weights.detach()
+
+
+def _name_sdpa_values(Q, K, V, out, weights, is_causal):
+    """Which classic mistake produced these numbers, tried against PyTorch computed that wrong way."""
+    d_k = Q.size(-1)
+    wrong_ways = [("missing-scale", dict(scale=1.0)), ("wrong-scale", dict(scale=1.0 / d_k))]
+    if is_causal:
+        wrong_ways.append(("mask-missing", dict(is_causal=False)))
+    for mistake, how in wrong_ways:
+        options = {"is_causal": is_causal, **how}
+        if _close(out, F.scaled_dot_product_attention(Q, K, V, **options)):
+            return mistake
+    if is_causal and (not torch.isfinite(weights).all() or (weights.diagonal(dim1=-2, dim2=-1)[..., 1:] == 0).all()):
+        return "mask-diagonal"
+    T = Q.size(-2)
+    past = torch.ones(T, T, dtype=torch.bool).tril(diagonal=-1)
+    if is_causal and _close(out, F.scaled_dot_product_attention(Q, K, V, attn_mask=~past)):
+        return "mask-direction"
+    if not torch.allclose(weights.sum(-1), torch.ones(()), atol=1e-4):
+        return "softmax-dim" if torch.allclose(weights.sum(-2), torch.ones(()), atol=1e-4) else "mask-after-softmax"
+    if is_causal and not (weights.triu(diagonal=1) == 0).all():
+        return "mask-multiplied"
+    return "value-mismatch"
+
+
+def check_sdpa_shapes(sdpa):
+    Q, K, V = _sdpa_inputs()
+    _sdpa_result(sdpa, Q, K, V, True)
+    _sdpa_result(sdpa, Q[0, 0, :, :], K[0, 0], V[0, 0], True)  # no batch dims: (T, d)
+
+
+def check_sdpa_causal_mask(sdpa):
+    Q, K, V = _sdpa_inputs()
+    out, weights = _sdpa_result(sdpa, Q, K, V, True)
+    if torch.isfinite(weights).all() and not (weights.triu(diagonal=1) == 0).all():
+        leak = weights.triu(diagonal=1).abs().max().item()
+        _fail(_name_sdpa_values(Q, K, V, out, weights, True),
+              f"对角线上方的权重不是精确的 0.0（最大 {leak:.2g}）。", f"weights above the diagonal are not exactly 0.0 (max {leak:.2g}).")
+    if not (weights[..., 0, 0] == 1).all():
+        _fail(_name_sdpa_values(Q, K, V, out, weights, True), "位置 0 只能看见自己，它的权重应为 1。",
+              "position 0 sees only itself, so its weight must be 1.")
+
+
+def check_sdpa_values(sdpa):
+    Q, K, V = _sdpa_inputs()
+    for is_causal in (True, False):
+        out, weights = _sdpa_result(sdpa, Q, K, V, is_causal)
+        if not _close(out, F.scaled_dot_product_attention(Q, K, V, is_causal=is_causal)):
+            _fail(_name_sdpa_values(Q, K, V, out, weights, is_causal),
+                  f"is_causal={is_causal} 时 out 与 F.scaled_dot_product_attention 不一致。",
+                  f"with is_causal={is_causal}, out differs from F.scaled_dot_product_attention.")
+    out, _ = _sdpa_result(sdpa, Q * 100, K, V, True)
+    if not torch.isfinite(out).all():
+        _fail("value-mismatch", "分数很大时输出 NaN/inf：用 F.softmax。", "large scores gave NaN/inf: use F.softmax.")
+
+
+# ---- Part 2 · MultiHeadAttention ----------------------------------------------------------------
+
+def _mha(MultiHeadAttention, ModelArgs, dropout=0.0, is_causal=True, n_heads=3):
+    torch.manual_seed(0)
+    args = ModelArgs(dim=12, n_heads=n_heads, dropout=dropout, max_seq_len=16)  # dim not a power of two, H != T
+    return _call(MultiHeadAttention, args, is_causal)
+
+
+def _reference(mha, scale_q=1.0, out_proj=True, n_heads=3):
+    """nn.MultiheadAttention holding mha's weights; scale_q rescales the scores, out_proj=False leaves wo out."""
+    reference = nn.MultiheadAttention(12, n_heads, bias=False, batch_first=True)
+    with torch.no_grad():
+        reference.in_proj_weight.copy_(torch.cat([mha.wq.weight * scale_q, mha.wk.weight, mha.wv.weight]))
+        reference.out_proj.weight.copy_(mha.wo.weight if out_proj else torch.eye(12))
+    return reference
+
+
+def _forward(mha, x):
+    y = _call(mha, x, x, x)
+    if not isinstance(y, torch.Tensor) or y.shape != x.shape:
+        shape = tuple(y.shape) if isinstance(y, torch.Tensor) else type(y).__name__
+        _fail("wrong-return", f"输出应为 (B, T, dim) = {tuple(x.shape)}，实际 {shape}。",
+              f"the output must be (B, T, dim) = {tuple(x.shape)}, got {shape}.")
+    return y.detach()
+
+
+def _x(T=5):
+    return torch.randn(2, T, 12, generator=torch.Generator().manual_seed(1))
+
+
+def check_mha_interface(MultiHeadAttention, ModelArgs):
+    mha = _mha(MultiHeadAttention, ModelArgs)
+    for name in ("wq", "wk", "wv", "wo"):
+        layer = getattr(mha, name, None)
+        if not (isinstance(layer, nn.Linear) and layer.bias is None):
+            _fail("wrong-return", f"self.{name} 应是 nn.Linear(..., bias=False)。", f"self.{name} must be nn.Linear(..., bias=False).")
+    for name in ("attn_dropout", "resid_dropout"):
+        if not isinstance(getattr(mha, name, None), nn.Dropout):
+            _fail("dropout-lowercase", f"self.{name} 应是 nn.Dropout。", f"self.{name} must be an nn.Dropout.")
+    if getattr(mha, "is_causal", None) is not True or getattr(_mha(MultiHeadAttention, ModelArgs, is_causal=False),
+                                                             "is_causal", None) is not False:
+        _fail("is-causal-typo", "self.is_causal 没有保存构造参数。", "self.is_causal does not hold the constructor's flag.")
+
+
+def check_mha_values(MultiHeadAttention, ModelArgs):
+    x = _x()
+    for is_causal in (True, False):
+        mha = _mha(MultiHeadAttention, ModelArgs, is_causal=is_causal).eval()
+        y = _forward(mha, x)
+        mask = torch.ones(5, 5, dtype=torch.bool).triu(diagonal=1) if is_causal else None
+        if _close(y, _reference(mha)(x, x, x, attn_mask=mask, need_weights=False)[0].detach()):
+            continue
+        head_dim = 12 // 3
+        wrong_ways = (("missing-scale", dict(scale_q=math.sqrt(head_dim))),
+                      ("wrong-scale", dict(scale_q=math.sqrt(head_dim / 12))),
+                      ("missing-out-proj", dict(out_proj=False)))
+        mistake = next((m for m, how in wrong_ways
+                        if _close(y, _reference(mha, **how)(x, x, x, attn_mask=mask, need_weights=False)[0].detach())),
+                       None)
+        if mistake is None and is_causal and _close(y, _reference(mha)(x, x, x, need_weights=False)[0].detach()):
+            mistake = "mask-missing"
+        if mistake is None:  # with one head the split order cannot matter: right there, wrong here is the split
+            one = _mha(MultiHeadAttention, ModelArgs, is_causal=is_causal, n_heads=1).eval()
+            if _close(_forward(one, x), _reference(one, n_heads=1)(x, x, x, attn_mask=mask, need_weights=False)[0].detach()):
+                mistake = "head-split"
+        _fail(mistake or "value-mismatch",
+              f"is_causal={is_causal} 时输出与 nn.MultiheadAttention（同样的权重）不一致。",
+              f"with is_causal={is_causal} the output differs from nn.MultiheadAttention with the same weights.")
+
+
+def check_mha_causal(MultiHeadAttention, ModelArgs):
+    mha = _mha(MultiHeadAttention, ModelArgs).eval()
+    x = _x()
+    future = x.clone()
+    future[:, -1] += 10.0  # change only the last position
+    y = _forward(mha, x)
+    if not torch.allclose(y[:, :-1], _forward(mha, future)[:, :-1], atol=1e-6):
+        unmasked = _close(y, _reference(mha)(x, x, x, need_weights=False)[0].detach())
+        _fail("mask-missing" if unmasked else "value-mismatch", "改动最后一个位置改变了前面位置的输出：未来泄漏到了过去。",
+              "changing the last position changed earlier outputs: the future leaks into the past.")
+    for T in (1, 16):
+        _forward(mha, _x(T))
+
+
+def check_mha_dropout(MultiHeadAttention, ModelArgs):
+    mha = _mha(MultiHeadAttention, ModelArgs, dropout=0.5).eval()
+    x = _x()
+    if not torch.equal(_forward(mha, x).nan_to_num(), _forward(mha, x).nan_to_num()):
+        _fail("dropout-in-eval", "eval() 模式下两次前向结果不同。", "two forward passes in eval() differ.")
+
+
+CHECKS = {
+    "part1": (("shapes", check_sdpa_shapes), ("causal_mask", check_sdpa_causal_mask), ("values", check_sdpa_values)),
+    "part2": (("interface", check_mha_interface), ("values", check_mha_values), ("causal", check_mha_causal),
+              ("dropout_eval", check_mha_dropout)),
+}
+"""part -> (check name, function); a part's functions take the graded names of that part."""
+GRADED = {"part1": ("scaled_dot_product_attention",), "part2": ("MultiHeadAttention", "ModelArgs")}
+
+
+def run_part(part, namespace):
+    """{check name: None if it passed, else the SelfCheckFailure}, every check of the part run once."""
+    missing = [name for name in GRADED[part] if name not in namespace]
+    results = {}
+    for name, check in CHECKS[part]:
+        try:
+            if missing:
+                _fail("not-implemented", f"找不到 {', '.join(missing)}：定义它的单元格运行了吗？",
+                      f"{', '.join(missing)} is not defined: did its cell run?")
+            check(*(namespace[n] for n in GRADED[part]))
+            results[name] = None
+        except SelfCheckFailure as failure:
+            results[name] = failure
+        except Exception as error:  # the student's object lacks what the check reads (no wq, not a module, …)
+            results[name] = SelfCheckFailure("wrong-return", f"{type(error).__name__}: {error}"[:200],
+                                             f"{type(error).__name__}: {error}"[:200])
+    return results
+
+
+def explain(failure, first_time=True):
+    """A few lines, Chinese first: what was seen and, the first time a mistake comes up, its title and fix."""
+    title_zh, title_en, fix_zh, fix_en = SELFCHECK_MISTAKES[failure.mistake]
+    if not first_time:
+        return f"[{failure.mistake}] {failure.seen_zh}（同上 / see above）"
+    return (f"[{failure.mistake}] {title_zh} · {title_en}\n  {failure.seen_zh} {fix_zh}\n"
+            f"  {failure.seen_en} {fix_en}")
+
+
+def summary(part, results):
+    """The whole part's verdict as text: one line per check, each mistake explained once."""
+    failed = {name: f for name, f in results.items() if f is not None}
+    label = {"part1": "Part 1 · scaled_dot_product_attention", "part2": "Part 2 · MultiHeadAttention"}[part]
+    if not failed:
+        return f"✅ {label}：自检通过 / self-check passed ({len(results)}/{len(results)})"
+    lines = [f"❌ {label}：{len(failed)}/{len(results)} 项自检未通过 / self-checks failed"]
+    explained = set()
+    for name, failure in failed.items():
+        lines.append(f"✗ {name}: " + explain(failure, failure.mistake not in explained))
+        explained.add(failure.mistake)
+    return "\n".join(lines)
+
+
+def selfcheck_notebook(part, namespace):
+    """The notebook's self-check cell: print the verdict and never raise, so Run all reaches the later parts.
+
+    A failure goes to stderr: Colab shows it in red, and `nbgrader validate` counts the cell as failed."""
+    text = summary(part, run_part(part, namespace))
+    print(text, file=sys.stderr if text.startswith("❌") else sys.stdout)
