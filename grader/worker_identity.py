@@ -4,14 +4,17 @@ A worker's uid is what `RLIMIT_NPROC` counts and what owns its scratch files, so
 a user's, a service's or another live worker's. The band 70000-73999 lies in what systemd's uid
 ranges leave unused (65536-524287: above `nobody`, DynamicUser's 61184-65519 and homed's
 60001-60513, below nspawn's containers), and below useradd's default subordinate uids (100000
-and up, used by rootless containers). Each uid handed out is also checked against /etc/passwd,
-/etc/group, /etc/subuid, /etc/subgid and the uids and gids of every live process. Killing never
-goes by uid: a worker is pid 1 of its own PID namespace, and its end takes that namespace down.
+and up, used by rootless containers). Each uid handed out is also checked against the user and
+group databases (NSS: /etc/passwd, LDAP, ...), /etc/subuid, /etc/subgid and the uids and gids of
+every live process. Killing never goes by uid: a worker is pid 1 of its own PID namespace, and
+its end takes that namespace down.
 """
 from __future__ import annotations
 
+import grp
 import itertools
 import os
+import pwd
 import threading
 
 BAND = range(70000, 74000)
@@ -20,18 +23,15 @@ _lock = threading.Lock()
 _turn = itertools.count()
 
 
-def _ids_in_account_files() -> set[int]:
-    ids = set()
-    for path in ("/etc/passwd", "/etc/group"):
+def _has_an_account(uid: int) -> bool:
+    """Through NSS, so users and groups from LDAP or sssd count too, not only /etc/passwd's."""
+    for lookup in (pwd.getpwuid, grp.getgrgid):
         try:
-            with open(path, encoding="utf-8", errors="replace") as accounts:
-                for line in accounts:
-                    fields = line.split(":")
-                    if len(fields) > 2 and fields[2].isdigit():
-                        ids.add(int(fields[2]))
-        except OSError:
+            lookup(uid)
+            return True
+        except KeyError:
             pass
-    return ids
+    return False
 
 
 def _subordinate_ranges() -> list[range]:
@@ -66,12 +66,12 @@ def _ids_of_live_processes() -> set[int]:
 def allocate() -> int:
     """A uid (also used as the gid) from the band that nothing on this host uses now."""
     with _lock:
-        used = _taken | _ids_in_account_files() | _ids_of_live_processes()
+        used = _taken | _ids_of_live_processes()
         delegated = _subordinate_ranges()
         start = (os.getpid() * 7 + next(_turn)) % len(BAND)  # apart from another grader's workers
         for offset in range(len(BAND)):
             uid = BAND[(start + offset) % len(BAND)]
-            if uid not in used and not any(uid in band for band in delegated):
+            if uid not in used and not any(uid in band for band in delegated) and not _has_an_account(uid):
                 _taken.add(uid)
                 return uid
     raise OSError(f"no unused uid left in {BAND.start}-{BAND.stop - 1}")

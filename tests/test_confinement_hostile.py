@@ -204,3 +204,21 @@ def test_a_crash_of_the_worker_is_reported_with_its_signal():
     report = grade_submission(HOSTILE / "segfault.py", lang="en")
     assert "crashed: the worker died (signal 11)" in _sdpa_messages(report)
     assert "tampering" in report["mistakes"]
+
+
+def test_a_worker_uid_is_never_one_a_live_process_has(monkeypatch):
+    from grader import worker_identity
+
+    monkeypatch.setattr(worker_identity, "BAND", range(70500, 70503))
+    squatters = [subprocess.Popen(["sleep", "60"], user=uid, group=uid) for uid in (70500, 70501)]
+    try:
+        time.sleep(0.2)
+        uid = worker_identity.allocate()
+        assert uid == 70502
+        with pytest.raises(OSError, match="no unused uid"):
+            worker_identity.allocate()
+        worker_identity.release(uid)
+    finally:
+        for squatter in squatters:
+            squatter.kill()
+            squatter.wait()
