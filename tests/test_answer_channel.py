@@ -24,6 +24,7 @@ from grader import answers, diagnosis, frames, harness
 
 FORGED = SUBMISSIONS / "forged_answers"
 PARTS = ("sdpa", "mha")
+FORGED_NAMES = ("stalled_frame", "shared_reference_dag", "tuple_key_dag", "deflate_bomb")
 
 # Grades one file with the given limits and prints the report with what the grading cost this process.
 # One worker is started first, so the fork server's torch import is not charged to the submission's time.
@@ -109,7 +110,7 @@ def test_a_deflate_bomb_is_refused_before_inflating(honest):
 def test_an_honest_neighbour_scores_full_marks_beside_forged_answers(tmp_path):
     classroom = tmp_path / "class"
     classroom.mkdir()
-    for name in ("stalled_frame", "shared_reference_dag", "tuple_key_dag"):
+    for name in FORGED_NAMES:
         (classroom / f"{name}.py").write_bytes((FORGED / f"{name}.py").read_bytes())
     (classroom / "honest.py").write_bytes(REFERENCE.read_bytes())
     out = tmp_path / "reports.json"
@@ -119,7 +120,7 @@ def test_an_honest_neighbour_scores_full_marks_beside_forged_answers(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     reports = {r["student"]: r for r in json.loads(out.read_text())}
     assert reports["honest"]["score"] == 20.0, reports["honest"]["mistakes"]
-    assert all(reports[name]["score"] == 0.0 for name in ("stalled_frame", "shared_reference_dag", "tuple_key_dag"))
+    assert all(reports[name]["score"] == 0.0 for name in FORGED_NAMES)
     assert time.monotonic() - started < 300
 
 
