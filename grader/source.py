@@ -306,7 +306,8 @@ def submission_from_cells(cells: list[str], path: str, is_notebook: bool = True)
             )
             continue
         except (ValueError, RecursionError, MemoryError) as error:  # null bytes; nesting beyond the parser's stack
-            syntax_errors.append({"cell": index, "line": 1, "type": "SyntaxError", "message": str(error)[:200],
+            syntax_errors.append({"cell": index, "line": 1, "type": "SyntaxError",
+                                  "message": str(error)[:200] or f"{type(error).__name__}: nested too deeply to parse",
                                   "text": ""})
             continue
         for statement in tree.body:
