@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import runpy
 import subprocess
 import sys
@@ -44,8 +43,9 @@ def chain(n: int) -> str:
     return f"{code}\nx0 = _sdpa\n{links}scaled_dot_product_attention = x{n}\n"
 
 
-MEASURED = ("import os, subprocess, sys; child = subprocess.Popen(sys.argv[2:]); _, status, usage = os.wait4(child.pid, 0); "
-            "open(sys.argv[1], 'w').write(str(usage.ru_maxrss)); sys.exit(os.waitstatus_to_exitcode(status))")
+MEASURED = ("import os, subprocess, sys; child = subprocess.Popen(sys.argv[2:]); "
+            "_, status, usage = os.wait4(child.pid, 0); open(sys.argv[1], 'w').write(str(usage.ru_maxrss)); "
+            "sys.exit(os.waitstatus_to_exitcode(status))")
 """Runs a command and writes its peak memory (KiB; itself or any process it waited for) to a file."""
 
 
@@ -83,6 +83,14 @@ def test_a_chain_over_the_code_cap_is_refused_quickly(tmp_path):
     assert report["score"] == 0.0 and report["mistakes"] == ["submission-too-large"]
     assert report["refused"] == "submission-too-large"
     assert "Not graded: the code is" in report["checks"][0]["message"]
+
+
+def test_statements_on_one_line_are_capped_too():
+    """`a = 1;` 20,000 times on one line is under the byte and line caps: the statement cap refuses it."""
+    started = time.perf_counter()
+    submission = submission_from_cells([REFERENCE.read_text(encoding="utf-8"), "a = 1;" * 20_000], "semi.ipynb")
+    assert time.perf_counter() - started < 2.0
+    assert submission.refusal is not None and "top-level statements" in submission.refusal.en
 
 
 def test_a_notebook_over_the_file_cap_is_refused_unread(tmp_path):

@@ -91,7 +91,7 @@ def clean_output(output: NotebookNode) -> NotebookNode | None:
     if not data:
         return None
     metadata = {}
-    for mimetype in ("image/png", "image/jpeg"):  # only an image's alt text, with nothing that could close the attribute
+    for mimetype in ("image/png", "image/jpeg"):  # only an image's alt text, nothing in it that closes an attribute
         alt = ((output.get("metadata") or {}).get(mimetype) or {}).get("alt")
         if mimetype in data and isinstance(alt, str):
             metadata[mimetype] = {"alt": re.sub(r"[\"'<>&]", "", alt)}
@@ -110,7 +110,8 @@ class SanitizeFeedback(Preprocessor):
         nb.metadata = NotebookNode({key: nb.metadata[key] for key in NOTEBOOK_METADATA_KEPT if key in nb.metadata})
         return super().preprocess(nb, resources)
 
-    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int) -> tuple[NotebookNode, ResourcesDict]:
+    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict,
+                        index: int) -> tuple[NotebookNode, ResourcesDict]:
         cell.metadata = NotebookNode({key: cell.metadata[key] for key in CELL_METADATA_KEPT if key in cell.metadata})
         if cell.cell_type == "markdown":
             cell.source = clean_markdown(_text(cell.source))
