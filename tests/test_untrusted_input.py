@@ -271,6 +271,21 @@ def test_kit_metadata_written_by_the_student_never_reaches_the_verdict(tmp_path)
     assert all("10 / 10" not in note["en"] for note in graded.metadata["attention_kit"]["repairs"])
 
 
+# --- the feedback page's cleaning (the page itself: tests/test_nbgrader_feedback_browser.py) ------------------
+
+
+def test_markup_is_cleaned_from_markdown_and_plain_prose_is_left_as_written():
+    from grader.nbgrader_plugins.sanitize_feedback import clean_markdown
+
+    for cell in release_notebook().cells:  # `T <= max_seq_len`, `&` in the title: unchanged
+        if cell.cell_type == "markdown":
+            assert clean_markdown(cell.source) == cell.source
+    hostile = clean_markdown("> quote `a <= b`\n<script>alert(1)</script><img src=x onerror=alert(2)>"
+                             '<table class="verdict"><tr><td>ok</td></tr></table>')
+    assert "script" not in hostile and "onerror" not in hostile and "alert" not in hostile
+    assert hostile.startswith("> quote") and '<table class="verdict">' in hostile
+
+
 # --- the gradebook's password stays off command lines ---------------------------------------------
 
 

@@ -19,6 +19,7 @@ Content-Security-Policy (feedback_page_policy) keeps such links and images from 
 """
 from __future__ import annotations
 
+import html
 import re
 
 import nh3
@@ -55,9 +56,13 @@ def clean_html(html: str) -> str:
 
 
 def clean_markdown(markdown: str) -> str:
-    """Markdown with any raw HTML in it cleaned. A `>` the cleaner escaped is put back (it opens no tag, and
-    markdown needs it for quotes); `<` stays escaped, so no tag can come back."""
-    return clean_html(markdown).replace("&gt;", ">")
+    """Markdown with any raw HTML in it cleaned. Text in which the cleaner (an HTML5 parser, as the browser's)
+    finds no markup at all stays as written, so `T <= max_seq_len` in a code span still reads so. Otherwise
+    a `>` the cleaner escaped is put back (it opens no tag; markdown quotes need it); `<` stays escaped."""
+    cleaned = clean_html(markdown)
+    if cleaned == html.escape(markdown, quote=False):
+        return markdown
+    return cleaned.replace("&gt;", ">")
 
 
 def _text(value) -> str:
