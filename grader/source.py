@@ -5,6 +5,12 @@ stripped, demo cells that crash or loop. Grading needs only the graded definitio
 they depend on, so `extract_definitions` keeps top-level imports, defs and classes, plus the
 assignments those definitions reference, and drops everything else (prints, plots, test calls).
 This module only reads text: it never executes submission code.
+
+What is read is hostile too: a file is opened without following a link (and, in a class folder,
+only if no folder on its way is a link), and sizes are capped before the work they bound, so a
+hand-in costs this trusted process little time and memory whatever it holds. A hand-in that is a
+link, over a cap, or not a notebook at all comes back as a `Submission` with a `refusal` (a catalog
+mistake id and the details): it is not graded, scores 0, and its report says why.
 """
 from __future__ import annotations
 
@@ -95,7 +101,8 @@ def read_capped(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise SubmissionRefused("not-a-notebook", f"{path.name} 不是普通文件。", f"{path.name} is not a regular file.")
+            raise SubmissionRefused("not-a-notebook", f"{path.name} 不是普通文件。",
+                                    f"{path.name} is not a regular file.")
         data = handle.read(limit + 1) if info.st_size <= limit else b""
         if info.st_size > limit or len(data) > limit:
             raise too_large(f"文件超过 {limit // 2**20} MiB", f"the file is over {limit // 2**20} MiB")
@@ -306,7 +313,8 @@ def submission_from_cells(cells: list[str], path: str, is_notebook: bool = True)
             )
             continue
         except (ValueError, RecursionError, MemoryError) as error:  # null bytes; nesting beyond the parser's stack
-            syntax_errors.append({"cell": index, "line": 1, "type": "SyntaxError", "message": str(error)[:200],
+            syntax_errors.append({"cell": index, "line": 1, "type": "SyntaxError",
+                                  "message": str(error)[:200] or f"{type(error).__name__}: nested too deeply to parse",
                                   "text": ""})
             continue
         for statement in tree.body:
@@ -314,7 +322,8 @@ def submission_from_cells(cells: list[str], path: str, is_notebook: bool = True)
             spans[id(statement)] = (offset + first, offset + statement.end_lineno)
         statements.extend(tree.body)
         if len(statements) > MAX_STATEMENTS:
-            refused = too_large(f"代码的顶层语句超过 {MAX_STATEMENTS} 条", f"the code has over {MAX_STATEMENTS} top-level statements")
+            refused = too_large(f"代码的顶层语句超过 {MAX_STATEMENTS} 条",
+                                f"the code has over {MAX_STATEMENTS} top-level statements")
             return Submission(path, "", is_notebook=is_notebook, refusal=refused.refusal)
     keep_lines = set()
     for statement in extract_definitions(statements):

@@ -77,11 +77,11 @@ def test_all_isolation_layers_are_in_place_as_root():
 def test_hostile_neighbours_change_no_one_elses_grade(tmp_path):
     for name in ("infinite_loop", "fork_bomb", "exit_in_function", "memory_bomb", "patched_comparisons"):
         (tmp_path / f"{name}.py").write_bytes((SUBMISSIONS / "hostile" / f"{name}.py").read_bytes())
-    for n in range(2):
-        (tmp_path / f"honest_{n}.py").write_bytes(REFERENCE.read_bytes())
+    for n in range(2):  # students `honest-0`, `honest-1` (`<id>_...` would name student `<id>`, as zip_collect does)
+        (tmp_path / f"honest-{n}.py").write_bytes(REFERENCE.read_bytes())
     reports = {r["student"]: r for r in grade_class(tmp_path, jobs=2, lang="en")}
     assert len(reports) == 7
-    assert reports["honest_0"]["score"] == reports["honest_1"]["score"] == 20.0
+    assert reports["honest-0"]["score"] == reports["honest-1"]["score"] == 20.0
 
 
 def test_cli_json_stays_clean_when_the_submission_prints(tmp_path):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import runpy
 import subprocess
 import sys
@@ -29,7 +28,7 @@ from nbgrader_course import apply, release_course, release_notebook
 
 ESCAPES = "\x1b[2J\x1b[H\x1b]0;pwned\x07\x1b[1;32mScore: 20 / 20\x1b[0m\r"
 SECRET = "root:$6$SECRET-LINE-FROM-OUTSIDE:19000:0:99999:7:::"
-HONEST_PARENT_PEAK = 1.5 * 2**30  # bytes: an honest `grade-all` here peaks near 0.5 GiB; the padded notebook took 4.4
+HONEST_PARENT_PEAK = 1.5 * 2**30  # bytes: honest `grade-all --jobs 2` peaks near 380 MiB here; padded took 4.4 GiB
 
 
 @pytest.fixture(autouse=True)
@@ -44,8 +43,9 @@ def chain(n: int) -> str:
     return f"{code}\nx0 = _sdpa\n{links}scaled_dot_product_attention = x{n}\n"
 
 
-MEASURED = ("import os, subprocess, sys; child = subprocess.Popen(sys.argv[2:]); _, status, usage = os.wait4(child.pid, 0); "
-            "open(sys.argv[1], 'w').write(str(usage.ru_maxrss)); sys.exit(os.waitstatus_to_exitcode(status))")
+MEASURED = ("import os, subprocess, sys; child = subprocess.Popen(sys.argv[2:]); "
+            "_, status, usage = os.wait4(child.pid, 0); open(sys.argv[1], 'w').write(str(usage.ru_maxrss)); "
+            "sys.exit(os.waitstatus_to_exitcode(status))")
 """Runs a command and writes its peak memory (KiB; itself or any process it waited for) to a file."""
 
 
@@ -83,6 +83,14 @@ def test_a_chain_over_the_code_cap_is_refused_quickly(tmp_path):
     assert report["score"] == 0.0 and report["mistakes"] == ["submission-too-large"]
     assert report["refused"] == "submission-too-large"
     assert "Not graded: the code is" in report["checks"][0]["message"]
+
+
+def test_statements_on_one_line_are_capped_too():
+    """`a = 1;` 20,000 times on one line is under the byte and line caps: the statement cap refuses it."""
+    started = time.perf_counter()
+    submission = submission_from_cells([REFERENCE.read_text(encoding="utf-8"), "a = 1;" * 20_000], "semi.ipynb")
+    assert time.perf_counter() - started < 2.0
+    assert submission.refusal is not None and "top-level statements" in submission.refusal.en
 
 
 def test_a_notebook_over_the_file_cap_is_refused_unread(tmp_path):
@@ -261,6 +269,21 @@ def test_kit_metadata_written_by_the_student_never_reaches_the_verdict(tmp_path)
     assert "attention_kit" not in graded.cells[cn.cell_by_id(graded, "sdpa")].metadata
     assert graded.metadata["attention_kit"]["report"]["score"] == 20.0
     assert all("10 / 10" not in note["en"] for note in graded.metadata["attention_kit"]["repairs"])
+
+
+# --- the feedback page's cleaning (the page itself: tests/test_nbgrader_feedback_browser.py) ------------------
+
+
+def test_markup_is_cleaned_from_markdown_and_plain_prose_is_left_as_written():
+    from grader.nbgrader_plugins.sanitize_feedback import clean_markdown
+
+    for cell in release_notebook().cells:  # `T <= max_seq_len`, `&` in the title: unchanged
+        if cell.cell_type == "markdown":
+            assert clean_markdown(cell.source) == cell.source
+    hostile = clean_markdown("> quote `a <= b`\n<script>alert(1)</script><img src=x onerror=alert(2)>"
+                             '<table class="verdict"><tr><td>ok</td></tr></table>')
+    assert "script" not in hostile and "onerror" not in hostile and "alert" not in hostile
+    assert hostile.startswith("> quote") and '<table class="verdict">' in hostile
 
 
 # --- the gradebook's password stays off command lines ---------------------------------------------

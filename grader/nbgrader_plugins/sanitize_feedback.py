@@ -19,6 +19,7 @@ Content-Security-Policy (feedback_page_policy) keeps such links and images from 
 """
 from __future__ import annotations
 
+import html
 import re
 
 import nh3
@@ -55,9 +56,13 @@ def clean_html(html: str) -> str:
 
 
 def clean_markdown(markdown: str) -> str:
-    """Markdown with any raw HTML in it cleaned. A `>` the cleaner escaped is put back (it opens no tag, and
-    markdown needs it for quotes); `<` stays escaped, so no tag can come back."""
-    return clean_html(markdown).replace("&gt;", ">")
+    """Markdown with any raw HTML in it cleaned. Text in which the cleaner (an HTML5 parser, as the browser's)
+    finds no markup at all stays as written, so `T <= max_seq_len` in a code span still reads so. Otherwise
+    a `>` the cleaner escaped is put back (it opens no tag; markdown quotes need it); `<` stays escaped."""
+    cleaned = clean_html(markdown)
+    if cleaned == html.escape(markdown, quote=False):
+        return markdown
+    return cleaned.replace("&gt;", ">")
 
 
 def _text(value) -> str:
@@ -91,7 +96,7 @@ def clean_output(output: NotebookNode) -> NotebookNode | None:
     if not data:
         return None
     metadata = {}
-    for mimetype in ("image/png", "image/jpeg"):  # only an image's alt text, with nothing that could close the attribute
+    for mimetype in ("image/png", "image/jpeg"):  # only an image's alt text, nothing in it that closes an attribute
         alt = ((output.get("metadata") or {}).get(mimetype) or {}).get("alt")
         if mimetype in data and isinstance(alt, str):
             metadata[mimetype] = {"alt": re.sub(r"[\"'<>&]", "", alt)}
@@ -110,7 +115,8 @@ class SanitizeFeedback(Preprocessor):
         nb.metadata = NotebookNode({key: nb.metadata[key] for key in NOTEBOOK_METADATA_KEPT if key in nb.metadata})
         return super().preprocess(nb, resources)
 
-    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int) -> tuple[NotebookNode, ResourcesDict]:
+    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict,
+                        index: int) -> tuple[NotebookNode, ResourcesDict]:
         cell.metadata = NotebookNode({key: cell.metadata[key] for key in CELL_METADATA_KEPT if key in cell.metadata})
         if cell.cell_type == "markdown":
             cell.source = clean_markdown(_text(cell.source))
