@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nbgrader.plugins import FileNameCollectorPlugin
-from traitlets import Int
 from nbgrader.utils import find_all_notebooks
+from traitlets import Int
 
 STUDENT_ID = re.compile(r"^(?P<student_id>[^\W_](?:[^\W_]|[.\-])*)_(?P<name>.+)$")
 _COPY_PREFIX = re.compile(r"^(?:copy of\s+)+", re.IGNORECASE)

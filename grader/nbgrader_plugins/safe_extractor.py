@@ -27,16 +27,16 @@ extraction is done, the kit's collector is told to plan the collection over what
 """
 from __future__ import annotations
 
+import lzma
 import math
 import os
 import re
 import shutil
 import stat
-import time
-import zlib
-import lzma
 import tarfile
+import time
 import zipfile
+import zlib
 from pathlib import Path
 from typing import BinaryIO
 
