@@ -37,9 +37,14 @@ def integrity_check(student: StudentCode) -> tuple[Check, Outcome]:
     return spec, outcome
 
 
-def not_run(spec: Check) -> Outcome:
-    return Outcome(False, f"未运行：本部分的代码违反了评分规则（见 {spec.part}.rules）。",
-                   f"Not run: this part's code breaks the grading rules (see {spec.part}.rules).")
+def not_run(spec: Check, violations: list[policy.Violation], submission: Submission) -> Outcome:
+    """A check of a part whose code breaks the rules: it is not run; the first breach says why
+    (also where only the public checks run, without the rules gate)."""
+    first = policy.for_part(violations, spec.part)[0]
+    line = (submission.locate({"line": first.line, "text": first.text}) or {}).get("line", first.line)
+    return Outcome(False, f"未运行：本部分的代码违反了评分规则（见 {spec.part}.rules），例如第 {line} 行：{first.zh}。",
+                   f"Not run: this part's code breaks the grading rules (see {spec.part}.rules), e.g. line {line}: "
+                   f"{first.en}.")
 
 
 def grade_submission(path: str | Path, *, lang: str = "zh", limits: Limits | None = None, cuda: bool | None = None,
@@ -83,7 +88,8 @@ def _run_checks(submission: Submission, checks: list[Check], lang: str, limits: 
             student.ensure_loaded()
         for spec in checks:
             try:
-                outcome = not_run(spec) if spec.part in blocked and not spec.id.endswith(".rules") else spec.run(ctx)
+                skip = spec.part in blocked and not spec.id.endswith(".rules")
+                outcome = not_run(spec, violations, submission) if skip else spec.run(ctx)
             except Exception:  # a bug in a check must not cost the student the other checks
                 detail = traceback.format_exc(limit=3).splitlines()[-1]
                 outcome = Outcome(False, f"评分程序内部错误：{detail}", f"Internal grader error: {detail}")

@@ -47,6 +47,8 @@ INTERPRETER_ATTRIBUTES = re.compile(r"^(gi_\w+|cr_\w+|ag_\w+|f_(back|globals|loc
                                     r"tb_\w+|co_\w+|mro)$")
 STAND_IN_ATTRIBUTES = {"is_meta", "is_fake", "data_ptr", "untyped_storage", "storage", "fake_mode"}
 STAND_IN_WORD = re.compile(r"(?<![a-z])meta(?![a-z])|faketensor", re.I)
+# builtin bases a student's own helper class may have (its own exception, say)
+PLAIN_BASES = {"object", "Exception", "ValueError", "RuntimeError", "TypeError", "AssertionError", "NamedTuple"}
 # the data attributes an honest module sets on its own layers (self.mask.requires_grad = False)
 NESTED_SELF_ATTRIBUTES = {"requires_grad", "p", "data", "weight", "bias", "training"}
 
@@ -205,10 +207,6 @@ def _is_dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__") and len(name) > 4
 
 
-def _module_allowed(module: str) -> bool:
-    return module in ALLOWED_MODULES
-
-
 def _import_mistake(module: str) -> str:
     return "private-torch" if module.startswith("torch.") else "forbidden-import"
 
@@ -229,9 +227,9 @@ class _Rules:
         self.classes = {s.name for s in ast.walk(tree) if isinstance(s, ast.ClassDef)}
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
-                for alias in node.names:
-                    self.imported[alias.asname or alias.name.split(".")[0]] = alias.asname and alias.name or \
-                        alias.name.split(".")[0]
+                for alias in node.names:  # `import a.b` binds a; `import a.b as c` binds c to a.b
+                    top = alias.name.split(".")[0]
+                    self.imported[alias.asname or top] = alias.name if alias.asname else top
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 for alias in node.names:
                     if alias.name != "*":
@@ -277,7 +275,7 @@ class _Rules:
     def _import(self, node):
         if isinstance(node, ast.ImportFrom):
             module = node.module or ""
-            if node.level or not _module_allowed(module):
+            if node.level or module not in ALLOWED_MODULES:
                 yield node, _import_mistake(module), f"导入了 {'.' * node.level}{module}", \
                     f"imports {'.' * node.level}{module}"
                 return
@@ -289,7 +287,7 @@ class _Rules:
                     yield from self._path(node, f"{module}.{alias.name}")
             return
         for alias in node.names:
-            if not _module_allowed(alias.name):
+            if alias.name not in ALLOWED_MODULES:
                 yield node, _import_mistake(alias.name), f"导入了 {alias.name}", f"imports {alias.name}"
 
     def _path(self, node, path: str):
@@ -389,10 +387,10 @@ class _Rules:
     def _class(self, node: ast.ClassDef):
         for base in node.bases:
             chain = _dotted(base)
-            if chain and len(chain) == 1 and (chain[0] in self.classes or chain[0] == "object"):
+            if chain and len(chain) == 1 and (chain[0] in self.classes or chain[0] in PLAIN_BASES):
                 continue
             path = self._resolved(base)
-            if path and (_nn_module_class(path) or path == "typing.NamedTuple"):
+            if path and (_nn_module_class(path) or path in ("typing.NamedTuple", "torch.autograd.Function")):
                 continue
             shown = path or ast.unparse(base)
             mistake = "tampering" if shown.startswith("torch") else "introspection"

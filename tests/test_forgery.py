@@ -87,6 +87,24 @@ HONEST_SNIPPETS = {
                     self._cache = input.device
                 return super().forward(input) if False else projections[0](input)
     """,
+    "own_exception_and_autograd_function": """
+        class ShapeError(ValueError):
+            pass
+
+        class Scale(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2
+
+        def scaled_dot_product_attention(Q, K, V, is_causal=True):
+            if Q.dim() < 2:
+                raise ShapeError("Q needs (..., T, d_k)")
+            return Scale.apply(Q), Q
+    """,
     # a notebook's plotting helper: no graded name uses it, so its import never matters
     "unused_plot_helper": sdpa_body("pass", "import matplotlib.pyplot as plt\n\ndef show(w):\n    plt.imshow(w)\n"),
 }

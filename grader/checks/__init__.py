@@ -154,16 +154,22 @@ def changed(a: torch.Tensor | None, b: torch.Tensor | None) -> bool:
     return not torch.equal(torch.nan_to_num(a.double(), nan=1e300), torch.nan_to_num(b.double(), nan=1e300))
 
 
+def resource_failure(outcome: Outcome) -> bool:
+    """Out of time or memory, or the process ended: trying other inputs only burns the budget."""
+    return bool({"timeout", "memory-limit", "tampering"} & set(outcome.mistakes))
+
+
 def attention_verdict(evidence: list[dict]) -> Outcome:
     """Each entry, for one input shape: {"label", "ran", "q", "k", "mixes"} (the output or weights
     changed with Q / with K / at other positions when V changed at one). Property points need a
     run that shows all three, and no run that shows less: identity, uniform or zero weights and a
     projection of V alone all fail; a wrong but real attention (unscaled, wrong softmax dim, ...) passes."""
     ran = [e for e in evidence if e["ran"]]
-    if not ran:
-        return failed("在所有用于检查的输入形状上代码都没有正常返回结果，没有任何计算注意力的证据：本部分记 0 分。",
-                      "On none of the checked input shapes did the code return a result, so nothing shows that it "
-                      "computes attention: this part scores 0.")  # the errors themselves name the mistake
+    if not ran:  # the first failure says why, and names its mistake
+        first = evidence[0]["problem"]
+        first.zh = "代码没有正常返回结果，没有任何计算注意力的证据：本部分记 0 分。" + first.zh
+        first.en = "The code returned no result, so nothing shows that it computes attention: this part scores 0. " + first.en
+        return first
     for e in ran:
         missing_zh = [t for t, ok in (("不随 Q 变化", e["q"]), ("不随 K 变化", e["k"]),
                                       ("各位置的输出没有混合其他位置的 V", e["mixes"])) if not ok]
