@@ -1,4 +1,5 @@
 """Shared fixtures: a report cache so each submission is graded once per test session."""
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,3 +32,17 @@ def header(path: Path, key: str) -> str | None:
         if line.startswith(f"# {key}:"):
             return line.split(":", 1)[1].strip()
     return None
+
+
+# The grading rules (grader/policy.py) refuse most hostile code before it runs. The sandbox must hold
+# on its own when a trick gets past them, so the sandbox's hostile tests grade with the rules off:
+# in this process through the fixture, in a child process through this command line.
+BYPASS_RULES = "import grader.policy; grader.policy.violations = lambda source: []"
+GRADER_WITHOUT_RULES = [sys.executable, "-c", f"{BYPASS_RULES}; import runpy; runpy.run_module('grader', run_name='__main__')"]
+
+
+@pytest.fixture
+def rules_bypassed(monkeypatch):
+    from grader import policy
+
+    monkeypatch.setattr(policy, "violations", lambda source: [])

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REFERENCE, ROOT, SUBMISSIONS
+from conftest import BYPASS_RULES, GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS
 from grader.grade import grade_submission
 
 HOSTILE = SUBMISSIONS / "confinement"
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the full isolation layers need root (CI runs as root)")
+pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="the full isolation layers need root (CI runs as root)"),
+              pytest.mark.usefixtures("rules_bypassed")]  # the sandbox on its own, as if a trick got past the rules
 
 # Appended to the reference solution: a correct submission that also stores every Part 1 answer in
 # System V shared memory for a later student (shm_replay.py), and leaves 4 x 64 MiB segments behind.
@@ -120,7 +121,7 @@ def test_nothing_is_typed_into_the_terminal_that_runs_the_grader():
     status, queued = _run_under_a_pty(["/usr/bin/python3", plain], uid=70999, cwd=ROOT)
     assert status == 0 and injected in queued, ("the pty check must see a real injection", queued)
 
-    status, queued = _run_under_a_pty([sys.executable, "-m", "grader", "grade", str(hostile), "--lang", "en"], cwd=ROOT)
+    status, queued = _run_under_a_pty([*GRADER_WITHOUT_RULES, "grade", str(hostile), "--lang", "en"], cwd=ROOT)
     assert status == 0
     assert queued == b"", f"the grader's terminal received input: {queued!r}"
     assert not Path("/tmp/attention-kit-typed-by-student").exists()
@@ -140,17 +141,17 @@ def test_no_other_process_is_visible():
 
 
 def test_no_shared_memory_survives_and_nothing_is_replayed_across_submissions(tmp_path):
-    (tmp_path / "a_store.py").write_text(REFERENCE.read_text() + SHM_STORE)
-    (tmp_path / "b_replay.py").write_bytes((HOSTILE / "shm_replay.py").read_bytes())
+    (tmp_path / "a-store.py").write_text(REFERENCE.read_text() + SHM_STORE)
+    (tmp_path / "b-replay.py").write_bytes((HOSTILE / "shm_replay.py").read_bytes())
     before = _shared_memory_segments()
     out = tmp_path / "reports.json"
-    result = subprocess.run([sys.executable, "-m", "grader", "grade-all", str(tmp_path), "--jobs", "1", "--json", str(out),
+    result = subprocess.run([*GRADER_WITHOUT_RULES, "grade-all", str(tmp_path), "--jobs", "1", "--json", str(out),
                              "--lang", "en"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     reports = {r["student"]: r for r in json.loads(out.read_text())}
     empty = grade_submission(SUBMISSIONS / "hostile" / "empty.py", lang="en")
-    assert reports["a_store"]["score"] == 20.0
-    assert reports["b_replay"]["score"] == empty["score"], _sdpa_messages(reports["b_replay"])
+    assert reports["a-store"]["score"] == 20.0
+    assert reports["b-replay"]["score"] == empty["score"], _sdpa_messages(reports["b-replay"])
     assert _shared_memory_segments() == before, "a segment outlived its worker"
 
 
@@ -158,11 +159,11 @@ def test_a_host_process_with_a_uid_near_the_worker_range_survives_a_class_run(tm
     """The grading process waits until this test has started `sleep`s as exactly the uids its
     workers would get from its pid under the old scheme (61000 + (pid*7 + n) % 4000, killed by
     uid at the end) and under the current band's first choices; none may be killed."""
-    (tmp_path / "fork_bomb.py").write_bytes((SUBMISSIONS / "hostile" / "fork_bomb.py").read_bytes())
+    (tmp_path / "fork-bomb.py").write_bytes((SUBMISSIONS / "hostile" / "fork_bomb.py").read_bytes())
     (tmp_path / "honest.py").write_bytes(REFERENCE.read_bytes())
     out = tmp_path / "reports.json"
     grading = subprocess.Popen(
-        [sys.executable, "-c", "import os, runpy, sys; print(os.getpid(), flush=True); sys.stdin.readline(); "
+        [sys.executable, "-c", f"{BYPASS_RULES}; import os, runpy, sys; print(os.getpid(), flush=True); sys.stdin.readline(); "
          "runpy.run_module('grader', run_name='__main__')",
          "grade-all", str(tmp_path), "--jobs", "1", "--json", str(out)],
         cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -181,7 +182,7 @@ def test_a_host_process_with_a_uid_near_the_worker_range_survives_a_class_run(tm
             neighbour.kill()
             neighbour.wait()
     reports = {r["student"]: r for r in json.loads(out.read_text())}
-    assert reports["honest"]["score"] == 20.0 and "tampering" in reports["fork_bomb"]["mistakes"]
+    assert reports["honest"]["score"] == 20.0 and "tampering" in reports["fork-bomb"]["mistakes"]
 
 
 def test_system_calls_attention_code_never_needs_are_refused():

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REFERENCE, ROOT, SUBMISSIONS, header
+from conftest import GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS, header
 from grader.checks import checks_for
 from grader.confinement import Limits
 from grader.grade import default_limits, grade_submission
@@ -31,6 +31,7 @@ def listener():
     server.close()
 
 
+@pytest.mark.usefixtures("rules_bypassed")  # the sandbox on its own, as if a trick got past the rules
 @pytest.mark.parametrize("path", HOSTILE, ids=[p.stem for p in HOSTILE])
 def test_hostile_submission_gets_a_complete_report_within_its_limit(path, listener):
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -74,6 +75,7 @@ def test_all_isolation_layers_are_in_place_as_root():
     assert "isolation_missing" not in report, report.get("isolation_missing")
 
 
+@pytest.mark.usefixtures("rules_bypassed")
 def test_hostile_neighbours_change_no_one_elses_grade(tmp_path):
     for name in ("infinite_loop", "fork_bomb", "exit_in_function", "memory_bomb", "patched_comparisons"):
         (tmp_path / f"{name}.py").write_bytes((SUBMISSIONS / "hostile" / f"{name}.py").read_bytes())
@@ -85,7 +87,7 @@ def test_hostile_neighbours_change_no_one_elses_grade(tmp_path):
 
 
 def test_cli_json_stays_clean_when_the_submission_prints(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "grader", "grade", str(SUBMISSIONS / "hostile" / "huge_output.py"),
+    result = subprocess.run([*GRADER_WITHOUT_RULES, "grade", str(SUBMISSIONS / "hostile" / "huge_output.py"),
                              "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0
     report = json.loads(result.stdout)
