@@ -65,6 +65,7 @@ c.GenerateFeedback.preprocessors = [
     f"{NB}.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     f"{KIT}.hide_hidden_tests.HideHiddenTests",
+    f"{KIT}.fold_selfcheck_cell.FoldSelfcheckCell",  # the provided self-check helpers as one line
 ]
 
 # zip_collect: Colab downloads `<student_id>_<any name>.ipynb` in downloaded/<assignment>/extracted/.
