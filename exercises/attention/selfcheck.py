@@ -13,8 +13,8 @@ import torch.nn.functional as F
 
 SELFCHECK_MISTAKES = {
     "not-implemented": ("未完成实现", "Not implemented",
-                        "把 TODO 处的 raise NotImplementedError() 换成你的代码，并运行定义它的单元格。",
-                        "Replace raise NotImplementedError() with your code and run the cell that defines it."),
+                        "把 TODO 处抛出 NotImplementedError 的那一行换成你的代码，并运行定义它的单元格。",
+                        "Replace the TODO's NotImplementedError line with your code and run the cell that defines it."),
     "wrong-return": ("返回值不对", "Wrong return value",
                      "返回 (out, weights)：out (..., T, d_v)，weights (..., T, T)；MHA 返回 (B, T, dim)。",
                      "Return (out, weights): out (..., T, d_v), weights (..., T, T); MHA returns (B, T, dim)."),
