@@ -48,6 +48,7 @@ c.Autograde.sanitize_preprocessors = [
     f"{KIT}.restore_missing_cells.RestoreMissingCells",
     f"{NB}.DeduplicateIds",
     f"{NB}.OverwriteKernelspec",
+    f"{KIT}.restore_hidden_tests.RestoreHiddenTests",  # no "checksum has changed" for untouched test cells
     f"{NB}.OverwriteCells",
     f"{NB}.CheckCellMetadata",
 ]
@@ -71,6 +72,7 @@ c.GenerateFeedback.preprocessors = [
     f"{NB}.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     f"{KIT}.hide_hidden_tests.HideHiddenTests",
+    f"{KIT}.fold_selfcheck_cell.FoldSelfcheckCell",  # the provided self-check helpers as one line
     f"{KIT}.sanitize_feedback.SanitizeFeedback",  # last: nothing a student wrote is live markup in the page
 ]
 # ... and every page forbids scripts and loading anything (a Content-Security-Policy in its head).

@@ -191,7 +191,9 @@ def test_nbgrader_gradebook_holds_grade_alls_scores(graded_course):
     # the nbgrader run found every verdict in the cache: it graded nothing itself
     assert "not found in the cache" not in done.stderr
     cache = course.root / "autograded" / ".attention-kit-report-cache"
-    assert len(list(cache.glob("*.json"))) == len(students)
+    # content-addressed: students whose graded code and layout are the same (a reordered copy of a correct
+    # notebook, say) share one report
+    assert 0 < len(list(cache.glob("*.json"))) <= len(students)
     for student in students:
         assert course.autograded(student).is_file()
         assert f"{student} " in done.stdout

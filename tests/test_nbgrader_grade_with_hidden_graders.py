@@ -162,3 +162,16 @@ def test_long_lines_wrap_by_display_width():
     assert len(lines) > 3 and all(width(line) <= 108 for line in lines)
     assert "".join(line.strip() for line in lines).replace(" ", "") == \
         ("因果掩码把对角线也遮住了，" * 20 + " and then some English words " * 8).replace(" ", "")
+
+
+def test_score_output_carries_an_escaped_verdict_table_and_still_scores():
+    """Is the score output an HTML verdict table (student text escaped) whose text/plain nbgrader still reads?"""
+    cell = grade_cell(HIDDEN["sdpa"], 10)
+    report = fake_report("sdpa", 6, 10)
+    report["checks"][0]["message_zh"] = "<script>alert(1)</script> 错"
+    GradeWithHiddenGraders().write_outputs(cell, report, [], [])
+    result = next(o for o in cell.outputs if o.output_type == "execute_result")
+    assert result.data["text/plain"] == "6.0" and utils.determine_grade(cell) == (6.0, 10.0)
+    page = result.data["text/html"]
+    assert "<table>" in page and "✗" in page and "6 / 10" in page
+    assert "<script>" not in page and "&lt;script&gt;" in page and "style=" not in page

@@ -79,7 +79,8 @@ def test_advice_after_a_recollected_submission_works_as_written(course):
     """After `zip_collect --force` re-collects a notebook (newer than its autograded copy), does the refusal print
     the command that regrades it (plain `nbgrader autograde` skips it), and does running that command unblock the release?"""
     submission = course / "submitted" / "colab40" / "attention" / "attention.ipynb"
-    later = submission.stat().st_mtime + 60
+    autograded = course / "autograded" / "colab40" / "attention" / "attention.ipynb"
+    later = autograded.stat().st_mtime + 1  # collected again after grading (and before the regrade below)
     os.utime(submission, (later, later))
     done = release(course)
     assert done.returncode == 1
@@ -94,3 +95,17 @@ def test_advice_after_a_recollected_submission_works_as_written(course):
     assert release(course).returncode == 1
     nbgrader(*command.split()[1:])
     assert release(course).returncode == 0
+
+
+def test_everything_nbgrader_writes_into_the_course_root_is_git_ignored(course):
+    """After a class is graded and exported, would `git add .` in the course root pick up nothing nbgrader wrote
+    (grades.csv with every student's grade, logs, caches, the gradebook)?"""
+    subprocess.run([sys.executable, "-m", "nbgrader", "export", f"--CourseDirectory.root={course}"], cwd=course,
+                   env=nbgrader_env(), capture_output=True, text=True, timeout=300, check=True)
+    assert (course / "grades.csv").is_file()
+    tracked = set(subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True).stdout.split())
+    written = [path.relative_to(course).as_posix() for path in course.rglob("*") if path.is_file()]
+    candidates = [path for path in written if path not in tracked and not path.startswith(("source/", "release/"))]
+    ignored = subprocess.run(["git", "check-ignore", "--no-index", "--stdin", "-z"], cwd=ROOT,
+                             input="\0".join(candidates), capture_output=True, text=True).stdout.split("\0")
+    assert sorted(set(candidates) - set(ignored)) == []

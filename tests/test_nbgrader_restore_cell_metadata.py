@@ -9,7 +9,7 @@ from grader import colab_notebooks as cn
 from grader.nbgrader_plugins.restore_cell_metadata import RestoreCellMetadata
 from nbgrader_course import apply, ids, release_course, release_notebook
 
-GRADED = ["imports", "model_args", "sdpa", "sdpa_tests", "mha", "mha_tests"]
+GRADED = ["imports", "model_args", "selfcheck", "sdpa", "sdpa_tests", "mha", "mha_tests"]
 
 
 @pytest.fixture(scope="module")

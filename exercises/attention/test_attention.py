@@ -16,16 +16,16 @@ def verdict(part_results, submission, part: str, name: str) -> None:
     if failure is not None:
         first_time = failure.mistake not in explained
         explained.add(failure.mistake)
-        pytest.fail(selfcheck.explain(failure, first_time), pytrace=False)
+        pytest.fail(selfcheck.explain_failure(failure, first_time), pytrace=False)
 
 
 @pytest.mark.part1
-@pytest.mark.parametrize("name", [name for name, _ in selfcheck.CHECKS["part1"]])
+@pytest.mark.parametrize("name", [name for name, _ in selfcheck.SELFCHECK_CHECKS["part1"]])
 def test_part1(part_results, submission, name):
     verdict(part_results, submission, "part1", name)
 
 
 @pytest.mark.part2
-@pytest.mark.parametrize("name", [name for name, _ in selfcheck.CHECKS["part2"]])
+@pytest.mark.parametrize("name", [name for name, _ in selfcheck.SELFCHECK_CHECKS["part2"]])
 def test_part2(part_results, submission, name):
     verdict(part_results, submission, "part2", name)

@@ -19,6 +19,7 @@ report is kept in the notebook metadata (`attention_kit.report`) for export and 
 """
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 
@@ -180,14 +181,40 @@ class GradeWithHiddenGraders(NbGraderPreprocessor):
         if pictured:  # the first check with a picture: one is enough to see the mask
             figure = pictured["figure"]
             outputs.append(NotebookNode(display_data(figure["student"], figure["expected"], pictured["id"])))
-        outputs.append(score_output(score))
+        outputs.append(score_output(score, verdict_html(report, part, score, points)))
         cell.outputs = outputs
+
+
+def verdict_html(report: dict, part: str, score: float, points: float) -> str:
+    """The part's verdict at a glance, for the feedback page: a table of checks (✓/✗, points, one-line reason),
+    then each diagnosed mistake once with its fix. Only plain tags and text (the page's sanitizer allows no
+    style or script); every string that may come from the student is escaped."""
+    names = titles()
+    rows, mistakes = [], []
+    for check in (c for c in report["checks"] if c["part"] == part):
+        zh, en = names.get(check["id"], (check.get("title", ""),) * 2)
+        reason = "" if check["passed"] else (check.get("message_zh") or "").split("\n")[0]
+        reason_en = "" if check["passed"] else (check.get("message_en") or "").split("\n")[0]
+        rows.append(f"<tr><td>{'✓' if check['passed'] else '✗'}</td><td>{check['points']:g} / {check['max_points']:g}</td>"
+                    f"<td>{html.escape(zh)}<br>{html.escape(en)}</td>"
+                    f"<td>{html.escape(reason)}<br>{html.escape(reason_en)}</td></tr>")
+        mistakes += [m for m in check["mistakes"] + check.get("advice", []) if m in catalog() and m not in mistakes]
+    table = ("<table><thead><tr><th></th><th>分数 · points</th><th>检查 · check</th><th>原因 · reason</th></tr></thead>"
+             f"<tbody>{''.join(rows)}</tbody></table>")
+    fixes = "".join(f"<li><p>{html.escape(explain(m, 'zh'))}</p><p>{html.escape(explain(m, 'en'))}</p></li>"
+                    for m in mistakes)
+    head = f"<h3>{html.escape(PARTS.get(part, part))}：{score:g} / {points:g} 分 · points</h3>"
+    return head + table + (f"<h4>诊断与改法 · Diagnosis and fix</h4><ul>{fixes}</ul>" if fixes else "")
 
 
 def stream(text: str) -> NotebookNode:
     return NotebookNode({"output_type": "stream", "name": "stdout", "text": text})
 
 
-def score_output(score: float) -> NotebookNode:
-    return NotebookNode({"output_type": "execute_result", "execution_count": None,
-                         "data": {"text/plain": repr(float(score))}, "metadata": {}})
+def score_output(score: float, verdict: str | None = None) -> NotebookNode:
+    """nbgrader's partial credit is the text/plain of the execute_result; a feedback page shows its text/html
+    (the verdict table) instead of a bare number."""
+    data = {"text/plain": repr(float(score))}
+    if verdict:
+        data["text/html"] = verdict
+    return NotebookNode({"output_type": "execute_result", "execution_count": None, "data": data, "metadata": {}})

@@ -8,7 +8,7 @@ SaveAutoGrades scores the grade cells), so it is rebuilt here from the release n
 - a solution cell (`sdpa`, `mha`) is the code cell that defines its graded name; when several do,
   the last one, because that definition is the one that runs (and the one the grader grades);
 - a locked cell (provided code, autograder tests) is the code cell that defines what the release
-  cell defines (`ModelArgs`, `_check_sdpa`) or, for a cell that defines nothing (the imports), the
+  cell defines (`ModelArgs`, the self-check helpers) or, for a cell that defines nothing (the imports), the
   one most like it; a cell qualifies only if it binds no name beyond the release cell's, because
   OverwriteCells will replace its text and student code must never be lost that way;
 - every other cell loses its nbgrader metadata (it is the student's own cell).

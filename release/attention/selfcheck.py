@@ -13,8 +13,8 @@ import torch.nn.functional as F
 
 SELFCHECK_MISTAKES = {
     "not-implemented": ("未完成实现", "Not implemented",
-                        "把 TODO 处的 raise NotImplementedError() 换成你的代码，并运行定义它的单元格。",
-                        "Replace raise NotImplementedError() with your code and run the cell that defines it."),
+                        "把 TODO 处抛出 NotImplementedError 的那一行换成你的代码，并运行定义它的单元格。",
+                        "Replace the TODO's NotImplementedError line with your code and run the cell that defines it."),
     "wrong-return": ("返回值不对", "Wrong return value",
                      "返回 (out, weights)：out (..., T, d_v)，weights (..., T, T)；MHA 返回 (B, T, dim)。",
                      "Return (out, weights): out (..., T, d_v), weights (..., T, T); MHA returns (B, T, dim)."),
@@ -283,25 +283,25 @@ def check_mha_dropout(MultiHeadAttention, ModelArgs):
         _fail("dropout-in-eval", "eval() 模式下两次前向结果不同。", "two forward passes in eval() differ.")
 
 
-CHECKS = {
+SELFCHECK_CHECKS = {
     "part1": (("shapes", check_sdpa_shapes), ("causal_mask", check_sdpa_causal_mask), ("values", check_sdpa_values)),
     "part2": (("interface", check_mha_interface), ("values", check_mha_values), ("causal", check_mha_causal),
               ("dropout_eval", check_mha_dropout)),
 }
 """part -> (check name, function); a part's functions take the graded names of that part."""
-GRADED = {"part1": ("scaled_dot_product_attention",), "part2": ("MultiHeadAttention", "ModelArgs")}
+SELFCHECK_GRADED = {"part1": ("scaled_dot_product_attention",), "part2": ("MultiHeadAttention", "ModelArgs")}
 
 
 def run_part(part, namespace):
     """{check name: None if it passed, else the SelfCheckFailure}, every check of the part run once."""
-    missing = [name for name in GRADED[part] if name not in namespace]
+    missing = [name for name in SELFCHECK_GRADED[part] if name not in namespace]
     results = {}
-    for name, check in CHECKS[part]:
+    for name, check in SELFCHECK_CHECKS[part]:
         try:
             if missing:
                 _fail("not-implemented", f"找不到 {', '.join(missing)}：定义它的单元格运行了吗？",
                       f"{', '.join(missing)} is not defined: did its cell run?")
-            check(*(namespace[n] for n in GRADED[part]))
+            check(*(namespace[n] for n in SELFCHECK_GRADED[part]))
             results[name] = None
         except SelfCheckFailure as failure:
             results[name] = failure
@@ -311,7 +311,7 @@ def run_part(part, namespace):
     return results
 
 
-def explain(failure, first_time=True):
+def explain_failure(failure, first_time=True):
     """A few lines, Chinese first: what was seen and, the first time a mistake comes up, its title and fix."""
     title_zh, title_en, fix_zh, fix_en = SELFCHECK_MISTAKES[failure.mistake]
     if not first_time:
@@ -320,7 +320,7 @@ def explain(failure, first_time=True):
             f"  {failure.seen_en} {fix_en}")
 
 
-def summary(part, results):
+def part_summary(part, results):
     """The whole part's verdict as text: one line per check, each mistake explained once."""
     failed = {name: f for name, f in results.items() if f is not None}
     label = {"part1": "Part 1 · scaled_dot_product_attention", "part2": "Part 2 · MultiHeadAttention"}[part]
@@ -329,7 +329,7 @@ def summary(part, results):
     lines = [f"❌ {label}：{len(failed)}/{len(results)} 项自检未通过 / self-checks failed"]
     explained = set()
     for name, failure in failed.items():
-        lines.append(f"✗ {name}: " + explain(failure, failure.mistake not in explained))
+        lines.append(f"✗ {name}: " + explain_failure(failure, failure.mistake not in explained))
         explained.add(failure.mistake)
     return "\n".join(lines)
 
@@ -338,5 +338,5 @@ def selfcheck_notebook(part, namespace):
     """The notebook's self-check cell: print the verdict and never raise, so Run all reaches the later parts.
 
     A failure goes to stderr: Colab shows it in red, and `nbgrader validate` counts the cell as failed."""
-    text = summary(part, run_part(part, namespace))
+    text = part_summary(part, run_part(part, namespace))
     print(text, file=sys.stderr if text.startswith("❌") else sys.stdout)

@@ -1,0 +1,130 @@
+"""The hidden graders as a pytest suite: `python -m pytest -p grader.pytest_plugin --submission PATH`.
+
+One test item per check, named by its check id, with the verdict, points and zh/en diagnosis of
+`python -m grader grade PATH`: the submission is graded ONCE, in the same sandbox, at the first
+item that runs, and each item reads its check from that report (no student code runs per item).
+So pytest's habits work: `-k mask`, `-m part1` / `-m part2`, `-m gpu`, `--junitxml` (each
+testcase carries `points`, `max_points` and `mistakes` as properties).
+
+With --submission nothing else is collected (the repository's own tests are left alone). Items
+marked `gpu` stand for the real-CUDA variants of the device checks: where there is no CUDA they
+skip with the reason; the meta-device variant, which is what `grader grade` scores there, is the
+check's own item.
+"""
+from __future__ import annotations
+
+import pytest
+
+MARKERS = {
+    "part1": "Part 1, scaled_dot_product_attention (hidden graders)",
+    "part2": "Part 2, MultiHeadAttention (hidden graders)",
+    "gpu": "a hidden check's real-CUDA variant: skips where there is no CUDA",
+}
+PART_MARKER = {"sdpa": "part1", "mha": "part2"}
+CUDA_VARIANTS = ("sdpa.device", "mha.device")
+"""Checks that also run on a real CUDA device when one is present (grader.checks sdpa/mha device)."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("attention-kit", "attention-kit hidden graders")
+    group.addoption("--submission", metavar="PATH",
+                    help="grade this student notebook (.ipynb) or .py with the hidden graders, one test per check")
+    group.addoption("--grader-lang", choices=("zh", "en"), default="zh",
+                    help="language of the report's `message` field (both zh and en diagnoses are always shown)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+    if config.getoption("submission"):
+        from grader.sandbox import start_fork_server
+
+        start_fork_server()  # before this process imports torch, as the grader's CLI does
+        config.pluginmanager.register(HiddenGraders(config), "attention-kit-hidden-graders")
+
+
+class HiddenGraders:
+    """Collects one item per check instead of any test file, and grades the submission once."""
+
+    def __init__(self, config: pytest.Config):
+        self.path = config.getoption("submission")
+        self.lang = config.getoption("grader_lang")
+        self._report: dict | None = None
+        self.explained: set[str] = set()  # catalog explanations already shown, by mistake id
+
+    def report(self) -> dict:
+        if self._report is None:
+            from grader.grade import grade_submission
+
+            self._report = grade_submission(self.path, lang=self.lang)
+        return self._report
+
+    def pytest_ignore_collect(self, collection_path, config):
+        return True
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session, config, items):
+        from grader.checks import checks_for
+
+        items.clear()
+        for check in checks_for():
+            items.append(CheckItem.from_parent(session, name=check.id, graders=self, check_id=check.id,
+                                               part=check.part))
+            if check.id in CUDA_VARIANTS:
+                items.append(CheckItem.from_parent(session, name=f"{check.id}[cuda]", graders=self,
+                                                   check_id=check.id, part=check.part, cuda=True))
+        items.append(CheckItem.from_parent(session, name="integrity.tampering", graders=self,
+                                           check_id="integrity.tampering", part="integrity"))
+
+    def pytest_report_header(self, config):
+        return f"attention-kit hidden graders: {self.path}"
+
+
+class CheckFailed(Exception):
+    """A check that did not pass: its message is the diagnosis, shown without a traceback."""
+
+
+class CheckItem(pytest.Item):
+    def __init__(self, *, graders: HiddenGraders, check_id: str, part: str, cuda: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        self.graders, self.check_id, self.cuda = graders, check_id, cuda
+        if part in PART_MARKER:
+            self.add_marker(PART_MARKER[part])
+        if cuda:
+            self.add_marker("gpu")
+
+    def runtest(self) -> None:
+        if self.cuda:
+            import torch
+
+            if not torch.cuda.is_available():
+                pytest.skip("no CUDA device here: the real-CUDA variant of this check did not run "
+                            f"(its meta-device variant is {self.check_id})")
+        entry = next(c for c in self.graders.report()["checks"] if c["id"] == self.check_id)
+        if not self.cuda:
+            self.user_properties += [("points", entry["points"]), ("max_points", entry["max_points"]),
+                                     ("mistakes", ",".join(entry["mistakes"]))]
+        if not entry["passed"]:
+            raise CheckFailed(entry)
+
+    def repr_failure(self, excinfo, style=None):
+        if not excinfo.errisinstance(CheckFailed):
+            return super().repr_failure(excinfo, style)
+        from grader.catalog import catalog, explain
+
+        entry = excinfo.value.args[0]
+        head = f"✗ [{entry['points']:g}/{entry['max_points']:g}] {entry['id']}  {entry['title']}"
+        lines = [head] + ([f"mistakes: {', '.join(entry['mistakes'])}"] if entry["mistakes"] else [])
+        known = [m for m in entry["mistakes"] + entry.get("advice", []) if m in catalog()]
+        for lang in ("zh", "en"):  # each mistake's catalog explanation once per session, as on the feedback page
+            explanations = {explain(m, lang): m for m in known}
+            for line in entry[f"message_{lang}"].splitlines():
+                mistake = explanations.get(line)
+                if mistake and mistake in self.graders.explained:
+                    line = f"[{mistake}] " + ("（解释见上）" if lang == "zh" else "(explained above)")
+                lines.append(line)
+        self.graders.explained.update(known)
+        return "\n".join(lines)
+
+    def reportinfo(self):
+        return self.graders.path, None, self.name

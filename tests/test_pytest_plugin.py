@@ -1,0 +1,52 @@
+"""Does `python -m pytest -p grader.pytest_plugin --submission PATH` give, item by item, what `grader grade` gives?"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+
+import pytest
+
+from conftest import REFERENCE, ROOT, SUBMISSIONS
+
+pytestmark = pytest.mark.slow
+SAMPLE = [REFERENCE, SUBMISSIONS / "correct" / "einsum_where_torchsoftmax.py",
+          SUBMISSIONS / "correct" / "mha_reuses_sdpa_is_causal.py"] + [
+    SUBMISSIONS / "mutants" / f"{name}.py"
+    for name in ("missing-scale", "mask-diagonal", "head-split", "dropout-in-eval", "mask-device", "bare-matmul")]
+
+
+def run_plugin(path, tmp_path, *args: str) -> tuple[subprocess.CompletedProcess, ElementTree.Element]:
+    xml = tmp_path / "junit.xml"
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "grader.pytest_plugin", "--submission", str(path),
+                           "--grader-lang", "en", f"--junitxml={xml}", "-p", "no:cacheprovider", "-q", *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    return done, ElementTree.parse(xml).getroot()
+
+
+@pytest.mark.parametrize("path", SAMPLE, ids=lambda p: p.stem)
+def test_items_agree_with_grader_grade(path, tmp_path, graded):
+    """One junit testcase per check id, failed exactly when the check failed, with its points as properties?"""
+    report = graded(path)
+    done, junit = run_plugin(path, tmp_path)
+    cases = {case.get("name"): case for case in junit.iter("testcase")}
+    assert set(cases) == {c["id"] for c in report["checks"]} | {"sdpa.device[cuda]", "mha.device[cuda]"}
+    for check in report["checks"]:
+        case = cases[check["id"]]
+        assert (case.find("failure") is None) == check["passed"], check["id"]
+        properties = {p.get("name"): p.get("value") for p in case.iter("property")}
+        assert float(properties["points"]) == check["points"], check["id"]
+        assert float(properties["max_points"]) == check["max_points"]
+        assert properties["mistakes"] == ",".join(check["mistakes"])
+        if not check["passed"]:
+            assert check["message_zh"].splitlines()[0] in case.find("failure").text
+    assert (done.returncode == 0) == all(c["passed"] for c in report["checks"]), done.stdout[-2000:]
+    assert "no CUDA device here" in done.stdout or "skipped" in done.stdout
+
+
+def test_part_marker_and_keyword_select_items(tmp_path):
+    done, junit = run_plugin(SUBMISSIONS / "mutants" / "missing-scale.py", tmp_path, "-m", "part2")
+    names = [case.get("name") for case in junit.iter("testcase")]
+    assert names and all(name.startswith("mha.") for name in names) and done.returncode == 0, done.stdout[-2000:]
+    done, junit = run_plugin(SUBMISSIONS / "mutants" / "missing-scale.py", tmp_path, "-k", "sdpa.values")
+    assert [case.get("name") for case in junit.iter("testcase")] == ["sdpa.values"] and done.returncode == 1
