@@ -24,6 +24,7 @@ import torch.nn.functional as F
 
 from grader import probes
 from grader.probes import SUBMISSION_FILE, describe_error
+from grader.source import GRADED_NAMES
 from grader.confinement import Limits, confine
 
 # The built-in attention, denied in the worker however it is named. Python entry points are
@@ -125,6 +126,9 @@ def encode(answer: dict) -> bytes:
     return buffer.getvalue()
 
 
+MAX_LOAD_ERRORS = 20  # the parent reports the first few; the rest would only be repeats
+
+
 def worker_main(connection, limits: Limits, source: str, use_cuda: bool) -> None:
     """Entry point of the sandbox worker process (started by `sandbox.Worker`)."""
     torch.set_num_threads(1)
@@ -137,8 +141,9 @@ def worker_main(connection, limits: Limits, source: str, use_cuda: bool) -> None
     if os.getpid() != worker_pid:  # a fork that escaped the denial must never answer
         os._exit(0)
     lines = source.splitlines()
-    connection.send_bytes(encode({"ready": True, "load_errors": load_errors, "missing_isolation": missing,
-                                  "names": sorted(k for k in namespace if not k.startswith("__")),
+    # only what the parent reads, so a long submission's ready message stays far below the answer caps
+    connection.send_bytes(encode({"ready": True, "load_errors": load_errors[:MAX_LOAD_ERRORS], "missing_isolation": missing,
+                                  "names": sorted(name for name in GRADED_NAMES if name in namespace),
                                   "tampered": runtime.tampered()}))  # at definition time: the whole process
     while True:
         try:

@@ -226,23 +226,21 @@ def _used_names(node: ast.AST) -> set[str]:
 
 
 def extract_definitions(statements: list[ast.stmt]) -> list[ast.stmt]:
-    """Keep definitions and the assignments they need, in their original order.
+    """Keep what the graded names need, transitively, in their original order.
 
-    Defs and classes are always kept (defining them runs no student logic); imports and
-    assignments are kept only if they bind a name that a kept statement reads, transitively,
-    so a notebook's plotting imports or test calls never run in the grader. A worklist of names
-    makes this linear: each name is looked up once, each statement kept once.
+    A statement is kept when it binds a name that a graded name (or a kept statement) reads: the
+    graded defs and classes, the helpers, imports and assignments they use. Everything else (a
+    notebook's plots, test calls, the provided self-check helpers, a student's own experiments)
+    never runs in the grader and is never judged by the grading rules. A worklist of names makes
+    this linear: each name is looked up once, each statement kept once.
     """
-    kept = [isinstance(s, _DEFINITIONS) for s in statements]
+    kept = [False] * len(statements)
     binders: dict[str, list[int]] = {}  # name -> the statements that may bind it
     for index, statement in enumerate(statements):
-        if not kept[index] and isinstance(statement, _MAY_DEFINE):
+        if isinstance(statement, _DEFINITIONS + _MAY_DEFINE):
             for name in _bound_names(statement):
                 binders.setdefault(name, []).append(index)
     pending = list(GRADED_NAMES)
-    for statement, keep in zip(statements, kept):
-        if keep:
-            pending += _used_names(statement)
     looked_up: set[str] = set()
     while pending:
         name = pending.pop()

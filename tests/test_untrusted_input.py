@@ -257,6 +257,8 @@ def test_kit_metadata_written_by_the_student_never_reaches_the_verdict(tmp_path)
     kit_steps = [step for step in configured("Autograde.sanitize_preprocessors") if step.startswith("grader.")]
     assert kit_steps[0].endswith("DiscardKitMetadata")
     for step in kit_steps:
+        if step.endswith("RestoreHiddenTests"):  # needs a gradebook; the hidden tests are put back below instead
+            continue
         nb = apply(import_item(step), nb, course)
     source = nbformat.read(ROOT / SOURCE_NOTEBOOK, as_version=4)
     for grade_id in ("sdpa_tests", "mha_tests"):  # the hidden tests back, as nbgrader's OverwriteCells does
