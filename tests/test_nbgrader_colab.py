@@ -31,9 +31,9 @@ def run(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def cli_reports(run):
+def cli_reports(run, tmp_path_factory):
     """`python -m grader grade-all` on the collected notebooks: student -> report."""
-    out = run.course.root / "grade-all.json"
+    out = tmp_path_factory.mktemp("reports") / "grade-all.json"  # not in the course: that must hold only what nbgrader writes
     command = [sys.executable, "-m", "grader", "grade-all", str(run.course.root / "submitted"), "--jobs", "2",
                "--json", str(out)]
     subprocess.run(command, cwd=ROOT, env=nbgrader_env(), check=True, capture_output=True, timeout=900)
