@@ -8,6 +8,9 @@ this file, as `nbgrader generate_assignment` does; `submitted/`, `autograded/`, 
 grader/nbgrader_plugins (one transformation per module); README "Grading a class" explains them.
 """
 import os
+import warnings
+
+from sqlalchemy.exc import SAWarning
 
 KIT = "grader.nbgrader_plugins"
 NB = "nbgrader.preprocessors"
@@ -30,6 +33,18 @@ c.CourseDirectory.course_id = "attention-kit"
 # and an instructor may export it for any nbgrader command (README "Grading a class").
 if os.environ.get("ATTENTION_KIT_DB_URL"):  # grader.grade_all.DB_URL_ENV
     c.CourseDirectory.db_url = os.environ["ATTENTION_KIT_DB_URL"]
+
+# nbgrader 0.9.6's Gradebook.add_submission builds a submission's notebooks, grades and comments before it adds
+# the submission to the session; under SQLAlchemy 2 each lazy load on the way autoflushes and warns that the
+# still-pending objects "not in session" are not cascaded yet. They are added right after, so nothing is lost
+# (the gradebook tests read every score back), but every student got three SAWarnings that drowned real
+# warnings. Only that message, for those objects, is silenced.
+warnings.filterwarnings(
+    "ignore",
+    message=r"Object of type <Submitted(Assignment|Notebook)> not in session, add operation along "
+            r"'(Assignment|Student|Notebook)\.submissions' will not proceed",
+    category=SAWarning,
+)
 
 # What replaces each `### BEGIN SOLUTION` ... `### END SOLUTION` region in the student notebook.
 c.ClearSolutions.code_stub = {"python": "# 你的代码 / YOUR CODE HERE\nraise NotImplementedError()"}

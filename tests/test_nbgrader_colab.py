@@ -9,6 +9,7 @@ flags, a mask mistake, and downloads zip_collect must leave out.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -85,6 +86,21 @@ def test_forged_outputs_and_grade_cells_earn_nothing(run):
     scores = run.course.scores()
     assert set(scores["forged"]) == {"sdpa_tests", "mha_tests"}
     assert run.course.total("forged") == run.course.total("mask-diag.1") < 20
+
+
+def test_autograde_warns_only_about_cells_a_student_changed(run):
+    """Is autograde's log free of SQLAlchemy warnings, and does "checksum has changed" name only a cell the student
+    edited (the split imports cell), never an untouched cell of the other ten notebooks?"""
+    assert "SAWarning" not in run.autograde
+    changed: dict[str, list[str]] = {}
+    student = None
+    for line in run.autograde.splitlines():
+        sanitizing = re.search(r"Sanitizing .*/submitted/([^/]+)/", line)
+        student = sanitizing.group(1) if sanitizing else student
+        checksum = re.search(r"Attribute 'checksum' for cell (\S+) has changed", line)
+        if checksum:
+            changed.setdefault(student, []).append(checksum.group(1))
+    assert changed == {"split": ["imports"]}
 
 
 def test_autograde_scores_equal_the_grader_cli(run, cli_reports):
