@@ -20,6 +20,7 @@ import nbformat
 
 from grader import colab_notebooks as cn
 from grader.build.config import ASSIGNMENT, ROOT
+from grader.catalog import explain
 from grader.nbgrader_plugins.feedback_page_policy import CONTENT_SECURITY_POLICY
 from nbgrader_course import Course, correct_notebook, shared_class
 
@@ -95,6 +96,19 @@ def test_the_student_sees_score_and_diagnosis(chromium, run, page, tmp_path):
     assert len(tables) == 2, "one verdict table per part, in place of a bare score"
     assert "✗" in tables[0].get_text() and "mask-diagonal" in text
     assert "SELFCHECK_MISTAKES" not in text and "lines of provided self-check code, omitted" in text
+
+
+def test_verdict_text_is_wrapped_by_the_browser_not_by_hand(chromium, page, tmp_path):
+    """Is each stdout verdict paragraph one line (no line starting with 、 or 。) that the page's style wraps?"""
+    done = browse(chromium, tmp_path / "profile", "--virtual-time-budget=10000", "--dump-dom", page.as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    soup = BeautifulSoup(done.stdout, "html.parser")
+    verdicts = [pre.get_text() for pre in soup.select("div.output_stdout pre") if "sdpa.causal_zeros" in pre.get_text()]
+    lines = [line.strip() for line in verdicts[0].splitlines()]
+    assert explain("mask-diagonal", "zh") in lines
+    assert not [line for line in lines if line.startswith(("、", "。"))]
+    assert any("div.output_text pre" in style.get_text() and "pre-wrap" in style.get_text()
+               for style in soup.find_all("style"))
 
 
 def test_a_screenshot_is_kept_as_an_artifact(chromium, page, tmp_path):

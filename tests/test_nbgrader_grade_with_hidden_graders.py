@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import copy
-import unicodedata
 
 import nbformat
 import pytest
@@ -12,7 +11,8 @@ from nbgrader import utils
 from grader import colab_notebooks as cn
 from grader.build.config import ROOT, SOURCE_NOTEBOOK
 from grader.checks import checks_for
-from grader.nbgrader_plugins.grade_with_hidden_graders import GradeWithHiddenGraders, code_as_submitted, part_of, wrap
+from grader.catalog import explain
+from grader.nbgrader_plugins.grade_with_hidden_graders import GradeWithHiddenGraders, code_as_submitted, part_of
 from nbgrader_course import SUBMISSIONS, release_notebook
 
 HIDDEN = {part: f'### BEGIN HIDDEN TESTS\nimport grader.hidden\ngrader.hidden.score_part("{part}")\n### END HIDDEN TESTS'
@@ -106,8 +106,15 @@ def test_the_output_explains_the_mistake_in_both_languages(mask_diagonal):
     assert "✗ [0/2]" in text and "sdpa.causal_zeros" in text
     assert "对角线被遮蔽" in text and "Diagonal masked too" in text
     assert text.count("Diagonal masked too") == 1 and "(explained above)" in text
-    assert all(sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line) <= 108
-               for line in text.splitlines())
+
+
+@pytest.mark.slow
+def test_the_verdict_is_one_line_per_paragraph(mask_diagonal):
+    """Is each diagnosis one whole line, left for the notebook or page to wrap, so no line starts with 、 or 。?"""
+    lines = [line.strip() for line in cell_of(mask_diagonal, "sdpa_tests").outputs[0].text.splitlines()]
+    assert explain("mask-diagonal", "zh") in lines
+    assert explain("mask-diagonal", "en") in lines
+    assert not [line for line in lines if line.startswith(("、", "。"))]
 
 
 def test_graded_code_is_the_students_without_the_restored_hidden_blocks():
@@ -155,13 +162,16 @@ def test_source_test_cells_are_worth_their_parts_checks():
         assert cell.metadata.nbgrader.points == sum(c.points for c in checks_for(part_of(cell)))
 
 
-def test_long_lines_wrap_by_display_width():
-    """Are long diagnosis lines wrapped so that no line is wider than the page (a CJK character counts double)?"""
-    lines = wrap("因果掩码把对角线也遮住了，" * 20 + " and then some English words " * 8, indent="    ")
-    width = lambda s: sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)  # noqa: E731
-    assert len(lines) > 3 and all(width(line) <= 108 for line in lines)
-    assert "".join(line.strip() for line in lines).replace(" ", "") == \
-        ("因果掩码把对角线也遮住了，" * 20 + " and then some English words " * 8).replace(" ", "")
+def test_a_long_reason_is_never_broken_by_hand():
+    """Does a long zh reason full of 、 and 。 stay one line of the stdout (the browser wraps it), never starting one?"""
+    cell = grade_cell(HIDDEN["sdpa"], 10)
+    report = fake_report("sdpa", 6, 10)
+    reason = "因果掩码把对角线也遮住了、于是每个词元看不到它自己。" * 12
+    report["checks"][0]["message_zh"] = reason
+    GradeWithHiddenGraders().write_outputs(cell, report, [{"zh": reason, "en": "repaired " * 40}], [])
+    lines = [line.strip() for line in cell.outputs[0].text.splitlines()]
+    assert lines.count(reason) == 1 and "- " + reason in lines
+    assert not [line for line in lines if line.startswith(("、", "。"))]
 
 
 def test_score_output_carries_an_escaped_verdict_table_and_still_scores():

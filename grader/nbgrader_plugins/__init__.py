@@ -10,7 +10,7 @@ One transformation per module, like nbgrader's own preprocessors:
 | `grade_with_hidden_graders` | `GradeWithHiddenGraders` | `Autograde.autograde_preprocessors`, in place of `Execute` | grades the code cells in the sandbox; writes verdicts, pictures and scores into the test cells |
 | `hide_hidden_tests` | `HideHiddenTests` | `GenerateFeedback.preprocessors` | removes the hidden test blocks from feedback pages |
 | `sanitize_feedback` | `SanitizeFeedback` | `GenerateFeedback.preprocessors`, last | cleans markdown, raw cells, outputs and metadata (nh3) so nothing a student wrote is live markup |
-| `feedback_page_policy` | `FeedbackPageExporter` | `GenerateFeedback.exporter_class` | nbgrader's HTML page plus a Content-Security-Policy: no script, nothing loaded |
+| `feedback_page_policy` | `FeedbackPageExporter` | `GenerateFeedback.exporter_class` | nbgrader's HTML page plus a Content-Security-Policy (no script, nothing loaded) and text outputs wrapped by the browser |
 | `safe_extractor` | `SafeExtractor` | `ZipCollectApp.extractor_plugin` | extracts hand-in archives with sizes, ratios, paths, links and student ownership checked; names every refusal |
 | `collector` | `ColabFileNameCollector` | `ZipCollectApp.collector_plugin` | maps Colab downloads `<student_id>_<any name>.ipynb` to the assignment's notebook |
 

@@ -5,6 +5,11 @@ survives or that markdown syntax itself creates (`[x](javascript:…)`, `![](htt
 may run no script, load nothing from anywhere, and show only inline styles and `data:` images
 and fonts. The verdicts are static text, tables and PNGs, so the page loses nothing it needs;
 math then needs no script (rendered or written without MathJax).
+
+The same head carries one style rule: text outputs (the verdicts' stdout) wrap at the page's width.
+The verdicts are written one line per paragraph, and nbgrader's template would otherwise show
+them in a `<pre>` that scrolls sideways; `word-break: normal` keeps English words whole where the
+template's `break-all` would split them anywhere.
 """
 from __future__ import annotations
 
@@ -15,19 +20,23 @@ from nbconvert.exporters import HTMLExporter
 CONTENT_SECURITY_POLICY = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; "
                            "base-uri 'none'; form-action 'none'")
 META = f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">'
+WRAPPED_OUTPUT_TEXT = ("<style>div.output_text pre { white-space: pre-wrap; word-break: normal; "
+                       "overflow-wrap: anywhere; }</style>")
 _HEAD = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
 
 
 def with_policy(page: str) -> str:
-    """The page with the policy as the first element of its head (it governs only what follows it)."""
+    """The page with the policy as the first element of its head (it governs only what follows it), then the
+    style that wraps text outputs."""
     head = _HEAD.search(page)
     if head is None:
-        return META + page
-    return page[:head.end()] + "\n" + META + page[head.end():]
+        return META + WRAPPED_OUTPUT_TEXT + page
+    return page[:head.end()] + "\n" + META + "\n" + WRAPPED_OUTPUT_TEXT + page[head.end():]
 
 
 class FeedbackPageExporter(HTMLExporter):
-    """nbgrader's HTML exporter (its feedback template), each page carrying CONTENT_SECURITY_POLICY."""
+    """nbgrader's HTML exporter (its feedback template), each page carrying CONTENT_SECURITY_POLICY and
+    WRAPPED_OUTPUT_TEXT."""
 
     def from_notebook_node(self, nb, resources=None, **kwargs):
         output, resources = super().from_notebook_node(nb, resources, **kwargs)

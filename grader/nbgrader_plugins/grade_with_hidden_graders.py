@@ -9,7 +9,9 @@ torch, patched grader functions, input transformers) can change a grade.
 Each autograder cell (`### BEGIN HIDDEN TESTS` ... `grader.hidden.score_part("sdpa")`) then gets
 the outputs nbgrader's `SaveAutoGrades` and `generate_feedback` read:
 
-1. a `stream` (stdout) with the part's checks: verdict, points, and the zh + en diagnosis;
+1. a `stream` (stdout) with the part's checks: verdict, points, and the zh + en diagnosis, one line
+   per paragraph (the notebook or the feedback page wraps it to its width: a hand-wrapped Chinese
+   line would start with `、` or `。`);
 2. when a check of the part has a `figure` (mask mistakes), a `display_data` PNG of the
    student's attention weights beside the expected ones (the part's first such check);
 3. an `execute_result` whose text is the part's score (nbgrader's partial credit).
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 import html
 import re
-import unicodedata
 
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import NotebookNode
@@ -38,8 +39,6 @@ from grader.source import submission_from_cells
 PARTS = {"sdpa": "Part 1 · scaled_dot_product_attention", "mha": "Part 2 · MultiHeadAttention"}
 """grader.checks.PARTS, repeated so that importing this module (nbgrader does, at start-up) loads no torch."""
 
-WIDTH = 108
-"""Columns of the verdict text, so a feedback page needs no horizontal scrolling."""
 PART_CALL = re.compile(r"""score_part\(\s*["'](\w+)["']""")
 """How an autograder cell names the part it grades (its hidden block calls grader.hidden.score_part)."""
 
@@ -62,8 +61,7 @@ def check_lines(check: dict, title: tuple[str, str], explained: set[tuple[str, s
     """One check: verdict, points, both titles; when it failed, its zh and en messages. A mistake's
     catalog explanation is printed the first time only (`explained` remembers), later a reference to it."""
     mark = "✓" if check["passed"] else "✗"
-    lines = wrap(f"{mark} [{check['points']:g}/{check['max_points']:g}] {title[0]} · {title[1]}  ({check['id']})",
-                 indent="", hang="      ")
+    lines = [f"{mark} [{check['points']:g}/{check['max_points']:g}] {title[0]} · {title[1]}  ({check['id']})"]
     if check["passed"] and not check["mistakes"] and not check.get("advice"):
         return lines
     for lang in ("zh", "en"):
@@ -74,37 +72,9 @@ def check_lines(check: dict, title: tuple[str, str], explained: set[tuple[str, s
                 line = f"[{mistake}] " + ("（解释见上）" if lang == "zh" else "(explained above)")
             elif mistake:
                 explained.add((mistake, lang))
-            lines += wrap(line, indent="    ")
+            lines.append(f"    {line}")
         lines.append("")
     return lines
-
-
-def wrap(line: str, indent: str, width: int = WIDTH, hang: str = "") -> list[str]:
-    """Lines of at most `width` columns (a CJK character takes two), broken at a space or next to a CJK
-    character, so feedback pages need no horizontal scrolling; lines after the first get `hang` more indent."""
-    def wide(ch: str) -> bool:
-        return unicodedata.east_asian_width(ch) in "WF"
-
-    out, start, breaks = [], 0, None
-    used = len(indent)
-    for i, ch in enumerate(line):
-        if wide(ch) and i > start:
-            breaks = i  # before a CJK character
-        size = 2 if wide(ch) else 1
-        if used + size > width and i > start:
-            cut = breaks if breaks and breaks > start else i
-            out.append(indent + line[start:cut].rstrip())
-            indent += hang if len(out) == 1 else ""
-            start = cut
-            while start < len(line) and line[start] == " ":
-                start += 1
-            used = len(indent) + sum(2 if wide(c) else 1 for c in line[start:i])
-            breaks = None
-        used += size
-        if ch == " " or wide(ch):
-            breaks = i + 1
-    out.append(indent + line[start:].rstrip())
-    return out
 
 
 def part_text(report: dict, part: str, score: float, points: float, repairs: list[dict], others: list[dict]) -> str:
@@ -119,7 +89,7 @@ def part_text(report: dict, part: str, score: float, points: float, repairs: lis
     if repairs:
         out += ["", "评分前对 notebook 的修复 · Repairs made to the notebook before grading:"]
         for note in repairs:
-            out += wrap(f"- {note['zh']}", indent="  ", hang="  ") + wrap(f"  {note['en']}", indent="  ", hang="  ")
+            out += [f"  - {note['zh']}", f"    {note['en']}"]
     return "\n".join(out).rstrip() + "\n"
 
 
