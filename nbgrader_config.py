@@ -88,6 +88,7 @@ c.GenerateFeedback.preprocessors = [
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     f"{KIT}.hide_hidden_tests.HideHiddenTests",
     f"{KIT}.fold_selfcheck_cell.FoldSelfcheckCell",  # the provided self-check helpers as one line
+    f"{KIT}.plain_math.PlainMath",  # the page runs no MathJax: LaTeX in the prose as plain text
     f"{KIT}.sanitize_feedback.SanitizeFeedback",  # last: nothing a student wrote is live markup in the page
 ]
 # ... and every page forbids scripts and loading anything (a Content-Security-Policy in its head).

@@ -123,6 +123,17 @@ def test_a_screenshot_is_kept_as_an_artifact(chromium, page, tmp_path):
     assert data.startswith(b"\x89PNG") and len(data) > 200_000  # a painted page, not a blank one
 
 
+def test_the_math_in_the_prose_reads_without_mathjax(chromium, page, tmp_path):
+    """With every script forbidden, does the formula read as text (√d with a subscript k), no raw LaTeX?"""
+    done = browse(chromium, tmp_path / "profile", "--virtual-time-budget=10000", "--dump-dom", page.as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    soup = BeautifulSoup(done.stdout, "html.parser")
+    prose = " ".join(cell.get_text(" ") for cell in soup.select("div.text_cell_render"))
+    assert "√d<sub>k</sub>" in done.stdout and "QK<sup>⊤</sup>" in done.stdout
+    assert "softmax(" in prose and "√" in prose
+    assert "\\sqrt" not in prose and "\\frac" not in prose and "\\top" not in prose
+
+
 HOSTILE = "hostile"
 PAYLOAD = ("document.title = 'PWNED'; "
            "document.body.insertAdjacentHTML('beforeend', '<p id=\\'pwned\\'>PWNED</p>');")
