@@ -10,10 +10,9 @@ import pytest
 from conftest import REFERENCE, ROOT, SUBMISSIONS
 
 pytestmark = pytest.mark.slow
-SAMPLE = [REFERENCE, SUBMISSIONS / "correct" / "einsum_where_torchsoftmax.py",
-          SUBMISSIONS / "correct" / "mha_reuses_sdpa_is_causal.py"] + [
-    SUBMISSIONS / "mutants" / f"{name}.py"
-    for name in ("missing-scale", "mask-diagonal", "head-split", "dropout-in-eval", "mask-device", "bare-matmul")]
+# every correct style and every mutant: the plugin must agree with `grader grade` on all of them
+SUBMISSIONS_GRADED = [REFERENCE] + sorted((SUBMISSIONS / "correct").glob("*.py")) + sorted(
+    (SUBMISSIONS / "mutants").glob("*.py"))
 
 
 def run_plugin(path, tmp_path, *args: str) -> tuple[subprocess.CompletedProcess, ElementTree.Element]:
@@ -24,7 +23,7 @@ def run_plugin(path, tmp_path, *args: str) -> tuple[subprocess.CompletedProcess,
     return done, ElementTree.parse(xml).getroot()
 
 
-@pytest.mark.parametrize("path", SAMPLE, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", SUBMISSIONS_GRADED, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_items_agree_with_grader_grade(path, tmp_path, graded):
     """One junit testcase per check id, failed exactly when the check failed, with its points as properties?"""
     report = graded(path)
