@@ -97,10 +97,10 @@ class StudentCode:
                 raise WorkerFailure("memory-limit", f"GPU memory peaked at {answer['cuda_peak_bytes'] >> 20} MiB, "
                                                     f"above the {self.limits.memory_bytes >> 20} MiB limit")
         except WorkerFailure as failure:
-            self.failures.append(failure.kind)
-            if failure.kind == "tampering" and kind not in self._given_up:
-                self.tampered.add(failure.detail)
-                self._attribute_tampering((kind,), [failure.detail])
+            if failure is self._given_up.get(kind):  # recorded when it first happened
+                self.failures.append(failure.kind)
+            else:
+                self._record(failure, (kind,))
             if failure.kind == "timeout":
                 self._given_up.setdefault(kind, WorkerFailure(
                     "timeout", f"an earlier {kind} call did not finish within {self.limits.probe_seconds:.0f} s"))
@@ -111,18 +111,18 @@ class StudentCode:
         for op_names in [answer.get("op_names", [])] + [c.get("op_names", []) for c in answer.get("calls", [])]:
             seen |= {f"aten.{name}" for name in op_names if any(p in name for p in FORBIDDEN_OPS)}
         self.forbidden_by_probe[kind] |= seen
-        self.tampered.update(answer.get("tampered", []))
-        if _has_subclass(answer):
-            self.tampered.add("returned a tensor subclass")
-        self._attribute_tampering((kind,), list(answer.get("tampered", [])) +
-                                  (["returned a tensor subclass"] if _has_subclass(answer) else []))
+        seen_tampering = list(answer.get("tampered", [])) + (["returned a tensor subclass"] if _has_subclass(answer) else [])
+        self.tampered.update(seen_tampering)
+        self._attribute_tampering((kind,), seen_tampering)
         return answer
 
-    def _record(self, failure: WorkerFailure) -> None:
+    def _record(self, failure: WorkerFailure, parts: tuple[str, ...] = ("sdpa", "mha")) -> None:
+        """Count a worker failure; a refused answer is tampering of the parts it concerns (while
+        loading, both: the code is the same for both parts)."""
         self.failures.append(failure.kind)
-        if failure.kind == "tampering":  # while loading: the code is the same for both parts
+        if failure.kind == "tampering":
             self.tampered.add(failure.detail)
-            self._attribute_tampering(("sdpa", "mha"), [failure.detail])
+            self._attribute_tampering(parts, [failure.detail])
 
     def _attribute_tampering(self, parts: tuple[str, ...], seen: list[str]) -> None:
         """A patch persists in the worker and shows in every later answer: it belongs to the part
