@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 import torch
 
-PARTS = {"sdpa": "scaled_dot_product_attention", "mha": "MultiHeadAttention"}
+from grader.source import GRADED_NAME
+
+PARTS = GRADED_NAME  # part -> graded name
 # the mistakes that say "broke the rules" rather than "got attention wrong": an instructor follows them up
 RULE_MISTAKES = ("tampering", "forbidden-import", "introspection", "private-torch", "device-probing")
 ALLOWED_MODULES = {"torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "math", "typing", "dataclasses",

@@ -23,7 +23,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-GRADED_NAMES = ("scaled_dot_product_attention", "MultiHeadAttention")
+GRADED_NAME = {"sdpa": "scaled_dot_product_attention", "mha": "MultiHeadAttention"}  # part -> the name it grades
+GRADED_NAMES = tuple(GRADED_NAME.values())
 # The notebook's provided cells (imports, ModelArgs): a notebook that lost them is still graded on its
 # code. They come first, so the student's own definitions, if any, take precedence.
 PROVIDED_CELLS = [

@@ -16,9 +16,9 @@ import torch
 from grader import diagnosis
 from grader.adapter import StudentCode
 from grader.policy import Violation, for_part
+from grader.source import GRADED_NAME
 
 PARTS = {"sdpa": "Part 1 · scaled_dot_product_attention", "mha": "Part 2 · MultiHeadAttention"}
-GRADED_NAME = {"sdpa": "scaled_dot_product_attention", "mha": "MultiHeadAttention"}
 
 
 @dataclass
