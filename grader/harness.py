@@ -24,7 +24,7 @@ import torch.nn.functional as F
 
 from grader import probes
 from grader.probes import SUBMISSION_FILE, describe_error
-from grader.source import GRADED_NAMES
+from grader.assignment import GRADED_NAMES
 from grader.confinement import Limits, confine
 
 # The built-in attention, denied in the worker however it is named. Python entry points are

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from grader.source import GRADED_NAME
+from grader.assignment import GRADED_NAME
 
 PARTS = GRADED_NAME  # part -> graded name
 # the mistakes that say "broke the rules" rather than "got attention wrong": an instructor follows them up

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import pytest
 
+from grader import assignment
+
 MARKERS = {
-    "part1": "Part 1, scaled_dot_product_attention (hidden graders)",
-    "part2": "Part 2, MultiHeadAttention (hidden graders)",
+    **{part.marker: f"Part {part.number}, {part.graded_name} (hidden graders)" for part in assignment.PARTS},
     "gpu": "a hidden check's real-CUDA variant: skips where there is no CUDA",
 }
-PART_MARKER = {"sdpa": "part1", "mha": "part2"}
-CUDA_VARIANTS = ("sdpa.device", "mha.device")
+PART_MARKER = {part.id: part.marker for part in assignment.PARTS}
+CUDA_VARIANTS = tuple(f"{part}.device" for part in assignment.PART_IDS)
 """Checks that also run on a real CUDA device when one is present (grader.checks sdpa/mha device)."""
 
 

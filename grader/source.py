@@ -23,15 +23,11 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-GRADED_NAME = {"sdpa": "scaled_dot_product_attention", "mha": "MultiHeadAttention"}  # part -> the name it grades
-GRADED_NAMES = tuple(GRADED_NAME.values())
+from grader.assignment import GRADED_NAME, GRADED_NAMES, IMPORTS, model_args_source  # noqa: F401 (re-exported)
+
 # The notebook's provided cells (imports, ModelArgs): a notebook that lost them is still graded on its
 # code. They come first, so the student's own definitions, if any, take precedence.
-PROVIDED_CELLS = [
-    "import math, torch, torch.nn as nn, torch.nn.functional as F; from dataclasses import dataclass",
-    "@dataclass",
-    "class ModelArgs: dim: int = 64; n_heads: int = 4; dropout: float = 0.0; max_seq_len: int = 256",
-]
+PROVIDED_CELLS = [IMPORTS, "@dataclass", model_args_source()]
 
 # Caps, checked before the work they bound (reading, parsing), so that no hand-in makes this trusted
 # process slow or big: what is over a cap is refused, scores 0, and says why (`submission-too-large`).

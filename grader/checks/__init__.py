@@ -16,9 +16,10 @@ import torch
 from grader import diagnosis
 from grader.adapter import StudentCode
 from grader.policy import Violation, for_part
-from grader.source import GRADED_NAME
+from grader.assignment import GRADED_NAME
+from grader.assignment import PARTS as DECLARED_PARTS
 
-PARTS = {"sdpa": "Part 1 · scaled_dot_product_attention", "mha": "Part 2 · MultiHeadAttention"}
+PARTS = {part.id: part.label for part in DECLARED_PARTS}
 
 
 @dataclass

@@ -29,6 +29,7 @@ from nbformat import NotebookNode
 from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
 
+from grader import assignment  # torch-free: nbgrader imports this module at start-up
 from grader.catalog import catalog, explain
 from grader.nbgrader_plugins.attention_figure import display_data
 from grader.nbgrader_plugins.hide_hidden_tests import remove_hidden_blocks
@@ -36,8 +37,7 @@ from grader.nbgrader_plugins.release_cells import kit_metadata
 from grader.sandbox import start_fork_server
 from grader.source import submission_from_cells
 
-PARTS = {"sdpa": "Part 1 · scaled_dot_product_attention", "mha": "Part 2 · MultiHeadAttention"}
-"""grader.checks.PARTS, repeated so that importing this module (nbgrader does, at start-up) loads no torch."""
+PARTS = {part.id: part.label for part in assignment.PARTS}
 
 PART_CALL = re.compile(r"""score_part\(\s*["'](\w+)["']""")
 """How an autograder cell names the part it grades (its hidden block calls grader.hidden.score_part)."""

@@ -1,0 +1,63 @@
+"""The assignment, declared once: what the notebook asks for and how it is graded.
+
+Torch-free on purpose: the nbgrader plugins, the source reader and the build read it without
+loading PyTorch. Everything that depends on the exercise's shape (cell split, static rules,
+probes, checks, reports, fixtures, tests) iterates over `PARTS` instead of spelling a part out.
+Adding a part starts here (README, "Adding a part").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+NAME = "attention"
+"""The nbgrader assignment, and the notebook's file name (`attention.ipynb`)."""
+
+
+@dataclass(frozen=True)
+class Part:
+    id: str  # prefix of its check ids (`sdpa.values`) and its probes
+    number: int
+    graded_name: str  # the one name the student defines for it (a function or a class)
+    title: str
+    solution_cell: str  # nbgrader grade_id of the cell holding the student's code
+    tests_cell: str  # nbgrader grade_id of its autograder cell (the hidden graders run there)
+    points: float
+    marker: str  # pytest marker of its public self-check and its hidden graders
+
+    @property
+    def label(self) -> str:
+        return f"Part {self.number} · {self.graded_name}"
+
+
+PARTS: tuple[Part, ...] = (
+    Part("sdpa", 1, "scaled_dot_product_attention", "causal scaled dot-product attention", "sdpa", "sdpa_tests",
+         10.0, "part1"),
+    Part("mha", 2, "MultiHeadAttention", "multi-head attention module", "mha", "mha_tests", 10.0, "part2"),
+)
+PART = {part.id: part for part in PARTS}
+PART_IDS = tuple(PART)
+GRADED_NAME = {part.id: part.graded_name for part in PARTS}  # part -> the name it grades
+GRADED_NAMES = tuple(GRADED_NAME.values())
+MAX_SCORE = sum(part.points for part in PARTS)
+
+PROVIDED_CELLS = ("imports", "model_args", "selfcheck")
+"""grade_ids of the notebook's locked, provided cells, in order."""
+IMPORTS = "import math, torch, torch.nn as nn, torch.nn.functional as F; from dataclasses import dataclass"
+"""What the provided imports cell binds (a notebook that lost it is still graded on its code)."""
+
+MODEL_ARGS = {"dim": 64, "n_heads": 4, "dropout": 0.0, "max_seq_len": 256}
+"""The provided `ModelArgs` dataclass: its fields and the notebook's defaults, in order."""
+MODEL_ARGS_TYPES = {"dim": "int", "n_heads": "int", "dropout": "float", "max_seq_len": "int"}
+
+PROJECTIONS = ("wq", "wk", "wv", "wo")
+"""`MultiHeadAttention`'s parameters, `nn.Linear(dim, dim, bias=False)`: the interface the grader loads
+reference weights through."""
+DROPOUTS = ("attn_dropout", "resid_dropout")
+MASK_BUFFER = "mask"
+"""The taught name of the causal mask buffer (a mask built per call, or named otherwise, is also right)."""
+
+
+def model_args_source() -> str:
+    """The provided `ModelArgs` as one line of Python (for a notebook that lost the provided cell)."""
+    fields = "; ".join(f"{name}: {MODEL_ARGS_TYPES[name]} = {value!r}" for name, value in MODEL_ARGS.items())
+    return f"class ModelArgs: {fields}"
