@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from grader import policy, report_cache, static_analysis
+from grader import fixes, policy, report_cache, static_analysis
 from grader.adapter import StudentCode
 from grader.checks import Check, Context, Outcome, checks_for
 from grader.confinement import Limits
@@ -48,22 +48,34 @@ def not_run(spec: Check, violations: list[policy.Violation], submission: Submiss
 
 
 def grade_submission(path: str | Path, *, lang: str = "zh", limits: Limits | None = None, cuda: bool | None = None,
-                     checks: list[Check] | None = None, folder: Path | None = None) -> dict:
+                     checks: list[Check] | None = None, folder: Path | None = None, fix_credit: float = 0.0) -> dict:
     """Every check on one submission file; a complete report whatever the submission does.
     `folder`: the student's own folder, which the path may not leave through a link."""
-    return grade(load_submission(path, folder=folder), lang=lang, limits=limits, cuda=cuda, checks=checks)
+    return grade(load_submission(path, folder=folder), lang=lang, limits=limits, cuda=cuda, checks=checks,
+                 fix_credit=fix_credit)
 
 
 def grade(submission: Submission, *, lang: str = "zh", limits: Limits | None = None, cuda: bool | None = None,
-          checks: list[Check] | None = None) -> dict:
-    """Every check (or the given ones) on one submission, in a confined worker."""
+          checks: list[Check] | None = None, fix_credit: float = 0.0) -> dict:
+    """Every check (or the given ones) on one submission, in a confined worker; then the verified
+    fixes (grader.fixes), with `fix_credit` of the points they earn added to the score."""
     # The parent's own tensors are tiny: one thread per grading thread (OpenMP counts per thread),
     # so parallel gradings and the workers never fight over the cores.
     torch.set_num_threads(1)
     checks = checks if checks is not None else checks_for()
     if submission.refusal is not None:  # nothing of it was parsed, nothing runs
-        return refused_report(submission.refusal, checks, lang)
+        return fixes.with_fixes(submission, refused_report(submission.refusal, checks, lang), {}, grade)
     use_cuda = torch.cuda.is_available() if cuda is None else cuda
+
+    def graded(copy: Submission) -> dict:
+        return _cached_report(copy, checks, lang, limits, use_cuda)
+
+    return fixes.with_fixes(submission, graded(submission), static_analysis.analyse(submission.source), graded,
+                            fix_credit)
+
+
+def _cached_report(submission: Submission, checks: list[Check], lang: str, limits: Limits | None,
+                   use_cuda: bool) -> dict:
     cache_key = report_cache.key(submission, [c.id for c in checks], lang, use_cuda)
     cached = report_cache.load(cache_key)
     if cached is not None:
@@ -101,11 +113,11 @@ def _run_checks(submission: Submission, checks: list[Check], lang: str, limits: 
     return build_report(results, lang, extras)
 
 
-def main(*, path: str, json: bool = False, lang: str = "zh") -> int:
+def main(*, path: str, json: bool = False, lang: str = "zh", fix_credit: float = 0.0) -> int:
     if not (Path(path).is_file() or Path(path).is_symlink()):  # a link gets a report saying it is refused
         print(f"grader: no such file: {path}", file=sys.stderr)
         return 2
-    report = grade_submission(path, lang=lang)
+    report = grade_submission(path, lang=lang, fix_credit=fix_credit)
     if json:
         print(json_module.dumps(report, ensure_ascii=False, indent=1))
     else:

@@ -64,6 +64,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", dest="json_out", metavar="OUT", help="write the reports as a JSON list to OUT")
     parser.add_argument("--lang", choices=["zh", "en"], default="zh",
                         help="language of the messages and the class summary: zh (default) or en")
+    from grader.cli import FIX_CREDIT_HELP, fix_fraction
+
+    parser.add_argument("--fix-credit", type=fix_fraction, metavar="FRACTION",
+                        help=FIX_CREDIT_HELP + "; with --nbgrader, default: the course's "
+                                               "GradeWithHiddenGraders.fix_credit (nbgrader_config.py)")
     course = parser.add_argument_group("nbgrader course")
     course.add_argument("--nbgrader", metavar="ASSIGNMENT",
                         help="grade the course's submitted/*/ASSIGNMENT/*.ipynb in parallel, then run "
@@ -148,12 +153,12 @@ def failed_report(error: BaseException, stage: str) -> dict:
             "error": f"{stage}: {type(error).__name__}: {error}"}
 
 
-def grade_one(student: str, path: Path, lang: str, folder: Path) -> dict:
+def grade_one(student: str, path: Path, lang: str, folder: Path, fix_credit: float = 0.0) -> dict:
     """`folder`: the student's own folder, which the submission may not leave through a link."""
     from grader.grade import grade_submission
 
     try:
-        report = grade_submission(path, lang=lang, folder=folder)
+        report = grade_submission(path, lang=lang, folder=folder, fix_credit=fix_credit)
     except Exception as error:  # a grader bug: still a row
         report = failed_report(error, "grading failed")
     return {"submission": str(path), "student": student, **report}
@@ -209,10 +214,11 @@ def student_folder(root: Path, path: Path) -> Path:
     return root / parts[0] if len(parts) > 1 else root
 
 
-def grade_class(root: Path, jobs: int = 1, lang: str = "zh", progress: bool = False) -> list[dict]:
+def grade_class(root: Path, jobs: int = 1, lang: str = "zh", progress: bool = False,
+                fix_credit: float = 0.0) -> list[dict]:
     """One report per submission under `root`, in the order of `find_submissions`."""
     submissions = find_submissions(root)
-    return in_parallel(lambda item: grade_one(*item, lang, student_folder(root, item[1])), submissions,
+    return in_parallel(lambda item: grade_one(*item, lang, student_folder(root, item[1]), fix_credit), submissions,
                        len(submissions), jobs, progress, "submission")
 
 
@@ -321,7 +327,7 @@ class Course:
     db_url: str | None = None  # the gradebook, when not the course's configured one
 
     @classmethod
-    def open(cls, root: Path, assignment: str, db_url: str | None) -> "Course":
+    def open(cls, root: Path, assignment: str, db_url: str | None, fix_credit: float | None = None) -> "Course":
         from nbgrader.apps.autogradeapp import AutogradeApp
         from nbgrader.converters import Autograde
         from traitlets.utils.importstring import import_item
@@ -329,6 +335,8 @@ class Course:
         from grader.nbgrader_plugins.grade_with_hidden_graders import GradeWithHiddenGraders
 
         overrides = [f"--CourseDirectory.root={root}"]
+        if fix_credit is not None:  # else the course's own setting
+            overrides.append(f"--GradeWithHiddenGraders.fix_credit={fix_credit}")
         app = AutogradeApp()
         here = os.getcwd()
         os.chdir(ROOT)  # nbgrader reads nbgrader_config.py from the working directory, as the kit runs it
@@ -541,11 +549,12 @@ def report_cache_at(folder: Path) -> Iterator[None]:
 
 
 def main_nbgrader(course_dir: Path, assignment: str, *, jobs: int, json_out: str | None, lang: str,
-                  db_url: str | None, shard: tuple[int, int] | None, force: bool) -> int:
+                  db_url: str | None, shard: tuple[int, int] | None, force: bool,
+                  fix_credit: float | None = None) -> int:
     from grader.report_cache import CACHE_ENV
 
     try:
-        course = Course.open(course_dir.resolve(), assignment, db_url)
+        course = Course.open(course_dir.resolve(), assignment, db_url, fix_credit)
     except CourseError as error:
         print(f"grader: {error}", file=sys.stderr)
         return 2
@@ -604,7 +613,7 @@ def main_nbgrader(course_dir: Path, assignment: str, *, jobs: int, json_out: str
 
 def main(*, dir: str, jobs: int = 1, json_out: str | None = None, lang: str = "zh",  # noqa: A002 (CLI name)
          nbgrader: str | None = None, db_url: str | None = None, db_url_file: str | None = None,
-         shard: tuple[int, int] | None = None, force: bool = False) -> int:
+         shard: tuple[int, int] | None = None, force: bool = False, fix_credit: float | None = None) -> int:
     root = Path(dir)
     if not root.is_dir():
         print(f"grader: no such directory: {dir}", file=sys.stderr)
@@ -613,11 +622,12 @@ def main(*, dir: str, jobs: int = 1, json_out: str | None = None, lang: str = "z
         if db_url_file:
             db_url = Path(db_url_file).read_text(encoding="utf-8").strip()
         return main_nbgrader(root, nbgrader, jobs=jobs, json_out=json_out, lang=lang,
-                             db_url=db_url or os.environ.get(DB_URL_ENV) or None, shard=shard, force=force)
+                             db_url=db_url or os.environ.get(DB_URL_ENV) or None, shard=shard, force=force,
+                             fix_credit=fix_credit)
     if db_url or db_url_file or shard or force:
         print("grader: --db-url, --db-url-file, --shard and --force go with --nbgrader ASSIGNMENT", file=sys.stderr)
         return 2
-    reports = grade_class(root, jobs, lang, progress=sys.stderr.isatty())
+    reports = grade_class(root, jobs, lang, progress=sys.stderr.isatty(), fix_credit=fix_credit or 0.0)
     if json_out:
         Path(json_out).write_text(json.dumps(reports, ensure_ascii=False, indent=1), encoding="utf-8")
     if reports:

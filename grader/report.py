@@ -13,6 +13,7 @@ from __future__ import annotations
 from grader.catalog import explain
 from grader.checks import PARTS, Check, Outcome
 from grader.clean_text import printable
+from grader.fixes import render as render_fixes
 from grader.source import Refusal
 
 
@@ -94,6 +95,7 @@ def render_text(report: dict, lang: str) -> str:
     others = [c for c in report["checks"] if c["part"] not in PARTS and not c["passed"]]
     for c in others:
         out.append(f"\n✗ {c['id']}: " + c["message"].replace("\n", "\n   "))
+    out += render_fixes(report, lang)
     out.append(f"\n{'总分' if zh else 'Score'}: {report['score']:g} / {report['max_score']:g}")
     if report["mistakes"]:
         out.append(("诊断出的错误: " if zh else "Mistakes found: ") + ", ".join(report["mistakes"]))

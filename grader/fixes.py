@@ -1,0 +1,159 @@
+"""Verified fixes: try a catalog mistake's mechanical fix on a copy of the student's code, regrade the
+copy in the sandbox with the same checks, and show the fix only if that regrade says it helps.
+
+Nothing here predicts: a fix is shown because the edited copy, graded like any submission (the
+rules, the sandbox, every check), earned more points, and the checks it names are the ones that
+regrade passed. The edit is the student's own line changed minimally (grader.fix_candidates),
+shown as that line, so no solution leaks.
+
+Cost: only a submission that lost points on a mistake with a rule is searched, with at most
+MAX_TRIES candidates alone and one regrade of the helpful ones together; each regrade goes
+through the report cache like any grading.
+
+Fix credit (the instructor's `--fix-credit FRACTION`, default 0): per part, the part's score
+becomes original + FRACTION * (fixed - original), never less than the original. Per part because
+nbgrader keeps one grade per part (its test cell) and a part is where a fix lives; `checks` keep
+their strict verdicts and points, `score` includes the credit, `fix_credit` says how much.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+from grader.fix_candidates import RULES, Candidate, candidates
+from grader.source import Submission
+
+MAX_TRIES = 3
+"""Candidates tried alone per submission (plus one regrade of the helpful ones together)."""
+ALWAYS_TRIED = ("bare-matmul", "dropout-lowercase", "misspelled-tensor", "is-causal-typo")
+"""Mistakes whose static evidence is exact text: tried when something failed, even if a cascade
+(a crash of one part, say) hid them from the diagnosis."""
+
+
+def passed_checks(report: dict) -> set[str]:
+    return {c["id"] for c in report["checks"] if c["passed"]}
+
+
+def part_points(report: dict) -> dict[str, float]:
+    points: dict[str, float] = {}
+    for check in report["checks"]:
+        points[check["part"]] = points.get(check["part"], 0.0) + check["points"]
+    return points
+
+
+def _checks_score(report: dict) -> float:
+    return round(sum(c["points"] for c in report["checks"]), 4)
+
+
+def fixable(report: dict, static: dict[str, list]) -> list[str]:
+    """The mistakes worth a regrade, most important first: diagnosed ones with a rule, then exact static ones."""
+    if report.get("refused") or _checks_score(report) >= report["max_score"]:
+        return []
+    diagnosed = [m for m in report["mistakes"] if m in RULES]
+    return diagnosed + [m for m in ALWAYS_TRIED if m in static and m not in diagnosed]
+
+
+def failing_parts(report: dict) -> dict[str, list[str]]:
+    """Mistake id -> the parts whose failed checks it was diagnosed in."""
+    parts: dict[str, list[str]] = {}
+    for check in report["checks"]:
+        for mistake in check["mistakes"]:
+            if not check["passed"] and check["part"] not in parts.setdefault(mistake, []):
+                parts[mistake].append(check["part"])
+    return parts
+
+
+def edited(submission: Submission, edits: list[Candidate]) -> Submission:
+    source = submission.source
+    for candidate in edits:
+        source = candidate.apply(source)
+    return dataclasses.replace(submission, source=source)
+
+
+def gains(original: dict, regraded: dict) -> tuple[list[str], float]:
+    """The checks the regrade passes that the original failed, and the points it gained."""
+    before = passed_checks(original)
+    newly = [c["id"] for c in regraded["checks"] if c["passed"] and c["id"] not in before and c["points"] > 0]
+    return newly, round(_checks_score(regraded) - _checks_score(original), 4)
+
+
+def search(submission: Submission, report: dict, static: dict[str, list],
+           regrade: Callable[[Submission], dict]) -> tuple[list[dict], dict | None]:
+    """Verified fixes (report entries) and the regrade of them all together (None when there is none)."""
+    mistakes = fixable(report, static)
+    if not mistakes:
+        return [], None
+    tried = candidates(submission.source, mistakes, failing_parts(report))[:MAX_TRIES]
+    helpful: list[tuple[Candidate, dict]] = []
+    for candidate in tried:
+        regraded = regrade(edited(submission, [candidate]))
+        newly, points = gains(report, regraded)
+        if newly and points > 0:  # the regrade's own verdict, nothing else, decides
+            helpful.append((candidate, regraded))
+    if not helpful:
+        return [], None
+    best = max((r for _, r in helpful), key=_checks_score)
+    if len(helpful) > 1:
+        together = regrade(edited(submission, [c for c, _ in helpful]))
+        if _checks_score(together) >= _checks_score(best):
+            best = together
+    return [entry(submission, c, *gains(report, r)) for c, r in helpful], best
+
+
+def entry(submission: Submission, candidate: Candidate, checks: list[str], points: float) -> dict:
+    places = []
+    for edit in candidate.edits:
+        place = submission.locate({"line": edit.line, "text": edit.after}) or {"line": edit.line}
+        places.append({"line": place["line"], **({"cell": place["cell"]} if place.get("cell") else {}),
+                       "before": edit.before.strip(), "after": edit.after.strip()})
+    zh_places = "、".join(f"把{_where_zh(p)}改为 `{p['after']}`" for p in places)
+    en_places = " and ".join(f"{_where_en(p)} to `{p['after']}`" for p in places)
+    return {**places[0], "edits": places, "mistake": candidate.mistake, "checks": checks, "points": points,
+            "message_zh": f"{zh_places}，这些检查就会通过：{', '.join(checks)}（多得 {points:g} 分）。",
+            "message_en": f"changing {en_places} makes these checks pass: {', '.join(checks)} "
+                          f"({points:g} more points)."}
+
+
+def _where_zh(place: dict) -> str:
+    return (f"第 {place['cell']} 个代码单元第 {place['line']} 行" if place.get("cell")
+            else f"第 {place['line']} 行")
+
+
+def _where_en(place: dict) -> str:
+    return f"code cell {place['cell']}, line {place['line']}" if place.get("cell") else f"line {place['line']}"
+
+
+def credit(report: dict, fixed: dict | None, fraction: float) -> dict:
+    """`fix_credit`: per part, fraction * (fixed - original) points, never negative."""
+    by_part: dict[str, float] = {}
+    if fixed is not None and fraction > 0:
+        before, after = part_points(report), part_points(fixed)
+        for part, points in after.items():
+            gained = round(fraction * max(0.0, points - before.get(part, 0.0)), 4)
+            if gained > 0:
+                by_part[part] = gained
+    return {"fraction": fraction, "points": round(sum(by_part.values()), 4), "by_part": by_part}
+
+
+def with_fixes(submission: Submission, report: dict, static: dict[str, list],
+               regrade: Callable[[Submission], dict], fraction: float = 0.0) -> dict:
+    """The report plus `fixes` and `fix_credit` (score raised by the credit, capped at max_score)."""
+    found, fixed = search(submission, report, static, regrade)
+    granted = credit(report, fixed, fraction)
+    score = min(report["max_score"], round(_checks_score(report) + granted["points"], 4))
+    return {**report, "score": score, "fixes": found, "fix_credit": granted}
+
+
+def render(report: dict, lang: str) -> list[str]:
+    """The fixes and the credit, as lines of the text report."""
+    fixes = report.get("fixes") or []
+    if not fixes:
+        return []
+    zh = lang == "zh"
+    out = ["", "验证过的修改（在评分沙盒中重新评分确认）:" if zh else "Verified fixes (regraded in the sandbox):"]
+    out += [f"  - {f['message_zh'] if zh else f['message_en']}" for f in fixes]
+    granted = report.get("fix_credit") or {}
+    if granted.get("points"):
+        out.append(f"  修改后多得分数的 {granted['fraction']:g} 计入总分：+{granted['points']:g}" if zh else
+                   f"  {granted['fraction']:g} of the points the fixed code earns count: +{granted['points']:g}")
+    return out
