@@ -81,6 +81,9 @@ c.Autograde.autograde_preprocessors = [
     f"{NB}.AssignLatePenalties",
     f"{NB}.CheckCellMetadata",
 ]
+# Verified fixes (a mechanical fix of a catalog mistake, regraded in the sandbox) are always shown;
+# this awards that fraction (0 to 1) of the points the fixed code earns, per part. 0: none.
+c.GradeWithHiddenGraders.fix_credit = 0.0
 
 # Feedback pages: the verdicts and diagnoses, never the hidden test code (nbgrader issue 917).
 c.GenerateFeedback.preprocessors = [

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
+from grader.clean_text import printable
 from grader.fix_candidates import RULES, Candidate, candidates
 from grader.source import Submission
 
@@ -45,9 +46,13 @@ def _checks_score(report: dict) -> float:
     return round(sum(c["points"] for c in report["checks"]), 4)
 
 
+NOT_SEARCHED = {"timeout", "memory-limit", "tampering"}
+"""Code that ran out of its limits or tampered: each regrade would cost the whole limit again."""
+
+
 def fixable(report: dict, static: dict[str, list]) -> list[str]:
     """The mistakes worth a regrade, most important first: diagnosed ones with a rule, then exact static ones."""
-    if report.get("refused") or _checks_score(report) >= report["max_score"]:
+    if report.get("refused") or _checks_score(report) >= report["max_score"] or NOT_SEARCHED & set(report["mistakes"]):
         return []
     diagnosed = [m for m in report["mistakes"] if m in RULES]
     return diagnosed + [m for m in ALWAYS_TRIED if m in static and m not in diagnosed]
@@ -84,12 +89,7 @@ def search(submission: Submission, report: dict, static: dict[str, list],
     if not mistakes:
         return [], None
     tried = candidates(submission.source, mistakes, failing_parts(report))[:MAX_TRIES]
-    helpful: list[tuple[Candidate, dict]] = []
-    for candidate in tried:
-        regraded = regrade(edited(submission, [candidate]))
-        newly, points = gains(report, regraded)
-        if newly and points > 0:  # the regrade's own verdict, nothing else, decides
-            helpful.append((candidate, regraded))
+    helpful = [(c, r) for c in tried if (r := verified(submission, report, c, regrade)) is not None]
     if not helpful:
         return [], None
     best = max((r for _, r in helpful), key=_checks_score)
@@ -100,12 +100,22 @@ def search(submission: Submission, report: dict, static: dict[str, list],
     return [entry(submission, c, *gains(report, r)) for c, r in helpful], best
 
 
+def verified(submission: Submission, report: dict, candidate: Candidate,
+             regrade: Callable[[Submission], dict]) -> dict | None:
+    """The regrade of the edited copy if it passes a check the original failed and earns more; else None.
+    The regrade's own verdict, nothing else, decides."""
+    regraded = regrade(edited(submission, [candidate]))
+    newly, points = gains(report, regraded)
+    return regraded if newly and points > 0 else None
+
+
 def entry(submission: Submission, candidate: Candidate, checks: list[str], points: float) -> dict:
     places = []
     for edit in candidate.edits:
         place = submission.locate({"line": edit.line, "text": edit.after}) or {"line": edit.line}
         places.append({"line": place["line"], **({"cell": place["cell"]} if place.get("cell") else {}),
-                       "before": edit.before.strip(), "after": edit.after.strip()})
+                       "before": printable(edit.before.strip(), keep_newlines=False),
+                       "after": printable(edit.after.strip(), keep_newlines=False)})
     zh_places = "、".join(f"把{_where_zh(p)}改为 `{p['after']}`" for p in places)
     en_places = " and ".join(f"{_where_en(p)} to `{p['after']}`" for p in places)
     return {**places[0], "edits": places, "mistake": candidate.mistake, "checks": checks, "points": points,

@@ -28,6 +28,7 @@ from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import NotebookNode
 from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Float
 
 from grader import assignment  # torch-free: nbgrader imports this module at start-up
 from grader.catalog import catalog, explain
@@ -86,6 +87,16 @@ def part_text(report: dict, part: str, score: float, points: float, repairs: lis
         out += check_lines(check, names.get(check["id"], (check.get("title", ""),) * 2), explained)
     for check in others:
         out += [""] + check_lines(check, names.get(check["id"], (check["id"],) * 2), explained)
+    part_of_check = {c["id"]: c["part"] for c in report["checks"]}
+    fixes = [f for f in report.get("fixes") or [] if part in {part_of_check.get(c) for c in f["checks"]}]
+    if fixes:
+        out += ["", "验证过的修改（已在评分沙盒中重新评分）· Verified fixes (regraded in the sandbox):"]
+        for fix in fixes:
+            out += [f"  - {fix['message_zh']}", f"    {fix['message_en']}"]
+    granted = (report.get("fix_credit") or {}).get("by_part", {}).get(part)
+    if granted:
+        out.append(f"  修改后多得分数的 {report['fix_credit']['fraction']:g} 计入本部分：+{granted:g} · "
+                   f"{report['fix_credit']['fraction']:g} of the points the fixed code earns count here: +{granted:g}")
     if repairs:
         out += ["", "评分前对 notebook 的修复 · Repairs made to the notebook before grading:"]
         for note in repairs:
@@ -105,6 +116,10 @@ def code_as_submitted(nb: NotebookNode) -> list[str]:
 class GradeWithHiddenGraders(NbGraderPreprocessor):
     """Grade the code cells with the hidden graders (sandboxed) and write each part's verdict into its test cell."""
 
+    fix_credit = Float(0.0, min=0.0, max=1.0, help=(
+        "The fraction of the points a verified fix earns that counts, per part (grader.fixes); "
+        "fixes are shown whatever it is.")).tag(config=True)
+
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
         info = resources.get("nbgrader", {})
         name = "/".join(info.get(key, "?") for key in ("student", "assignment", "notebook")) + ".ipynb"
@@ -112,7 +127,7 @@ class GradeWithHiddenGraders(NbGraderPreprocessor):
         start_fork_server()  # before this process loads torch, as the grader's CLI does
         from grader.grade import grade
 
-        report = grade(submission_from_cells(sources, name, is_notebook=True), lang="zh")
+        report = grade(submission_from_cells(sources, name, is_notebook=True), lang="zh", fix_credit=self.fix_credit)
         kit = kit_metadata(nb)
         kit["report"] = report
         if report.get("isolation_missing"):
@@ -140,7 +155,7 @@ class GradeWithHiddenGraders(NbGraderPreprocessor):
                     " / This test cell does not call grader.hidden.score_part(...), so it is not graded.\n")
             cell.outputs = [stream(text), score_output(0.0)]
             return
-        earned = sum(c["points"] for c in checks)
+        earned = sum(c["points"] for c in checks) + (report.get("fix_credit") or {}).get("by_part", {}).get(part, 0.0)
         maximum = sum(c["max_points"] for c in checks)
         score = round(earned * points / maximum, 4) if maximum else 0.0
         if maximum != points:

@@ -1,0 +1,172 @@
+"""Are mechanical fixes found, verified by a real regrade, shown with the student's own line, and
+credited only as the instructor says?
+
+A fix is shown only when the edited copy, regraded in the sandbox with every check, earns more;
+the tests check that claim independently by applying the shown edit to the student's file by hand
+and grading that file.
+"""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REFERENCE, ROOT, SUBMISSIONS, header
+from grader import fixes
+from grader.assignment import MAX_SCORE, PART
+from grader.fix_candidates import RULES, candidates
+from grader.grade import grade, grade_submission
+from grader.report_cache import CACHE_ENV
+from grader.source import load_submission
+
+MUTANTS = sorted(p for p in (SUBMISSIONS / "mutants").glob("*.py") if header(p, "expect") in RULES)
+CORRECT = sorted((SUBMISSIONS / "correct").glob("*.py"))
+HOSTILE = SUBMISSIONS / "fixes"
+
+
+def fixed_by_hand(path, fix, tmp_path):
+    """The student's file with the shown edits applied (lines of a .py are the file's lines)."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    for edit in fix["edits"]:
+        assert lines[edit["line"] - 1].strip() == edit["before"], "the fix names a line the student did not write"
+        indent = lines[edit["line"] - 1][:len(lines[edit["line"] - 1]) - len(lines[edit["line"] - 1].lstrip())]
+        lines[edit["line"] - 1] = indent + edit["after"]
+    copy = tmp_path / path.name
+    copy.write_text("\n".join(lines), encoding="utf-8")
+    return copy
+
+
+def test_every_rule_has_mutants():
+    assert {header(p, "expect") for p in MUTANTS} == set(RULES)
+
+
+@pytest.mark.parametrize("path", MUTANTS, ids=[p.stem for p in MUTANTS])
+def test_mutant_gets_its_fix_verified_and_shown_with_the_right_line(graded, path, tmp_path):
+    """Is the fix for the mutant's mistake found, and does the shown edit, applied by hand, earn what it claims?"""
+    report = graded(path)
+    mistake = header(path, "expect")
+    fix = next((f for f in report["fixes"] if f["mistake"] == mistake), None)
+    assert fix is not None, f"{path.name}: no verified fix for {mistake}; fixes: {report['fixes']}"
+    assert fix["message_en"].startswith(f"changing line {fix['line']} to `{fix['after']}` ")
+    assert fix["message_zh"].startswith(f"把第 {fix['line']} 行改为 `{fix['after']}`")
+    assert all(check in fix["message_en"] for check in fix["checks"])
+    regraded = graded(fixed_by_hand(path, fix, tmp_path))
+    passed = {c["id"] for c in regraded["checks"] if c["passed"]}
+    assert set(fix["checks"]) <= passed
+    assert regraded["score"] == pytest.approx(report["score"] + fix["points"])
+    assert report["score"] < regraded["score"]
+    assert report["fix_credit"] == {"fraction": 0.0, "points": 0, "by_part": {}}  # default: shown, not credited
+
+
+@pytest.mark.parametrize("path", [REFERENCE, *CORRECT], ids=["reference", *(p.stem for p in CORRECT)])
+def test_correct_submission_gets_no_fix_and_full_marks(graded, path):
+    report = graded(path)
+    assert report["fixes"] == [] and report["score"] == MAX_SCORE
+
+
+def test_an_edit_that_changes_nothing_on_correct_code_is_not_verified():
+    """A candidate edit of a correct line (√d_k written another way) earns nothing, so it is not a fix."""
+    submission = load_submission(REFERENCE)
+    report = grade(submission, lang="en")
+    (candidate,) = candidates(submission.source, ["missing-scale"], {})
+    assert candidate.edits  # the edit is real, and applied
+    assert fixes.verified(submission, report, candidate, lambda copy: grade(copy, lang="en")) is None
+
+
+def test_an_edit_alone_that_a_second_bug_keeps_from_helping_is_not_shown(graded):
+    """Softmax over dim=-2 plus a mask writing 0 instead of -inf: fixing the softmax alone earns nothing."""
+    path = HOSTILE / "softmax-dim-and-mask-multiplied.py"
+    submission = load_submission(path)
+    report = graded(path)
+    (candidate,) = candidates(submission.source, ["softmax-dim"], {})
+    assert fixes.verified(submission, report, candidate, lambda copy: grade(copy, lang="en")) is None
+    assert report["fixes"] == []
+
+
+def test_a_fix_the_code_sabotages_is_judged_on_the_regrade_and_never_shown_or_credited():
+    """Hostile: the code reverses its own weights exactly when the softmax-dim fix is applied. The fix is
+    tried (softmax-dim is diagnosed), regraded, and rejected on that regrade's verdict."""
+    path = HOSTILE / "softmax-dim-sabotaged.py"
+    tried = []
+    report = grade_submission(path, lang="en", fix_credit=1.0)
+    assert "softmax-dim" in report["mistakes"]
+    submission = load_submission(path)
+    fixes.search(submission, report, {}, lambda copy: tried.append(copy) or grade(copy, lang="en"))
+    assert len(tried) == 1  # the candidate was really tried
+    assert report["fixes"] == [] and report["fix_credit"]["points"] == 0
+    assert report["score"] == sum(c["points"] for c in report["checks"])
+
+
+def test_a_fix_shows_control_characters_of_the_students_line_as_escapes(graded):
+    """Hostile: a terminal escape (clear screen, fake green score) and a right-to-left override in the edited line."""
+    (fix,) = graded(HOSTILE / "bare-matmul-control-characters.py")["fixes"]
+    for text in (fix["after"], fix["before"], fix["message_en"], fix["message_zh"]):
+        assert "\x1b" not in text and "\u202e" not in text
+        assert "\\x1b[2J" in text and "\\u202e" in text
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.5, 1.0])
+def test_fix_credit_awards_that_fraction_of_the_points_the_fixed_code_earns_per_part(fraction, tmp_path,
+                                                                                    monkeypatch):
+    """dropout-lowercase loses the whole MHA part; its fix earns it back; FRACTION of that counts."""
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))  # the regrades are cached like any grading, under their own code
+    path = SUBMISSIONS / "mutants" / "dropout-lowercase.py"
+    report = grade_submission(path, lang="en", fix_credit=fraction)
+    strict = sum(c["points"] for c in report["checks"])
+    assert strict == MAX_SCORE - PART["mha"].points
+    (fix,) = report["fixes"]
+    assert fix["points"] == PART["mha"].points
+    expected = fraction * PART["mha"].points
+    assert report["fix_credit"] == {"fraction": fraction, "points": expected, "by_part": {"mha": expected} if expected else {}}
+    assert report["score"] == strict + expected
+    assert all(not c["passed"] for c in report["checks"] if c["part"] == "mha" and c["max_points"])  # verdicts stay strict
+
+
+def test_fix_credit_never_takes_points_from_a_part():
+    report = {"checks": [{"id": "a.x", "part": "a", "passed": True, "points": 3.0},
+                         {"id": "b.x", "part": "b", "passed": False, "points": 0.0}]}
+    fixed = {"checks": [{"id": "a.x", "part": "a", "passed": False, "points": 0.0},
+                        {"id": "b.x", "part": "b", "passed": True, "points": 4.0}]}
+    assert fixes.credit(report, fixed, 0.5) == {"fraction": 0.5, "points": 2.0, "by_part": {"b": 2.0}}
+
+
+def test_cli_fix_credit_on_grade_and_grade_all(tmp_path):
+    mutant = SUBMISSIONS / "mutants" / "dropout-lowercase.py"
+    run = subprocess.run([sys.executable, "-m", "grader", "grade", str(mutant), "--json", "--fix-credit", "0.5"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["score"] == MAX_SCORE - PART["mha"].points / 2 and report["fix_credit"]["fraction"] == 0.5
+    text = subprocess.run([sys.executable, "-m", "grader", "grade", str(mutant), "--lang", "en"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300).stdout
+    assert "Verified fixes" in text and "changing line 54 to `self.attn_dropout = nn.Dropout(args.dropout)`" in text
+    refused = subprocess.run([sys.executable, "-m", "grader", "grade", str(mutant), "--fix-credit", "2"],
+                             cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2 and "between 0 and 1" in refused.stderr
+
+    (tmp_path / "ann").mkdir()
+    (tmp_path / "ann" / "attention.py").write_bytes(mutant.read_bytes())
+    out = tmp_path / "class.json"
+    run = subprocess.run([sys.executable, "-m", "grader", "grade-all", str(tmp_path), "--json", str(out),
+                          "--fix-credit", "1"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    (row,) = json.loads(out.read_text(encoding="utf-8"))
+    assert row["score"] == MAX_SCORE and row["fix_credit"]["points"] == PART["mha"].points
+
+
+def test_nbgrader_part_score_includes_the_credit_and_the_cell_shows_the_fix():
+    from nbformat import NotebookNode
+
+    from grader.nbgrader_plugins.grade_with_hidden_graders import GradeWithHiddenGraders
+
+    assert GradeWithHiddenGraders().fix_credit == 0.0  # the default: fixes shown, no points
+    report = {"checks": [{"id": "mha.values", "part": "mha", "passed": False, "points": 0.0, "max_points": 10.0,
+                          "mistakes": [], "message_zh": "", "message_en": ""}],
+              "fixes": [{"checks": ["mha.values"], "message_zh": "把第 3 行改为 `x`，……", "message_en": "changing line 3"}],
+              "fix_credit": {"fraction": 0.5, "points": 5.0, "by_part": {"mha": 5.0}}}
+    cell = NotebookNode({"cell_type": "code", "source": 'grader.hidden.score_part("mha")', "outputs": [],
+                         "metadata": {"nbgrader": {"points": 10.0, "grade_id": "mha_tests"}}})
+    GradeWithHiddenGraders().write_outputs(cell, report, repairs=[], others=[])
+    stream, score = cell.outputs
+    assert "把第 3 行改为 `x`" in stream["text"] and "changing line 3" in stream["text"] and "+5" in stream["text"]
+    assert score["data"]["text/plain"] == "5.0"
