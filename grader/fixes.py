@@ -21,7 +21,8 @@ import dataclasses
 from typing import Callable
 
 from grader.clean_text import printable
-from grader.fix_candidates import RULES, Candidate, candidates
+from grader.fix_candidates import Candidate, candidates
+from grader.fix_rules import RULES
 from grader.source import Submission
 
 MAX_TRIES = 3

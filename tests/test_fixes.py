@@ -14,7 +14,8 @@ import pytest
 from conftest import REFERENCE, ROOT, SUBMISSIONS, header
 from grader import fixes
 from grader.assignment import MAX_SCORE, PART
-from grader.fix_candidates import RULES, candidates
+from grader.fix_candidates import candidates
+from grader.fix_rules import RULES
 from grader.grade import grade, grade_submission
 from grader.report_cache import CACHE_ENV
 from grader.source import load_submission
