@@ -171,3 +171,32 @@ def test_nbgrader_part_score_includes_the_credit_and_the_cell_shows_the_fix():
     stream, score = cell.outputs
     assert "把第 3 行改为 `x`" in stream["text"] and "changing line 3" in stream["text"] and "+5" in stream["text"]
     assert score["data"]["text/plain"] == "5.0"
+
+
+def test_nbgrader_notebook_fix_is_named_by_cell_and_credited_in_the_gradebook_score():
+    """A notebook (mask-diagonal answers): the fix names the code cell and its line as the student sees them,
+    and the test cell's score (what nbgrader records) includes the configured credit."""
+    import copy
+
+    from nbgrader import utils
+
+    from grader import colab_notebooks as cn
+    from grader.nbgrader_plugins.grade_with_hidden_graders import GradeWithHiddenGraders
+    from nbgrader_course import release_notebook
+    from test_nbgrader_grade_with_hidden_graders import with_hidden_tests
+
+    nb = with_hidden_tests(cn.answered(release_notebook(),
+                                       cn.answers_from_python(SUBMISSIONS / "mutants" / "mask-diagonal.py")))
+    nb, _ = GradeWithHiddenGraders(fix_credit=0.5).preprocess(
+        copy.deepcopy(nb), {"nbgrader": {"student": "s", "assignment": "attention", "notebook": "attention"}})
+    report = nb.metadata["attention_kit"]["report"]
+    (fix,) = report["fixes"]
+    code_cells = [c for c in nb.cells if c.cell_type == "code"]
+    student_line = code_cells[fix["cell"] - 1].source.split("\n")[fix["line"] - 1]
+    assert student_line.strip() == fix["before"] and "diagonal=0" in fix["before"] and "diagonal=1" in fix["after"]
+    assert fix["message_en"].startswith(f"changing code cell {fix['cell']}, line {fix['line']} to ")
+    assert fix["message_zh"].startswith(f"把第 {fix['cell']} 个代码单元第 {fix['line']} 行改为 ")
+    strict = sum(c["points"] for c in report["checks"] if c["part"] == "sdpa")
+    sdpa_cell = next(c for c in nb.cells if c.cell_type == "code" and utils.is_grade(c) and '"sdpa"' in c.source)
+    assert utils.determine_grade(sdpa_cell)[0] == pytest.approx(strict + 0.5 * fix["points"])
+    assert fix["message_zh"] in sdpa_cell.outputs[0]["text"]
