@@ -200,3 +200,21 @@ def test_nbgrader_notebook_fix_is_named_by_cell_and_credited_in_the_gradebook_sc
     sdpa_cell = next(c for c in nb.cells if c.cell_type == "code" and utils.is_grade(c) and '"sdpa"' in c.source)
     assert utils.determine_grade(sdpa_cell)[0] == pytest.approx(strict + 0.5 * fix["points"])
     assert fix["message_zh"] in sdpa_cell.outputs[0]["text"]
+
+
+def test_grade_all_nbgrader_fix_credit_reaches_the_gradebook(tmp_path):
+    """`grade-all COURSE --nbgrader attention --fix-credit 1`: the option reaches both the parallel grading
+    and the one `nbgrader autograde` run, so the gradebook holds the credited score and agrees with the report."""
+    from grader import colab_notebooks as cn
+    from grader.build.nbgrader_release import nbgrader_env
+    from nbgrader_course import Course, mutant_notebook
+
+    course = Course.create(tmp_path / "course")
+    cn.write(mutant_notebook(course, "dropout-lowercase"), course.submitted("ann"))
+    out = tmp_path / "reports.json"
+    done = subprocess.run([sys.executable, "-m", "grader", "grade-all", str(course.root), "--nbgrader", "attention",
+                           "--json", str(out), "--fix-credit", "1"],
+                          cwd=ROOT, env=nbgrader_env(), capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr  # 1 if the gradebook differed from the report
+    (row,) = json.loads(out.read_text(encoding="utf-8"))
+    assert row["score"] == row["gradebook_score"] == MAX_SCORE and row["fix_credit"]["points"] == PART["mha"].points
