@@ -15,21 +15,6 @@ VERBS = {
 }
 
 
-FIX_CREDIT_HELP = ("award FRACTION (0 to 1, default 0) of the points a verified fix earns, per part; "
-                   "fixes are shown to students whatever FRACTION is")
-
-
-def fix_fraction(text: str) -> float:
-    """--fix-credit: a fraction between 0 and 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"--fix-credit wants a fraction between 0 and 1, got {text!r}")
-    return value
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m grader", description="attention-kit grader")
     verbs = parser.add_subparsers(dest="verb", required=True)
@@ -44,13 +29,13 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--lang", choices=["zh", "en"], default="zh",
                        help="language of the messages: zh (Chinese, default) or en (English)")
 
+    from grader.grade_all import FIX_CREDIT_HELP, add_arguments, fix_fraction  # the module loads no torch
+
     grade.add_argument("--fix-credit", type=fix_fraction, default=0.0, metavar="FRACTION",
                        help=FIX_CREDIT_HELP)
 
     grade_all = verbs.add_parser("grade-all", help="grade every submission under DIR")
-    from grader.grade_all import add_arguments  # its own options (the module loads no torch)
-
-    add_arguments(grade_all)
+    add_arguments(grade_all)  # its own options
 
     demo = verbs.add_parser("demo", help="build, then grade a demo class end to end with nbgrader")
     demo.add_argument("--dir", default="demo", help="scratch course folder (git-ignored)")

@@ -146,6 +146,11 @@ def credit(report: dict, fixed: dict | None, fraction: float) -> dict:
     return {"fraction": fraction, "points": round(sum(by_part.values()), 4), "by_part": by_part}
 
 
+def unsearched(report: dict, fraction: float = 0.0) -> dict:
+    """The report of a hand-in nothing of which ran (refused): no fix, no credit, the fields all the same."""
+    return {**report, "fixes": [], "fix_credit": credit(report, None, fraction)}
+
+
 def with_fixes(submission: Submission, report: dict, static: dict[str, list],
                regrade: Callable[[Submission], dict], fraction: float = 0.0) -> dict:
     """The report plus `fixes` and `fix_credit` (score raised by the credit, capped at max_score)."""

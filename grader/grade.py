@@ -64,7 +64,7 @@ def grade(submission: Submission, *, lang: str = "zh", limits: Limits | None = N
     torch.set_num_threads(1)
     checks = checks if checks is not None else checks_for()
     if submission.refusal is not None:  # nothing of it was parsed, nothing runs
-        return fixes.with_fixes(submission, refused_report(submission.refusal, checks, lang), {}, grade)
+        return fixes.unsearched(refused_report(submission.refusal, checks, lang), fix_credit)
     use_cuda = torch.cuda.is_available() if cuda is None else cuda
 
     def graded(copy: Submission) -> dict:

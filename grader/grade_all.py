@@ -64,8 +64,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", dest="json_out", metavar="OUT", help="write the reports as a JSON list to OUT")
     parser.add_argument("--lang", choices=["zh", "en"], default="zh",
                         help="language of the messages and the class summary: zh (default) or en")
-    from grader.cli import FIX_CREDIT_HELP, fix_fraction
-
     parser.add_argument("--fix-credit", type=fix_fraction, metavar="FRACTION",
                         help=FIX_CREDIT_HELP + "; with --nbgrader, default: the course's "
                                                "GradeWithHiddenGraders.fix_credit (nbgrader_config.py)")
@@ -82,6 +80,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="grade only the students of share K of N (by a hash of the student id)")
     course.add_argument("--force", action="store_true",
                         help="let nbgrader autograde again students it has autograded before")
+
+
+FIX_CREDIT_HELP = ("award FRACTION (0 to 1, default 0) of the points a verified fix earns, per part; "
+                   "fixes are shown to students whatever FRACTION is")
+
+
+def fix_fraction(text: str) -> float:
+    """--fix-credit (grade and grade-all): a fraction between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"--fix-credit wants a fraction between 0 and 1, got {text!r}")
+    return value
 
 
 def parse_shard(text: str) -> tuple[int, int]:
