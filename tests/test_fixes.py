@@ -218,3 +218,11 @@ def test_grade_all_nbgrader_fix_credit_reaches_the_gradebook(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr  # 1 if the gradebook differed from the report
     (row,) = json.loads(out.read_text(encoding="utf-8"))
     assert row["score"] == row["gradebook_score"] == MAX_SCORE and row["fix_credit"]["points"] == PART["mha"].points
+
+
+def test_two_independent_fixes_are_each_shown_and_credited_together(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    report = grade_submission(HOSTILE / "bare-matmul-and-dropout-lowercase.py", lang="en", fix_credit=1.0)
+    assert sorted(f["mistake"] for f in report["fixes"]) == ["bare-matmul", "dropout-lowercase"]
+    assert sum(c["points"] for c in report["checks"]) < MAX_SCORE - PART["mha"].points  # both parts lost points
+    assert report["score"] == MAX_SCORE and set(report["fix_credit"]["by_part"]) == {"sdpa", "mha"}
