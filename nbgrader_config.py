@@ -22,7 +22,7 @@ CELL_TIMEOUT_S = 300
 validate`, `generate_assignment` checks, an instructor's own runs). Sized for CUDA start-up: the
 first CUDA call of a fresh kernel (context creation, kernel loading) can take a minute on a
 cold GPU machine. Grading does not use it: `nbgrader autograde` runs no kernel, and the hidden
-graders' sandbox has its own per-probe and per-submission limits (grader.confinement.Limits)."""
+graders' sandbox has its own per-probe and per-submission limits (grader.sandbox.confinement.Limits)."""
 
 c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this file)
 

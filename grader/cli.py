@@ -51,7 +51,7 @@ SANDBOXED = {"grade", "grade-all"}
 def main(argv: list[str] | None = None) -> int:
     args = vars(_parser().parse_args(argv))
     if args["verb"] in SANDBOXED:
-        from grader.sandbox import start_fork_server
+        from grader.sandbox.worker_process import start_fork_server
 
         start_fork_server()
     module_name, function_name = VERBS[args.pop("verb")].split(":")

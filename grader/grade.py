@@ -11,9 +11,9 @@ import torch
 from grader import policy, report_cache, static_analysis
 from grader.adapter import StudentCode
 from grader.checks import Check, Context, Outcome, checks_for
-from grader.confinement import Limits
+from grader.sandbox.confinement import Limits
 from grader.report import build_report, refused_report, render_text
-from grader.sandbox import python_paths
+from grader.sandbox.worker_process import python_paths
 from grader.source import Submission, load_submission
 
 

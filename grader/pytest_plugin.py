@@ -38,7 +38,7 @@ def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
     if config.getoption("submission"):
-        from grader.sandbox import start_fork_server
+        from grader.sandbox.worker_process import start_fork_server
 
         start_fork_server()  # before this process imports torch, as the grader's CLI does
         config.pluginmanager.register(HiddenGraders(config), "attention-kit-hidden-graders")

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS, header
 from grader.checks import checks_for
-from grader.confinement import Limits
+from grader.sandbox.confinement import Limits
 from grader.grade import default_limits, grade_submission
 from grader.grade_all import grade_class
 

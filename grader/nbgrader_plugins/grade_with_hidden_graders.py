@@ -34,7 +34,7 @@ from grader.catalog import catalog, explain
 from grader.nbgrader_plugins.attention_figure import display_data
 from grader.nbgrader_plugins.hide_hidden_tests import remove_hidden_blocks
 from grader.nbgrader_plugins.release_cells import kit_metadata
-from grader.sandbox import start_fork_server
+from grader.sandbox.worker_process import start_fork_server
 from grader.source import submission_from_cells
 
 PARTS = {part.id: part.label for part in assignment.PARTS}
