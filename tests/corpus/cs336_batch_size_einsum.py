@@ -2,7 +2,7 @@
 #   cs336_basics.model.softmax); the code index returned the file's text without naming its repository. The same
 #   `batch_size ... seq_len_q d_k` pattern appears in at least ten stored CS336 repositories.
 # url: unknown (code-index search excerpt)
-# licence: none stated
+# licence: none stated (the index did not name the repository)
 # theirs: Part 1: einops patterns `batch_size ... seq_len_q d_k`, which demand at least one named leading dim, so a
 #   (T, d) input without batch dims raises; and the second einsum names the key axis `seq_len_k` in the weights but
 #   `seq_len_v` in V, so einops sums the two axes separately instead of contracting them (wrong values for every

@@ -1,7 +1,7 @@
 # source: bitkira/Stanford-CS336, assignment1-basics-main/cs336_basics/ScaledDotProductAttention.py
 #   (a student's CS336 assignment 1)
 # url: https://github.com/bitkira/Stanford-CS336/blob/main/assignment1-basics-main/cs336_basics/ScaledDotProductAttention.py
-# licence: none stated in the stored copy
+# licence: none stated (no LICENSE file in the index, none in the file)
 # theirs: Part 1: einops `rearrange` for K^T over `...` leading dims, the scale through
 #   torch.sqrt(torch.tensor(d, dtype=q.dtype)), the boolean mask applied in place with masked_fill_(~mask).
 #   Part 2 is written plainly in the same style.

@@ -1,6 +1,6 @@
 # source: ishovkun/assignment1-basics, cs336_basics/transformer_lm/attention.py, class Attention (a student's CS336 assignment 1)
 # url: https://github.com/ishovkun/assignment1-basics/blob/main/cs336_basics/transformer_lm/attention.py
-# licence: none stated in the stored copy
+# licence: none stated (no LICENSE file in the index, none in the file)
 # theirs: Part 1: einops einsum over `...` leading dims, scale 1/(K.shape[-1] ** 0.5), masked positions set by
 #   boolean index assignment `QK[mask == False] = -inf`. Part 2 is written plainly in the same style.
 # adapted: the module's forward became the function; their Softmax(-1) class written as the usual stable softmax;

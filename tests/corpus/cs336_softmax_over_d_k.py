@@ -1,7 +1,7 @@
 # source: a public stanford-cs336 assignment1-basics fork (a student's `scaled_dot_product_attention`, importing
 #   cs336_basics.Softmax); the code index returned the file's text without naming its repository.
 # url: unknown (code-index file id 2101804450)
-# licence: none stated
+# licence: none stated (the index did not name the repository)
 # theirs: Part 1: `softmax(attn_scores, d_k)` passes the key width where the dimension index belongs, so the softmax
 #   runs over axis d_k (out of range for small tensors, the wrong axis otherwise). Part 2 is written plainly.
 # adapted: their `softmax(x, dim)` (not in the excerpt) written as the usual stable softmax; the mask argument built

@@ -1,6 +1,6 @@
 # source: Charmaineem/Hands-On-LLMs, Transformer/layers.py, class Attention; stored commit 6371e45cf1b349b4f973d66e1a42a9528e77a2b5
 # url: https://github.com/Charmaineem/Hands-On-LLMs/blob/main/Transformer/layers.py
-# licence: none stated in the repository
+# licence: none stated (no LICENSE file in the index, none in the file)
 # theirs: Part 1: `d_k = k.dim()` is the number of tensor dimensions (2, 3, 4, ...), not the key width, so the
 #   scores are divided by sqrt(ndim); the debugging `print(s)` kept. Part 2 is written plainly in the same style.
 # adapted: the module's forward(q, k, v) became the function; a causal mask (on the input's device) added for

@@ -1,6 +1,6 @@
 # source: karpathy/ng-video-lecture, gpt.py, classes Head and MultiHeadAttention ("Let's build GPT" lecture code); stored commit 0ceb0055aad7a7b255730be650dd667d6daffd9f
 # url: https://github.com/karpathy/ng-video-lecture/blob/master/gpt.py
-# licence: none stated in the repository
+# licence: none stated (no LICENSE file in the index, none in the file)
 # theirs: Part 2: one Head module per head, run in a Python list comprehension and concatenated, each head scaling
 #   by `C**-0.5` where C is the embedding width (n_embd), not the head size. Part 1 is written plainly.
 # adapted: the file-level globals n_embd/block_size/dropout -> args fields; each Head owned its own

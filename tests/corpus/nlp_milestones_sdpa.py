@@ -1,6 +1,6 @@
 # source: Tialo/nlp-milestones-from-scratch, models.py, class ScaledDotProductAttention
 # url: https://github.com/Tialo/nlp-milestones-from-scratch/blob/main/models.py
-# licence: none stated in the stored copy
+# licence: none stated (no LICENSE file in the index, none in the file)
 # theirs: Part 1: `k.transpose(1, 2)`, documented for (batch_size, seq_len, d) input only. Part 2 is written
 #   plainly in the same style.
 # adapted: the module's forward became the function; a causal mask (on the input's device) added for is_causal;
