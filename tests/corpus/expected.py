@@ -84,6 +84,11 @@ ALL: dict[str, dict] = {
                                     "mistakes": ["hardcoded-dims", "wrong-scale", "head-split"]},
     # one Head module per head in a list comprehension
     "raschka_mha_wrapper": {"licence": "Apache-2.0", "fails": ["mha.loop"], "mistakes": ["python-loop"]},
+    # Part 1 unpacks `B, T, C = x.shape` (3-D only); Part 2: the lecture's per-head loop with C = dim in the scale
+    "gyakobo_heads_loop": {"licence": "MIT",
+                           "fails": ["sdpa.lead0", "sdpa.lead2", "sdpa.lead3", "mha.values", "mha.b1", "mha.tmax",
+                                     "mha.loop"],
+                           "mistakes": ["hardcoded-dims", "wrong-scale", "python-loop"]},
     # per-head loop, and each head scaled by C**-0.5 with C = dim, not the head size
     "ng_video_lecture_heads": {"licence": NONE_STATED, "fails": ["mha.values", "mha.b1", "mha.tmax", "mha.loop"],
                                "mistakes": ["wrong-scale", "python-loop"]},
