@@ -82,6 +82,10 @@ ALL: dict[str, dict] = {
                                     "fails": ["sdpa.lead0", "sdpa.lead2", "sdpa.lead3",
                                               "mha.values", "mha.b1", "mha.t1", "mha.tmax"],
                                     "mistakes": ["hardcoded-dims", "wrong-scale", "head-split"]},
+    # sequence-first ([T, B, dim]) code fed batch-first input: attends across the batch, never across time; -1e9 fill
+    "labml_mha_sequence_first": {"licence": "MIT", "fails": ["mha.values", "mha.b1", "mha.t1", "mha.tmax"],
+                                 "mistakes": [], "advice": ["mask-value-overflow"],
+                                 "unnamed": ["sequence-first layout: `seq_len, batch_size, _ = query.shape`"]},
     # one Head module per head in a list comprehension
     "raschka_mha_wrapper": {"licence": "Apache-2.0", "fails": ["mha.loop"], "mistakes": ["python-loop"]},
     # Part 1 unpacks `B, T, C = x.shape` (3-D only); Part 2: the lecture's per-head loop with C = dim in the scale
