@@ -5,7 +5,6 @@ tests, locks the provided and test cells, and adds the checksums autograding rel
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import tempfile
@@ -15,12 +14,7 @@ from nbformat import NotebookNode
 
 from grader.build.config import ASSIGNMENT, ROOT
 from grader.build.read_write import read_notebook
-
-
-def nbgrader_env() -> dict[str, str]:
-    """The environment for running nbgrader: it calls `alembic` through PATH, so put this Python's bin first."""
-    bin_dir = str(Path(sys.executable).parent)
-    return {**os.environ, "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")])}
+from grader.process import nbgrader_env
 
 
 def generate_assignment(*, record_db: bool) -> NotebookNode:
