@@ -10,6 +10,7 @@ import sys
 from grader.errors import GraderError
 from grader.grade_all.options import add_arguments as add_grade_all_arguments
 from grader.process import put_nbgrader_tools_on_path, report_cache_from_env, single_threaded_torch
+from grader.sandbox import start_fork_server
 
 # verb -> "module:function"; imported lazily so `grader build` never pays for torch.
 VERBS = {
@@ -63,8 +64,6 @@ def run(args: dict) -> int:
     verb_name = args.pop("verb")
     put_nbgrader_tools_on_path()  # nbgrader's Gradebook runs `alembic` through this process's PATH
     if verb_name in SANDBOXED:
-        from grader.sandbox import start_fork_server
-
         start_fork_server()  # before torch loads in this process
         single_threaded_torch()
         args["report_cache"] = report_cache_from_env()
