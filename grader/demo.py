@@ -26,7 +26,7 @@ import nbformat
 from grader import build, colab_notebooks as cn
 from grader import release_solutions
 from grader.build.config import ASSIGNMENT, ROOT, SOURCE_NOTEBOOK
-from grader.errors import UsageError
+from grader.errors import NbgraderFailed, UsageError
 from grader.process import nbgrader_env
 
 MARKER = ".attention-kit-demo"
@@ -241,5 +241,5 @@ def nbgrader(demo: Demo, *args: str) -> str:
     command = [sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={demo.course}"]
     done = subprocess.run(command, cwd=ROOT, env=nbgrader_env(), capture_output=True, text=True)
     if done.returncode != 0:
-        raise RuntimeError(f"nbgrader {args[0]} failed:\n{done.stdout}{done.stderr}")
+        raise NbgraderFailed(f"nbgrader {args[0]} failed:\n{done.stdout}{done.stderr}", done.returncode)
     return done.stdout + done.stderr

@@ -30,8 +30,9 @@ class GradebookDisagrees(GraderError):
     exit_code = 1
 
 
-class AutogradeFailed(GraderError):
-    """The `nbgrader autograde` child failed; its exit status is passed on."""
+class NbgraderFailed(GraderError):
+    """An nbgrader command the grader runs (`autograde`, `generate_assignment`) failed; its exit status is
+    passed on (1 if it had none)."""
 
     def __init__(self, message: str, status: int):
         super().__init__(message)

@@ -14,6 +14,7 @@ from nbformat import NotebookNode
 
 from grader.build.config import ASSIGNMENT, ROOT
 from grader.build.read_write import read_notebook
+from grader.errors import NbgraderFailed
 from grader.process import nbgrader_env
 
 
@@ -33,5 +34,5 @@ def generate_assignment(*, record_db: bool) -> NotebookNode:
             command.append("--no-db")
         done = subprocess.run(command, cwd=ROOT, env=nbgrader_env(), capture_output=True, text=True)
         if done.returncode != 0:
-            raise RuntimeError(f"nbgrader generate_assignment failed:\n{done.stdout}{done.stderr}")
+            raise NbgraderFailed(f"nbgrader generate_assignment failed:\n{done.stdout}{done.stderr}", done.returncode)
         return read_notebook(Path(scratch) / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from grader.errors import AutogradeFailed, CourseError, GradebookDisagrees
+from grader.errors import NbgraderFailed, CourseError, GradebookDisagrees
 from grader.grade_all.folder import failed_report
 from grader.grade_all.json_list import write_reports
 from grader.grade_all.parallel import in_parallel, in_shard
@@ -96,7 +96,7 @@ def grade_nbgrader_course(course_dir: Path, assignment: str, *, jobs: int, json_
     print()
     print(class_summary(reports, lang))
     if status != 0:
-        raise AutogradeFailed(f"nbgrader autograde failed (exit status {status}); its log: {log_path}", status)
+        raise NbgraderFailed(f"nbgrader autograde failed (exit status {status}); its log: {log_path}", status)
     if differing:
         stale = [s for s in differing if s not in to_autograde]
         raise GradebookDisagrees(f"the gradebook differs from grade-all for {', '.join(differing)}"
