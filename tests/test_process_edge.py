@@ -29,9 +29,10 @@ def test_the_report_cache_is_used_only_when_given(tmp_path, monkeypatch):
     monkeypatch.setenv(REPORT_CACHE_ENV, str(from_env))
     syntax_error = SUBMISSIONS / "hostile" / "syntax_error.py"
     first = grade_submission(syntax_error, cache=chosen)
-    assert not from_env.exists(), "library code read the cache folder from the environment"
     assert len(list(chosen.glob("*.json"))) == 1
     assert grade_submission(syntax_error, cache=chosen) == first
+    assert grade_submission(syntax_error) == first  # no cache given: graded again, stored nowhere
+    assert not from_env.exists(), "library code read the cache folder from the environment"
 
 
 def test_the_cli_says_what_is_wrong_on_stderr_with_the_errors_exit_code(tmp_path, capsys):
