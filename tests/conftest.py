@@ -5,6 +5,9 @@ from pathlib import Path
 import pytest
 
 from grader.grade import grade_submission
+from grader.process import put_nbgrader_tools_on_path
+
+put_nbgrader_tools_on_path()  # a test session is an entry point: the Gradebook may run `alembic`
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBMISSIONS = Path(__file__).resolve().parent / "submissions"

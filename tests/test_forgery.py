@@ -13,7 +13,7 @@ import pytest
 
 from conftest import REFERENCE, ROOT, STUBS, SUBMISSIONS, header
 from grader import policy
-from grader.grade_all import class_summary
+from grader.grade_all.text import class_summary
 from grader.source import load_submission, submission_from_cells
 
 FORGERY = SUBMISSIONS / "forgery"

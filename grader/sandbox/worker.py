@@ -27,6 +27,7 @@ from grader.sandbox import probes
 from grader.sandbox.probes import SUBMISSION_FILE, describe_error
 from grader.assignment import GRADED_NAMES
 from grader.sandbox.confinement import Limits, confine
+from grader.process import single_threaded_torch
 
 # The built-in attention, denied in the worker however it is named. Python entry points are
 # replaced by wrappers that record the call and raise (F.…, torch.nn.functional.…, `from … import`
@@ -143,7 +144,7 @@ MAX_LOAD_ERRORS = 20  # the parent reports the first few; the rest would only be
 
 def worker_main(connection, limits: Limits, source: str, use_cuda: bool) -> None:
     """Entry point of the sandbox worker process (started by `sandbox.Worker`)."""
-    torch.set_num_threads(1)
+    single_threaded_torch()
     missing = confine(limits, keep_fd=connection.fileno(), cuda=use_cuda)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False

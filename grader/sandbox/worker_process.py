@@ -21,10 +21,9 @@ import time
 import types
 from pathlib import Path
 
+from grader.process import ROOT
 from grader.sandbox import answers, frames, worker_identity
 from grader.sandbox.confinement import Limits
-
-REPO_ROOT = Path(__file__).resolve().parents[2]  # grader/sandbox/ -> the repo
 _context_lock = threading.Lock()
 _context = None
 
@@ -65,7 +64,7 @@ def python_paths() -> list[str]:
     seen = [p for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *sys.path) if p and os.path.isdir(p)]
     # both spellings: a venv reached through a symlink is imported by its own path, bound by its target's
     paths = {os.path.realpath(p) for p in seen} | {os.path.abspath(p) for p in seen}
-    repo = str(REPO_ROOT)
+    repo = str(ROOT)
     paths = {p for p in paths if p != repo and not repo.startswith(p + os.sep) and p != "/"}
     return sorted(p for p in paths if not any(p.startswith(other + os.sep) for other in paths))
 
