@@ -5,8 +5,8 @@ import torch
 
 from grader import diagnosis, reference
 from grader.checks import Context, Outcome, check, failed, passed
-from grader.checks.common import (GRADIENT_MISTAKES, compare_gradients, dtype_handling_advice, is_dtype_handling, low_precision_passed,
-                                  named_variant, needs_correct_values)
+from grader.checks.common import (GRADIENT_MISTAKES, compare_gradients, dtype_handling_advice, is_dtype_handling,
+                                  low_precision_passed, named_variant, needs_correct_values)
 from grader.checks.sdpa.probing import call, compare, diagnose_numbers, qkv, tensor
 
 
