@@ -4,8 +4,9 @@ Some points come from measurements taken inside the student's own process (op co
 runs, forbidden-call records). They can be trusted only if the code cannot reach the machinery
 that takes them: the interpreter's internals, torch's private dispatch layer, the grader's
 modules, or the globals it shares with them. Honest attention code needs none of that, so the
-rules (policy_rules.py) forbid it outright; a violation costs the part whose code it is in (policy_attribution.py), and code that runs
-when the submission loads (module level, class bodies, decorators, default values) costs both.
+rules (policy_rules.py) forbid it outright; a violation costs the part whose code it is in
+(policy_attribution.py), and code that runs when the submission loads (module level, class
+bodies, decorators, default values) costs both.
 """
 from __future__ import annotations
 
