@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from grader import diagnosis, reference
+from grader import diagnosis, reference, scale_factor
 from grader.checks import (Context, Outcome, attention_verdict, changed, check, dtype_handling_advice, failed,
                            failed_with_error, forbidden_api_gate, is_dtype_handling, loop_verdict, passed,
                            resource_failure, rules_gate)
@@ -120,11 +120,13 @@ def compare(ctx: Context, answer: dict, Q, K, V, is_causal: bool, label_zh: str,
         actual = tensor(answer, key)
         if not diagnosis.close(actual, expected, atol, rtol):
             error, index = where_largest(actual, expected)
-            return with_figure(failed(
+            scale = scale_factor.finding(scale_factor.factor_from_weights(Q, K, tensor(answer, "weights"), is_causal),
+                                         scale_factor.sizes_of_attention(Q, V))
+            return with_figure(scale_factor.named(failed(
                 f"{label_zh}：{key} 与参考实现不符，最大误差 {error:.3g}（位置 {index}，容差 atol={atol:g}, rtol={rtol:g}）。",
                 f"{label_en}: {key} differs from the reference, max error {error:.3g} at {index} "
                 f"(tolerance atol={atol:g}, rtol={rtol:g}).",
-                diagnose_numbers(answer, Q, K, V, is_causal, ctx.static)), answer, Q, K, V, is_causal)
+                diagnose_numbers(answer, Q, K, V, is_causal, ctx.static)), scale), answer, Q, K, V, is_causal)
     return None
 
 
