@@ -74,7 +74,7 @@ def diagnose_numbers(answer: dict, Q, K, V, is_causal: bool, static: dict) -> li
     found = reference.MISTAKE_OF.get(found, found)
     if found == "mask-missing" and "is-causal-typo" in static:
         return ["is-causal-typo"]
-    return [found] if found else []
+    return [found] if found else [m for m in ("hardcoded-dims",) if m in static]  # softmax(dim=1) on 4-D input
 
 
 def weights_figure(answer: dict, Q, K, V, is_causal: bool) -> dict | None:
