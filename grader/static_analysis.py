@@ -20,6 +20,7 @@ INT_FIELDS = {name for name, kind in MODEL_ARGS_TYPES.items() if kind == "int"}
 NUMBER_METHODS = {"size", "dim", "numel", "item", "__len__"}
 # torch functions that take a tensor only: handed a Python number they raise a TypeError
 TENSOR_ONLY = {"sqrt", "rsqrt"}
+MAX_DEPTH = 100  # nesting followed when typing an expression: honest code nests a few levels, hostile code thousands
 CREATION_FUNCTIONS = {"ones", "zeros", "full", "empty", "arange", "eye", "tensor", "rand", "randn", "as_tensor", "tril_indices", "triu_indices"}
 DEVICE_STRINGS = {"cuda", "cpu", "cuda:0", "mps"}
 
@@ -109,6 +110,7 @@ class _Numbers:
 
     def __init__(self, tree: ast.Module) -> None:
         self.bound: dict[str, list[ast.AST | None]] = defaultdict(list)  # name or .attr -> its values (None: unknown)
+        self.known: dict[str, bool] = {}
         for node in ast.walk(tree):
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -139,7 +141,9 @@ class _Numbers:
         return isinstance(node, ast.Attribute) and node.attr == "shape" or isinstance(node, ast.Call) \
             and isinstance(node.func, ast.Attribute) and node.func.attr == "size" and not node.args
 
-    def is_number(self, node: ast.AST | None, seen: frozenset = frozenset()) -> bool:
+    def is_number(self, node: ast.AST | None, seen: frozenset = frozenset(), depth: int = 0) -> bool:
+        if depth > MAX_DEPTH:
+            return False
         if isinstance(node, ast.Constant):
             return type(node.value) in (int, float)
         if isinstance(node, ast.Subscript):  # Q.shape[-1]
@@ -150,16 +154,18 @@ class _Numbers:
                 return func.id in ("int", "float", "len")
             return isinstance(func, ast.Attribute) and func.attr in NUMBER_METHODS and bool(node.args or func.attr != "size")
         if isinstance(node, ast.BinOp):
-            return self.is_number(node.left, seen) and self.is_number(node.right, seen)
+            return self.is_number(node.left, seen, depth + 1) and self.is_number(node.right, seen, depth + 1)
         if isinstance(node, ast.UnaryOp):
-            return self.is_number(node.operand, seen)
+            return self.is_number(node.operand, seen, depth + 1)
         key = node.id if isinstance(node, ast.Name) else "." + node.attr \
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" else None
         if isinstance(node, ast.Attribute) and key is None:
             return node.attr in INT_FIELDS  # args.dim, config.n_heads
         if key is None or key in seen or not self.bound.get(key):
             return False
-        return all(self.is_number(value, seen | {key}) for value in self.bound[key])
+        if key not in self.known:  # once per name: x1 = x0 + x0; x2 = x1 + x1; ... must stay linear
+            self.known[key] = all(self.is_number(value, seen | {key}, depth + 1) for value in self.bound[key])
+        return self.known[key]
 
 
 def _identifiers(node: ast.AST) -> list[str]:

@@ -21,6 +21,7 @@ RANK_FIXING = {"reshape", "view", "flatten", "unflatten", "squeeze", "size", "di
                "stride", "bmm", "expand"}
 CREATION = {"ones", "zeros", "full", "empty", "rand", "randn", "tril", "triu"}
 SOFTMAX = {"softmax", "log_softmax"}
+MAX_DEPTH = 100  # nesting followed in one expression: honest code nests a few levels, hostile code thousands
 
 
 def findings(tree: ast.Module, add) -> None:
@@ -70,28 +71,31 @@ class _Ranks:
                 if self.mask_with_leading_dims(node):
                     self.add("hardcoded-dims", node)
 
-    def carries(self, node: ast.AST | None) -> bool:
+    def carries(self, node: ast.AST | None, depth: int = 0) -> bool:
         """Is this expression a tensor of the caller's rank?"""
+        if depth > MAX_DEPTH:
+            return False
+        deeper = depth + 1
         if isinstance(node, ast.Name):
             return node.id in self.any_rank
         if isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr in RANK_FIXING | {"shape"}:
                 return False
-            if isinstance(func, ast.Attribute) and self.carries(func.value):
+            if isinstance(func, ast.Attribute) and self.carries(func.value, deeper):
                 return True
-            return any(self.carries(a) for a in node.args)
+            return any(self.carries(a, deeper) for a in node.args)
         if isinstance(node, ast.BinOp):
-            return self.carries(node.left) or self.carries(node.right)
+            return self.carries(node.left, deeper) or self.carries(node.right, deeper)
         if isinstance(node, ast.UnaryOp):
-            return self.carries(node.operand)
+            return self.carries(node.operand, deeper)
         if isinstance(node, ast.Attribute):
-            return node.attr in ("mT", "T", "data") and self.carries(node.value)
+            return node.attr in ("mT", "T", "data") and self.carries(node.value, deeper)
         if isinstance(node, ast.Subscript):  # scores[..., :T, :T] keeps the rank; x[0] drops one
             keys = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             keeps = any(isinstance(k, ast.Constant) and k.value is Ellipsis for k in keys) or \
                 all(isinstance(k, ast.Slice) for k in keys)
-            return keeps and self.carries(node.value)
+            return keeps and self.carries(node.value, deeper)
         return False
 
     def bind(self, statement: ast.stmt) -> None:

@@ -183,3 +183,18 @@ def test_unrelated_errors_are_not_hardcoded_dims():
     sliced = {"type": "RuntimeError", "message": "The size of tensor a (5) must match the size of tensor b (16) at "
                                                  "non-singleton dimension 3"}
     assert diagnosis.from_error(sliced, STATIC, max_seq_len=16) == ["mask-not-sliced"]
+
+
+def test_hostile_nesting_costs_neither_the_stack_nor_the_clock():
+    """A 1000-term expression (beyond the recursion limit when followed naively) and names that double
+    at every step are typed in bounded time."""
+    import time
+
+    deep = "+".join(["Q"] * 1000)
+    doubling = "\n".join(f"x{i + 1} = x{i} + x{i}" for i in range(40))
+    source = sdpa(f"x0 = Q.size(-1)\n{doubling}\ns = torch.sqrt(x40)\ny = torch.sqrt({deep})\n"
+                  f"w = F.softmax({deep}, dim=1)\nreturn y, w\n")
+    start = time.perf_counter()
+    found = static_analysis.analyse(source)
+    assert time.perf_counter() - start < 20
+    assert [p["text"] for p in found["sqrt-of-int"]] == ["s = torch.sqrt(x40)"]
