@@ -84,8 +84,7 @@ def finding(factor: float | None, sizes: dict[str, int]) -> ScaleFinding | None:
     return ScaleFinding(factor, zh, en, shown_expected, "wrong-scale")
 
 
-def factor_from_weights(Q: torch.Tensor, K: torch.Tensor, weights: torch.Tensor | None, is_causal: bool,
-                        V: torch.Tensor | None = None) -> float | None:
+def factor_from_weights(Q: torch.Tensor, K: torch.Tensor, weights: torch.Tensor | None, is_causal: bool) -> float | None:
     """c such that weights = softmax(Q Kᵀ / c) (masked when causal), or None when no c reproduces them.
 
     Within a row, log w_ij = s_ij / c - log Z_i: the row-centred log weights are the row-centred
@@ -107,8 +106,7 @@ def factor_from_weights(Q: torch.Tensor, K: torch.Tensor, weights: torch.Tensor 
     if not slope > 0:
         return None
     factor = 1 / slope
-    V = V if V is not None else K.new_zeros(*K.shape[:-1], 1)
-    _, refit = reference.attention(Q, K, V, is_causal, scale=slope)
+    _, refit = reference.attention(Q, K, K.new_zeros(*K.shape[:-1], 1), is_causal, scale=slope)  # weights only
     return factor if _close(w, refit) else None
 
 
