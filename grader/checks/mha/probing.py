@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from grader import diagnosis, reference
+from grader import diagnosis, reference, scale_factor
 from grader.assignment import PROJECTIONS
 from grader.checks import Context, Outcome, failed
 from grader.checks.common import MODULE_TOLERANCE, failed_with_error, named_variant, resource_failure, where_largest
@@ -114,8 +114,11 @@ def compare(actual, call, weights, n_heads, is_causal, static, label: tuple[str,
     if diagnosis.close(actual, expected, atol, rtol):
         return None
     error, index = where_largest(actual, expected)
-    outcome = failed(f"{label[0]}：输出与参考实现不符，最大误差 {error:.3g}（位置 {index}，容差 atol={atol:g}）。",
-                     f"{label[1]}: the output differs from the reference, max error {error:.3g} at {index} (atol={atol:g}).",
-                     diagnose_numbers(actual, call, weights, n_heads, is_causal, static))
+    scale = scale_factor.finding(scale_factor.factor_of_module(actual, call, weights, n_heads, is_causal),
+                                 scale_factor.sizes_of_module(call["q"].size(-2), call["q"].size(-1), n_heads))
+    outcome = scale_factor.named(failed(
+        f"{label[0]}：输出与参考实现不符，最大误差 {error:.3g}（位置 {index}，容差 atol={atol:g}）。",
+        f"{label[1]}: the output differs from the reference, max error {error:.3g} at {index} (atol={atol:g}).",
+        diagnose_numbers(actual, call, weights, n_heads, is_causal, static)), scale)
     outcome.cause = "values"
     return outcome
