@@ -59,6 +59,31 @@ class OpCounter(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+class DeviceMixGuard(TorchDispatchMode):
+    """On the meta stand-in for a GPU, what a GPU refuses: an op that mixes a meta tensor with a CPU
+    tensor of one or more dims. Meta kernels let some of these through (an in-place `scores += bias`
+    with a CPU bias); a GPU raises on every one. CPU scalars (0-dim) mix legitimately, and copies and
+    indexing take operands on another device by design."""
+
+    ALLOWED = {"copy_", "_to_copy", "to", "_copy_from", "copy", "index", "index_put_", "index_put",
+               "_index_put_impl_", "lift_fresh", "detach", "clone"}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if str(func.overloadpacket.__name__) not in self.ALLOWED:
+            tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+            tensors += [t for a in args if isinstance(a, (list, tuple)) for t in a if isinstance(t, torch.Tensor)]
+            if any(t.device.type == "meta" for t in tensors) and any(t.device.type == "cpu" and t.dim() > 0
+                                                                    for t in tensors):
+                raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
+                                   f"devices, meta and cpu! (in {func.overloadpacket.__name__})")
+        return func(*args, **kwargs)
+
+
+def _device_guard(device: str):
+    return DeviceMixGuard() if device == "meta" else contextlib.nullcontext()
+
+
 def _plain(tensor) -> dict:
     """A returned tensor as data, or a description of what it was instead."""
     if not isinstance(tensor, torch.Tensor):
@@ -110,7 +135,7 @@ def sdpa(namespace, lines, *, Q, K, V, is_causal=None, device="cpu", grad=False,
         if transpose_inputs:  # non-contiguous views with the same values
             inputs = [t.transpose(-1, -2).contiguous().transpose(-1, -2) for t in inputs]
         counter = OpCounter() if count_ops else contextlib.nullcontext()
-        with counter:
+        with counter, _device_guard(device):
             result = function(*inputs, **kwargs)
         if count_ops:
             answer["ops"] = counter.count
@@ -205,7 +230,7 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
             torch.manual_seed(call.get("seed", 0))
             inputs = [_place(call[name], device, grad) for name in ("q", "k", "v")]
             counter = OpCounter() if count_ops else contextlib.nullcontext()
-            with counter:
+            with counter, _device_guard(device):
                 out = module(*inputs)
             if count_ops:
                 result["ops"] = counter.count
