@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from conftest import REFERENCE, ROOT, SUBMISSIONS
-from grader import colab_notebooks as cn
+import colab_notebooks as cn
 from grader.build.nbgrader_release import nbgrader_env
 from grader.grade_all import class_summary, find_submissions, grade_class, in_shard, parse_shard
 from nbgrader_course import Course, colab_cases, mutant_notebook

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SUBMISSIONS
-from grader import colab_notebooks as cn
+import colab_notebooks as cn
 from grader.build.nbgrader_release import nbgrader_env
 from grader.grade_all import in_shard
 from nbgrader_course import Course, colab_cases, mutant_notebook

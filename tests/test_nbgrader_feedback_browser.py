@@ -18,7 +18,7 @@ from bs4 import BeautifulSoup
 
 import nbformat
 
-from grader import colab_notebooks as cn
+import colab_notebooks as cn
 from grader.build.config import ASSIGNMENT, ROOT
 from grader.catalog import explain
 from grader.nbgrader_plugins.feedback_page_policy import CONTENT_SECURITY_POLICY

@@ -8,7 +8,7 @@ import pytest
 from nbformat.v4 import new_code_cell
 from nbgrader import utils
 
-from grader import colab_notebooks as cn
+import colab_notebooks as cn
 from grader.build.config import ROOT, SOURCE_NOTEBOOK
 from grader.checks import checks_for
 from grader.catalog import explain

@@ -18,7 +18,7 @@ import nbformat
 import pytest
 
 from conftest import REFERENCE, ROOT
-from grader import colab_notebooks as cn
+import colab_notebooks as cn
 from grader.build.config import SOURCE_NOTEBOOK
 from grader.grade import grade_submission
 from grader.grade_all import DB_URL_ENV, Course, find_submissions
