@@ -12,7 +12,7 @@ from grader import policy, report_cache, static_analysis
 from grader.adapter import StudentCode
 from grader.checks import Check, Context, Outcome, checks_for
 from grader.confinement import Limits
-from grader.report import build_report, refused_report, render_text
+from grader.report import build_report, in_language, refused_report, render_text
 from grader.sandbox import python_paths
 from grader.source import Submission, load_submission
 
@@ -47,40 +47,42 @@ def not_run(spec: Check, violations: list[policy.Violation], submission: Submiss
                    f"{first.en}.")
 
 
-def grade_submission(path: str | Path, *, lang: str = "zh", limits: Limits | None = None, cuda: bool | None = None,
+def grade_submission(path: str | Path, *, limits: Limits | None = None, cuda: bool | None = None,
                      checks: list[Check] | None = None, folder: Path | None = None) -> dict:
-    """Every check on one submission file; a complete report whatever the submission does.
+    """Every check on one submission file; a complete, language-neutral report whatever the submission does.
     `folder`: the student's own folder, which the path may not leave through a link."""
-    return grade(load_submission(path, folder=folder), lang=lang, limits=limits, cuda=cuda, checks=checks)
+    return grade(load_submission(path, folder=folder), limits=limits, cuda=cuda, checks=checks)
 
 
-def grade(submission: Submission, *, lang: str = "zh", limits: Limits | None = None, cuda: bool | None = None,
+def grade(submission: Submission, *, limits: Limits | None = None, cuda: bool | None = None,
           checks: list[Check] | None = None) -> dict:
-    """Every check (or the given ones) on one submission, in a confined worker."""
+    """Every check (or the given ones) on one submission, in a confined worker: a language-neutral
+    report (grader.report.in_language and render_text pick the language)."""
     # The parent's own tensors are tiny: one thread per grading thread (OpenMP counts per thread),
     # so parallel gradings and the workers never fight over the cores.
     torch.set_num_threads(1)
     checks = checks if checks is not None else checks_for()
     if submission.refusal is not None:  # nothing of it was parsed, nothing runs
-        return refused_report(submission.refusal, checks, lang)
+        return refused_report(submission.refusal, checks)
     use_cuda = torch.cuda.is_available() if cuda is None else cuda
-    cache_key = report_cache.key(submission, [c.id for c in checks], lang, use_cuda)
+    limits = limits or default_limits()
+    cache_key = report_cache.key(submission, [c.id for c in checks], limits, use_cuda, torch.__version__)
     cached = report_cache.load(cache_key)
     if cached is not None:
         return cached
-    report = _run_checks(submission, checks, lang, limits, use_cuda)
+    report = _run_checks(submission, checks, limits, use_cuda)
     report_cache.store(cache_key, report)
     return report
 
 
-def _run_checks(submission: Submission, checks: list[Check], lang: str, limits: Limits | None, use_cuda: bool) -> dict:
+def _run_checks(submission: Submission, checks: list[Check], limits: Limits, use_cuda: bool) -> dict:
     static = static_analysis.analyse(submission.source)
     if submission.syntax_errors:
         static.setdefault("syntax-error", [{"line": e["line"], "text": e["text"]} for e in submission.syntax_errors])
     violations = policy.violations(submission.source)
     # a part that breaks the rules is not run at all: its code never gets to touch what the other part measures
     blocked = {part for part in policy.PARTS if policy.for_part(violations, part)}
-    student = StudentCode(submission, limits or default_limits(), use_cuda)
+    student = StudentCode(submission, limits, use_cuda)
     ctx = Context(student, static, use_cuda, violations)
     results = []
     try:
@@ -98,16 +100,16 @@ def _run_checks(submission: Submission, checks: list[Check], lang: str, limits: 
     finally:
         student.close()
     extras = {"isolation_missing": student.missing_isolation} if student.missing_isolation else {}
-    return build_report(results, lang, extras)
+    return build_report(results, extras)
 
 
 def main(*, path: str, json: bool = False, lang: str = "zh") -> int:
     if not (Path(path).is_file() or Path(path).is_symlink()):  # a link gets a report saying it is refused
         print(f"grader: no such file: {path}", file=sys.stderr)
         return 2
-    report = grade_submission(path, lang=lang)
+    report = grade_submission(path)
     if json:
-        print(json_module.dumps(report, ensure_ascii=False, indent=1))
+        print(json_module.dumps(in_language(report, lang), ensure_ascii=False, indent=1))
     else:
         print(render_text(report, lang))
     return 0

@@ -145,15 +145,15 @@ def failed_report(error: BaseException, stage: str) -> dict:
     from grader.checks import checks_for
 
     return {"score": 0.0, "max_score": float(sum(c.points for c in checks_for())), "checks": [], "mistakes": [],
-            "error": f"{stage}: {type(error).__name__}: {error}"}
+            "advice": [], "error": f"{stage}: {type(error).__name__}: {error}"}
 
 
-def grade_one(student: str, path: Path, lang: str, folder: Path) -> dict:
+def grade_one(student: str, path: Path, folder: Path) -> dict:
     """`folder`: the student's own folder, which the submission may not leave through a link."""
     from grader.grade import grade_submission
 
     try:
-        report = grade_submission(path, lang=lang, folder=folder)
+        report = grade_submission(path, folder=folder)
     except Exception as error:  # a grader bug: still a row
         report = failed_report(error, "grading failed")
     return {"submission": str(path), "student": student, **report}
@@ -209,10 +209,10 @@ def student_folder(root: Path, path: Path) -> Path:
     return root / parts[0] if len(parts) > 1 else root
 
 
-def grade_class(root: Path, jobs: int = 1, lang: str = "zh", progress: bool = False) -> list[dict]:
-    """One report per submission under `root`, in the order of `find_submissions`."""
+def grade_class(root: Path, jobs: int = 1, progress: bool = False) -> list[dict]:
+    """One language-neutral report per submission under `root`, in the order of `find_submissions`."""
     submissions = find_submissions(root)
-    return in_parallel(lambda item: grade_one(*item, lang, student_folder(root, item[1])), submissions,
+    return in_parallel(lambda item: grade_one(*item, student_folder(root, item[1])), submissions,
                        len(submissions), jobs, progress, "submission")
 
 
@@ -220,7 +220,8 @@ def grade_class(root: Path, jobs: int = 1, lang: str = "zh", progress: bool = Fa
 
 
 def class_summary(reports: list[dict], lang: str) -> str:
-    """Score distribution, then what to re-teach: the most frequent mistakes and the checks failed most often."""
+    """Score distribution, then what to re-teach: the most frequent mistakes (and, apart, the advice that
+    cost no point) and the checks failed most often."""
     from grader.catalog import catalog
 
     zh = lang == "zh"
@@ -248,14 +249,18 @@ def class_summary(reports: list[dict], lang: str) -> str:
         low, high = b * top / 5, (b + 1) * top / 5
         bar = "#" * round(40 * bins[b] / width) if bins[b] else ""
         lines.append(f"  [{low:4g}, {high:4g}{']' if b == 4 else ')'} {bins[b]:4d} {bar}")
-    mistakes = Counter(m for r in reports for m in r["mistakes"])
     known = catalog()
-    if mistakes:
-        lines.append("最常见的错误（建议重讲）:" if zh else "Most frequent mistakes (worth re-teaching):")
-        for mistake, count in sorted(mistakes.items(), key=lambda item: (-item[1], item[0]))[:10]:
+    for key, heading_zh, heading_en in (
+            ("mistakes", "最常见的错误（建议重讲）:", "Most frequent mistakes (worth re-teaching):"),
+            ("advice", "最常见的建议（不扣分）:", "Most frequent advice (no points lost):")):
+        counts = Counter(m for r in reports for m in r.get(key, []))
+        if counts:
+            lines.append(heading_zh if zh else heading_en)
+        for mistake, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:10]:
             title = known.get(mistake, {}).get("title_zh" if zh else "title_en", "")
             lines.append(f"  {count:4d} {100 * count / len(reports):4.0f}%  {mistake:<20} {title}")
-    failed = Counter((c["id"], c.get("title", "")) for r in reports for c in r["checks"] if not c["passed"])
+    failed = Counter((c["id"], c.get("title_zh" if zh else "title_en", "")) for r in reports for c in r["checks"]
+                     if not c["passed"])
     if failed:
         lines.append("最常失败的检查:" if zh else "Checks failed most often:")
         for (check, title), count in sorted(failed.items(), key=lambda item: (-item[1], item[0]))[:8]:
@@ -287,6 +292,14 @@ def rule_breakers(reports: list[dict], zh: bool) -> list[str]:
         return []
     heading = "篡改或违反评分规则（请老师跟进）" if zh else "Tampering or broken grading rules (follow up)"
     return [f"{heading} ({len(flagged)}):"] + [f"  {student}: {', '.join(ids)}" for student, ids in flagged]
+
+
+def write_reports(path: str, reports: list[dict], lang: str) -> None:
+    """The JSON list `--json OUT`: each report as `grade --json` prints it, in `lang`."""
+    from grader.report import in_language
+
+    Path(path).write_text(json.dumps([in_language(r, lang) for r in reports], ensure_ascii=False, indent=1),
+                          encoding="utf-8")
 
 
 def table(reports: list[dict], gradebook: dict[str, tuple[float, float] | None] | None = None) -> str:
@@ -582,7 +595,7 @@ def main_nbgrader(course_dir: Path, assignment: str, *, jobs: int, json_out: str
         entry = scores.get(report["student"])
         report["gradebook_score"], report["gradebook_max_score"] = entry if entry else (None, None)
     if json_out:
-        Path(json_out).write_text(json.dumps(reports, ensure_ascii=False, indent=1), encoding="utf-8")
+        write_reports(json_out, reports, lang)
     print(table(reports, scores))
     print()
     print(class_summary(reports, lang))
@@ -617,9 +630,9 @@ def main(*, dir: str, jobs: int = 1, json_out: str | None = None, lang: str = "z
     if db_url or db_url_file or shard or force:
         print("grader: --db-url, --db-url-file, --shard and --force go with --nbgrader ASSIGNMENT", file=sys.stderr)
         return 2
-    reports = grade_class(root, jobs, lang, progress=sys.stderr.isatty())
+    reports = grade_class(root, jobs, progress=sys.stderr.isatty())
     if json_out:
-        Path(json_out).write_text(json.dumps(reports, ensure_ascii=False, indent=1), encoding="utf-8")
+        write_reports(json_out, reports, lang)
     if reports:
         print(table(reports))
         print()

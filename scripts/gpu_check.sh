@@ -24,7 +24,7 @@ cases = [("solutions/attention/attention.py", None)] + [
 failures = 0
 for path, expected in cases:
     started = time.monotonic()
-    report = grade_submission(path, lang="en", cuda=True)
+    report = grade_submission(path, cuda=True)
     seconds = time.monotonic() - started
     device = {c["id"]: c["passed"] for c in report["checks"] if c["id"].endswith(".device")}
     ok = report["score"] == 20.0 if expected is None else expected in report["mistakes"]
@@ -34,7 +34,7 @@ for path, expected in cases:
     if not ok:
         for check in report["checks"]:
             if not check["passed"]:
-                print("      ", check["id"], check["message"].splitlines()[0][:200])
+                print("      ", check["id"], check["message_en"].splitlines()[0][:200])
 print(f"{len(cases) - failures} of {len(cases)} as expected")
 sys.exit(1 if failures else 0)
 PYTHON
