@@ -31,8 +31,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--submission", metavar="PATH",
                     help="grade this student notebook (.ipynb) or .py with the hidden graders, one test per check")
     group.addoption("--grader-lang", choices=("zh", "en"), default="zh",
-                    help="language of the checks' titles and the junitxml `message` field "
-                         "(both zh and en diagnoses are always shown)")
+                    help="language of each failure's heading, the check's title "
+                         "(its diagnosis is always shown in zh and en)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
