@@ -27,7 +27,7 @@ for path, expected in cases:
     report = grade_submission(path, cuda=True)
     seconds = time.monotonic() - started
     device = {c["id"]: c["passed"] for c in report["checks"] if c["id"].endswith(".device")}
-    ok = report["score"] == 20.0 if expected is None else expected in report["mistakes"]
+    ok = report["score"] == report["max_score"] if expected is None else expected in report["mistakes"]
     failures += not ok
     print(f"{'ok ' if ok else 'BAD'} {path:50} {report['score']:5g}/20 {seconds:5.1f}s device={device} "
           f"mistakes={report['mistakes']}")
