@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json as json_module
-import sys
 import traceback
 from pathlib import Path
 
@@ -11,9 +10,10 @@ import torch
 from grader import policy, report_cache, static_analysis
 from grader.adapter import StudentCode
 from grader.checks import Check, Context, Outcome, checks_for
-from grader.confinement import Limits
+from grader.sandbox.confinement import Limits
+from grader.errors import UsageError
 from grader.report import build_report, in_language, refused_report, render_text
-from grader.sandbox import python_paths
+from grader.sandbox.worker_process import python_paths
 from grader.source import Submission, load_submission
 
 
@@ -48,30 +48,29 @@ def not_run(spec: Check, violations: list[policy.Violation], submission: Submiss
 
 
 def grade_submission(path: str | Path, *, limits: Limits | None = None, cuda: bool | None = None,
-                     checks: list[Check] | None = None, folder: Path | None = None) -> dict:
+                     checks: list[Check] | None = None, folder: Path | None = None, cache: Path | None = None) -> dict:
     """Every check on one submission file; a complete, language-neutral report whatever the submission does.
     `folder`: the student's own folder, which the path may not leave through a link."""
-    return grade(load_submission(path, folder=folder), limits=limits, cuda=cuda, checks=checks)
+    return grade(load_submission(path, folder=folder), limits=limits, cuda=cuda, checks=checks, cache=cache)
 
 
 def grade(submission: Submission, *, limits: Limits | None = None, cuda: bool | None = None,
-          checks: list[Check] | None = None) -> dict:
-    """Every check (or the given ones) on one submission, in a confined worker: a language-neutral
-    report (grader.report.in_language and render_text pick the language)."""
-    # The parent's own tensors are tiny: one thread per grading thread (OpenMP counts per thread),
-    # so parallel gradings and the workers never fight over the cores.
-    torch.set_num_threads(1)
+          checks: list[Check] | None = None, cache: Path | None = None) -> dict:
+    """Every check (or the given ones) on one submission, in a confined worker: a language-neutral report
+    (grader.report.in_language and render_text pick the language). `cache`: a report cache folder
+    (grader.report_cache) to reuse and fill; none by default. Changes nothing process-wide (torch's
+    thread count is the entry point's: grader.process.single_threaded_torch)."""
     checks = checks if checks is not None else checks_for()
     if submission.refusal is not None:  # nothing of it was parsed, nothing runs
         return refused_report(submission.refusal, checks)
     use_cuda = torch.cuda.is_available() if cuda is None else cuda
     limits = limits or default_limits()
     cache_key = report_cache.key(submission, [c.id for c in checks], limits, use_cuda, torch.__version__)
-    cached = report_cache.load(cache_key)
+    cached = report_cache.load(cache, cache_key)
     if cached is not None:
         return cached
     report = _run_checks(submission, checks, limits, use_cuda)
-    report_cache.store(cache_key, report)
+    report_cache.store(cache, cache_key, report)
     return report
 
 
@@ -103,11 +102,11 @@ def _run_checks(submission: Submission, checks: list[Check], limits: Limits, use
     return build_report(results, extras)
 
 
-def main(*, path: str, json: bool = False, lang: str = "zh") -> int:
+def main(*, path: str, json: bool = False, lang: str = "zh", report_cache: Path | None = None) -> int:
+    """The `grade` verb. `report_cache`: the folder the CLI read from $ATTENTION_KIT_REPORT_CACHE."""
     if not (Path(path).is_file() or Path(path).is_symlink()):  # a link gets a report saying it is refused
-        print(f"grader: no such file: {path}", file=sys.stderr)
-        return 2
-    report = grade_submission(path)
+        raise UsageError(f"no such file: {path}")
+    report = grade_submission(path, cache=report_cache)
     if json:
         print(json_module.dumps(in_language(report, lang), ensure_ascii=False, indent=1))
     else:

@@ -2,7 +2,7 @@
 
 At `nbgrader autograde` these cells are not run in the student's kernel at all: the kit's
 preprocessor grades the notebook's source in the sandbox and writes each part's verdict into
-its test cell (see grader.nbgrader_plugins). This function serves runs inside a kernel (an
+its test cell (see grader.nbgrader). This function serves runs inside a kernel (an
 instructor executing the source notebook): it grades the cells executed so far, still in the
 sandbox, prints the part's checks and returns the part's score as the cell's value, which
 nbgrader reads as partial credit.

@@ -5,7 +5,10 @@ from pathlib import Path
 import pytest
 
 from grader.grade import grade_submission
+from grader.process import put_nbgrader_tools_on_path
 from grader.report import in_language
+
+put_nbgrader_tools_on_path()  # a test session is an entry point: the Gradebook may run `alembic`
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBMISSIONS = Path(__file__).resolve().parent / "submissions"

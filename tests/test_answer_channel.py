@@ -21,7 +21,8 @@ import torch
 
 from conftest import BYPASS_RULES, GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS
 from grader.assignment import MAX_SCORE
-from grader import answers, diagnosis, frames, harness
+from grader import diagnosis
+from grader.sandbox import answers, frames, worker
 
 FORGED = SUBMISSIONS / "forged_answers"
 PARTS = ("sdpa", "mha")
@@ -31,9 +32,9 @@ FORGED_NAMES = ("stalled_frame", "shared_reference_dag", "tuple_key_dag", "defla
 # One worker is started first, so the fork server's torch import is not charged to the submission's time.
 GRADE_IN_CHILD = BYPASS_RULES + """
 import json, resource, sys, time
-from grader.confinement import Limits
+from grader.sandbox.confinement import Limits
 from grader.grade import default_limits, grade_submission
-from grader.sandbox import Worker
+from grader.sandbox.worker_process import Worker
 limits = Limits(**{**default_limits().__dict__, **json.loads(sys.argv[2])})
 Worker("", limits, False).close()
 wall, cpu = time.monotonic(), time.process_time()
@@ -137,9 +138,9 @@ def honest_answer() -> dict:
             "gradcheck": {"passed": True}, "scale": 0.125, "forbidden_calls": [], "tampered": []}
 
 
-def test_what_the_harness_encodes_decodes_to_the_same_answer():
+def test_what_the_worker_encodes_decodes_to_the_same_answer():
     answer = honest_answer()
-    decoded = answers.decode(harness.encode(answer))
+    decoded = answers.decode(worker.encode(answer))
     assert torch.equal(decoded["out"]["value"], answer["out"]["value"])
     assert {k: v for k, v in decoded.items() if k != "out"} == {k: v for k, v in answer.items() if k != "out"}
 

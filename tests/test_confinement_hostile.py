@@ -195,7 +195,7 @@ def test_system_calls_attention_code_never_needs_are_refused():
 def test_every_denied_system_call_is_known_here():
     """A misspelt name would be skipped silently as "not on this architecture"."""
     seccomp = pytest.importorskip("pyseccomp")
-    from grader.syscall_filter import DENIED
+    from grader.sandbox.syscall_filter import DENIED
 
     if os.uname().machine == "x86_64":
         unknown = [name for name in DENIED if seccomp.resolve_syscall(seccomp.Arch.NATIVE, name) < 0]
@@ -209,7 +209,7 @@ def test_a_crash_of_the_worker_is_reported_with_its_signal():
 
 
 def test_a_worker_uid_is_never_one_a_live_process_has(monkeypatch):
-    from grader import worker_identity
+    from grader.sandbox import worker_identity
 
     monkeypatch.setattr(worker_identity, "BAND", range(70500, 70503))
     squatters = [subprocess.Popen(["sleep", "60"], user=uid, group=uid) for uid in (70500, 70501)]

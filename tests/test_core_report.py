@@ -9,7 +9,7 @@ import pytest
 from grader import assignment
 from grader.catalog import FIX_FIRST, catalog, explain, fix_first
 from grader.checks import PARTS, Check, Outcome
-from grader.grade_all import class_summary
+from grader.grade_all.text import class_summary
 from grader.report import build_report, in_language, render_text
 
 SDPA, MHA = (part.id for part in assignment.PARTS[:2])

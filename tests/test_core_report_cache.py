@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from grader import report_cache
-from grader.confinement import Limits
+from grader.sandbox.confinement import Limits
 from grader.source import submission_from_cells
 
 CELLS = ["import torch", "def scaled_dot_product_attention(Q, K, V, is_causal=True):\n    return Q, K"]

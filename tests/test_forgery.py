@@ -14,7 +14,7 @@ import pytest
 from conftest import REFERENCE, ROOT, STUBS, SUBMISSIONS, header
 from grader import policy
 from grader.assignment import PART
-from grader.grade_all import class_summary
+from grader.grade_all.text import class_summary
 from grader.source import load_submission, submission_from_cells
 
 FORGERY = SUBMISSIONS / "forgery"
@@ -125,7 +125,7 @@ BREACHES = {
     "builtins": (sdpa_body("builtins.print", "import builtins\n"), "forbidden-import", {"sdpa"}),
     "grader": (sdpa_body("probes.PROBES.clear()", "from grader import probes\n"), "forbidden-import", {"sdpa"}),
     "relative_import": (sdpa_body("x", "from . import x\n"), "forbidden-import", {"sdpa"}),
-    "sys_modules": (sdpa_body("sys.modules['grader.harness']", "import sys\n"), "introspection", {"sdpa"}),
+    "sys_modules": (sdpa_body("sys.modules['grader.sandbox.worker']", "import sys\n"), "introspection", {"sdpa"}),
     "eval": (sdpa_body("eval('1')"), "introspection", {"sdpa"}),
     "exec": (sdpa_body("exec('x = 1')"), "introspection", {"sdpa"}),
     "compile": (sdpa_body("compile('1', 'f', 'eval')"), "introspection", {"sdpa"}),
@@ -262,7 +262,7 @@ def test_built_in_attention_under_another_name_scores_zero_even_past_the_rules(m
 WORKER_DENIAL = """
 import torch, torch.nn as nn, torch.nn.functional as F
 from torch.utils._python_dispatch import _disable_current_modes
-from grader.harness import Runtime
+from grader.sandbox.worker import Runtime
 
 runtime = Runtime()
 q = torch.randn(1, 2, 4, 8)

@@ -17,8 +17,12 @@ import pytest
 from conftest import REFERENCE, ROOT, SUBMISSIONS
 import colab_notebooks as cn
 from grader.assignment import MAX_SCORE
-from grader.build.nbgrader_release import nbgrader_env
-from grader.grade_all import class_summary, find_submissions, grade_class, in_shard, parse_shard
+from grader.process import nbgrader_env, open_gradebook
+from grader.grade_all.discovery import find_submissions
+from grader.grade_all.folder import grade_class
+from grader.grade_all.options import parse_shard
+from grader.grade_all.parallel import in_shard
+from grader.grade_all.text import class_summary
 from nbgrader_course import Course, colab_cases, mutant_notebook
 
 MUTANTS = SUBMISSIONS / "mutants"
@@ -168,10 +172,10 @@ def graded_course(tmp_path_factory):
 
 
 def gradebook_totals(db_url: str, students) -> dict[str, float | None]:
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry
 
     totals = {}
-    with Gradebook(db_url, "attention-kit") as gradebook:
+    with open_gradebook(db_url, "attention-kit") as gradebook:
         for student in students:
             try:
                 totals[student] = gradebook.find_submission("attention", student).score

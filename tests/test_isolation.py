@@ -13,9 +13,9 @@ import pytest
 from conftest import GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS, header
 from grader.assignment import MAX_SCORE
 from grader.checks import checks_for
-from grader.confinement import Limits
+from grader.sandbox.confinement import Limits
 from grader.grade import default_limits, grade_submission
-from grader.grade_all import grade_class
+from grader.grade_all.folder import grade_class
 
 HOSTILE = sorted((SUBMISSIONS / "hostile").glob("*.py"))
 ALL_CHECK_IDS = {c.id for c in checks_for()}

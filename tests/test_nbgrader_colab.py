@@ -17,8 +17,8 @@ import pytest
 
 from grader.build.config import ROOT
 from grader.assignment import MAX_SCORE
-from grader.build.nbgrader_release import nbgrader_env
-from grader.nbgrader_plugins.hide_hidden_tests import remove_hidden_blocks
+from grader.process import nbgrader_env
+from grader.nbgrader.hide_hidden_tests import remove_hidden_blocks
 from grader.source import load_submission, read_code_cells, submission_from_cells
 from nbgrader_course import COLAB_FILE_NAMES, LEFT_OUT, shared_class
 

@@ -22,7 +22,7 @@ import colab_notebooks as cn
 from grader.assignment import MAX_SCORE
 from grader.build.config import ASSIGNMENT, ROOT
 from grader.catalog import explain
-from grader.nbgrader_plugins.feedback_page_policy import CONTENT_SECURITY_POLICY
+from grader.nbgrader.feedback_page_policy import CONTENT_SECURITY_POLICY
 from nbgrader_course import Course, correct_notebook, shared_class
 
 pytestmark = pytest.mark.slow

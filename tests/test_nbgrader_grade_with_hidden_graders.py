@@ -13,7 +13,7 @@ from grader.assignment import MAX_SCORE, PARTS
 from grader.build.config import ROOT, SOURCE_NOTEBOOK
 from grader.checks import checks_for
 from grader.catalog import explain
-from grader.nbgrader_plugins.grade_with_hidden_graders import GradeWithHiddenGraders, code_as_submitted, part_of
+from grader.nbgrader.grade_with_hidden_graders import GradeWithHiddenGraders, code_as_submitted, part_of
 from nbgrader_course import SUBMISSIONS, release_notebook
 
 HIDDEN = {part: f'### BEGIN HIDDEN TESTS\nimport grader.hidden\ngrader.hidden.score_part("{part}")\n### END HIDDEN TESTS'

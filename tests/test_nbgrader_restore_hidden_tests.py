@@ -7,7 +7,7 @@ import pytest
 from nbgrader.preprocessors import OverwriteCells
 
 import colab_notebooks as cn
-from grader.nbgrader_plugins.restore_hidden_tests import RestoreHiddenTests
+from grader.nbgrader.restore_hidden_tests import RestoreHiddenTests
 from nbgrader_course import Course, apply
 
 pytestmark = pytest.mark.slow

@@ -22,7 +22,8 @@ import colab_notebooks as cn
 from grader.assignment import MAX_SCORE
 from grader.build.config import SOURCE_NOTEBOOK
 from grader.grade import grade_submission
-from grader.grade_all import DB_URL_ENV, Course, find_submissions
+from grader.grade_all.discovery import find_submissions
+from grader.nbgrader.autograde_run import DB_URL_ENV, autograde_invocation
 from grader.report import render_text
 from grader.source import MAX_FILE_BYTES, load_submission, submission_from_cells
 from nbgrader_course import apply, release_course, release_notebook
@@ -245,7 +246,7 @@ def test_kit_metadata_written_by_the_student_never_reaches_the_verdict(tmp_path)
     """A forged `attention_kit.repairs` ("corrected by the instructor: 10 / 10") and a forged report, at notebook
     and cell level, run through the kit's sanitize steps as nbgrader_config.py lists them, then graded: the verdict
     holds only the grader's own text, and the real repair the kit made is still told."""
-    from grader.nbgrader_plugins.grade_with_hidden_graders import GradeWithHiddenGraders
+    from grader.nbgrader.grade_with_hidden_graders import GradeWithHiddenGraders
     from traitlets.utils.importstring import import_item
 
     course = release_course(tmp_path)
@@ -278,7 +279,7 @@ def test_kit_metadata_written_by_the_student_never_reaches_the_verdict(tmp_path)
 
 
 def test_markup_is_cleaned_from_markdown_and_plain_prose_is_left_as_written():
-    from grader.nbgrader_plugins.sanitize_feedback import clean_markdown
+    from grader.nbgrader.sanitize_feedback import clean_markdown
 
     for cell in release_notebook().cells:  # `T <= max_seq_len`, `&` in the title: unchanged
         if cell.cell_type == "markdown":
@@ -294,9 +295,8 @@ def test_markup_is_cleaned_from_markdown_and_plain_prose_is_left_as_written():
 
 def test_the_autograde_child_gets_the_database_url_in_its_environment_only(tmp_path):
     url = "postgresql+psycopg2://grader:S3CRET-PASSWORD@db.example/gradebook"
-    course = Course(tmp_path, "attention", [f"--CourseDirectory.root={tmp_path}"], converter=None, grading_steps=[],
-                    db_url=url)
-    command, env = course.autograde_invocation(tmp_path / "cache", ["someone"], force=True)
+    command, env = autograde_invocation("attention", [f"--CourseDirectory.root={tmp_path}"], url, ["someone"],
+                                        force=True)
     assert "S3CRET-PASSWORD" not in "\0".join(command)
     assert env[DB_URL_ENV] == url
 

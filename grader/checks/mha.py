@@ -11,6 +11,7 @@ from grader.checks import (Context, Outcome, attention_verdict, changed, check, 
                            resource_failure, rules_gate)
 from grader.checks.sdpa import (MODULE_TOLERANCE, TOLERANCE, compare_gradients, low_precision_passed, perturbed,
                                 where_largest)
+from grader.sandbox.requests import MhaInterfaceRequest, MhaRequest, Probe
 
 ARGS = dict(dim=32, n_heads=4, dropout=0.0, max_seq_len=16)
 # (B, T, dim, n_heads, max_seq_len): T = 1, T = max_seq_len, a width that is not a power of two,
@@ -42,7 +43,7 @@ def out_tensor(result: dict) -> torch.Tensor | None:
 
 def run(ctx: Context, args: dict, calls: list[dict], is_causal, doing: tuple[str, str], **options) -> tuple[list, Outcome | None]:
     """Build the module and run the calls; the first error, wrong type or wrong shape fails."""
-    answer = ctx.student.mha(args=args, is_causal=is_causal, calls=calls, **options)
+    answer = ctx.student.call(Probe.MHA, MhaRequest(args=args, is_causal=is_causal, calls=calls, **options))
     return checked_calls(ctx, args, calls, answer, doing)
 
 
@@ -126,7 +127,7 @@ def computes_attention(ctx: Context) -> Outcome:
 def interface(ctx: Context) -> Outcome:
     args = model_args(dropout=0.1)
     for is_causal in (True, False):
-        answer = ctx.student.mha_interface(args=args, is_causal=is_causal)
+        answer = ctx.student.call(Probe.MHA_INTERFACE, MhaInterfaceRequest(args=args, is_causal=is_causal))
         if "error" in answer:
             return failed_with_error(ctx, answer["error"], f"构造 MultiHeadAttention(args, is_causal={is_causal})",
                                      f"building MultiHeadAttention(args, is_causal={is_causal})")
@@ -230,7 +231,8 @@ def low_precision(ctx: Context) -> Outcome:
         weights = {k: w.to(dtype) for k, w in linear_weights(ctx, dim, seed).items()}
         call = inputs(ctx, 2, 6, dim, seed + 1, dtype=dtype)
         args = model_args(dim, heads, 16)
-        answer = ctx.student.mha(args=args, is_causal=True, calls=[call], weights=weights, dtype=name)
+        answer = ctx.student.call(Probe.MHA, MhaRequest(args=args, is_causal=True, calls=[call], weights=weights,
+                                                        dtype=name))
         error = first_error(answer)
         advice = dtype_handling_advice(ctx, error, name) if error else None
         if advice:
@@ -262,8 +264,8 @@ def mask_buffer(ctx: Context) -> Outcome:
                           (f"state_dict 往返后 T={T}", f"after a state_dict round trip, T={T}"))
         if problem:
             return problem
-    too_long = ctx.student.mha(args=model_args(dim, heads, max_len), is_causal=True,
-                               calls=[inputs(ctx, 1, max_len + 1, dim, 140)], weights=weights)
+    too_long = ctx.student.call(Probe.MHA, MhaRequest(args=model_args(dim, heads, max_len), is_causal=True,
+                                                      calls=[inputs(ctx, 1, max_len + 1, dim, 140)], weights=weights))
     error = (too_long.get("calls") or [{}])[0].get("error") or too_long.get("error")
     note_zh = (f"（T > max_seq_len 时你的模块报错：{error['type']}，这是可以接受的。）" if error
                else "（T > max_seq_len 时你的模块没有报错；请确认这是你想要的行为。）")
@@ -317,8 +319,8 @@ def gradients(ctx: Context) -> Outcome:
     cotangent = torch.randn(2, T, dim, generator=ctx.generator(162), dtype=torch.float64)
     doing = ("反向传播", "back-propagating")
     args = model_args(dim, heads, 8)
-    answer = ctx.student.mha(args=args, is_causal=True, calls=[call], weights=weights, dtype="float64", grad=True,
-                             cotangent=cotangent)
+    answer = ctx.student.call(Probe.MHA, MhaRequest(args=args, is_causal=True, calls=[call], weights=weights,
+                                                    dtype="float64", grad=True, cotangent=cotangent))
     results, problem = checked_calls(ctx, args, [call], answer, doing)
     tolerance = (1e-5, 1e-4)
     if problem and is_dtype_handling(first_error(answer)):
@@ -358,11 +360,12 @@ def device(ctx: Context) -> Outcome:
     for where in (["cuda"] if ctx.cuda else []) + ["meta"]:
         for is_causal in (True, False):
             call = inputs(ctx, 2, 6, dim, 171)
-            answer = ctx.student.mha(args=model_args(dim, heads, 16), is_causal=is_causal, calls=[call], weights=weights,
-                                     device=where)
+            answer = ctx.student.call(Probe.MHA, MhaRequest(args=model_args(dim, heads, 16), is_causal=is_causal,
+                                                            calls=[call], weights=weights, device=where))
             error = answer.get("error") or answer["calls"][0].get("error")
             if error and diagnosis.is_device_mismatch(error, ctx.static):
-                interface = ctx.student.mha_interface(args=model_args(dim, heads, 16), is_causal=is_causal)
+                interface = ctx.student.call(Probe.MHA_INTERFACE,
+                                             MhaInterfaceRequest(args=model_args(dim, heads, 16), is_causal=is_causal))
                 mistake = diagnosis.device_mistake(ctx.static, interface.get("plain_tensor_attributes", []))
                 return failed_with_error(ctx, error, f"model.to('{where}') 后运行 forward（is_causal={is_causal}）",
                                          f"running forward after model.to('{where}') (is_causal={is_causal})", extra=(mistake,))

@@ -7,6 +7,7 @@ from grader import diagnosis, reference
 from grader.checks import (Context, Outcome, attention_verdict, changed, check, dtype_handling_advice, failed,
                            failed_with_error, forbidden_api_gate, is_dtype_handling, loop_verdict, passed,
                            resource_failure, rules_gate)
+from grader.sandbox.requests import Probe, SdpaRequest
 
 # Tolerances against the float64 reference, per input dtype. float32: unit roundoff 6e-8, a
 # d_k-term dot product, a softmax and a T-term average of O(1) values stay far below 1e-5;
@@ -53,7 +54,7 @@ def structure_problem(answer: dict, out_shape, weights_shape) -> Outcome | None:
 
 def call(ctx: Context, Q, K, V, is_causal=None, **options) -> tuple[dict, Outcome | None]:
     """Run the student's function and apply the structural checks every check relies on."""
-    answer = ctx.student.sdpa(Q=Q, K=K, V=V, is_causal=is_causal, **options)
+    answer = ctx.student.call(Probe.SDPA, SdpaRequest(Q=Q, K=K, V=V, is_causal=is_causal, **options))
     if "error" in answer:
         return answer, failed_with_error(ctx, answer["error"], "调用 scaled_dot_product_attention",
                                          "calling scaled_dot_product_attention")
@@ -343,7 +344,7 @@ def device(ctx: Context) -> Outcome:
         return problem
     notes_zh, notes_en = [], []
     for where in (["cuda"] if ctx.cuda else []) + ["meta"]:
-        answer = ctx.student.sdpa(Q=Q, K=K, V=V, is_causal=True, device=where)
+        answer = ctx.student.call(Probe.SDPA, SdpaRequest(Q=Q, K=K, V=V, is_causal=True, device=where))
         error = answer.get("error")
         if error and (diagnosis.is_device_mismatch(error, ctx.static) or diagnosis.NO_CUDA.search(error.get("message", ""))
                       and where == "cuda"):

@@ -30,6 +30,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from nbgrader.apps.zipcollectapp import ZipCollectApp
 from nbgrader.plugins import FileNameCollectorPlugin
 from nbgrader.utils import find_all_notebooks
 from traitlets import Int
@@ -86,6 +87,13 @@ def is_notebook_file(path: Path) -> bool:
     return isinstance(data, dict) and "nbformat" in data and ("cells" in data or "worksheets" in data)
 
 
+def collect_folder(app: ZipCollectApp, step: str) -> Path:
+    """One of zip_collect's folders (`step`: its archive or extracted directory), from its public settings,
+    as ZipCollectApp's private `_format_collect_path` builds it."""
+    return Path(os.path.join(app.coursedir.root, app.collect_directory_structure).format(
+        downloaded=app.downloaded_directory, assignment_id=app.coursedir.assignment_id, collect_step=step))
+
+
 class ColabFileNameCollector(FileNameCollectorPlugin):
     """Collect `<student_id>_<any name>` notebooks whatever Colab called the copy; report every file left out."""
 
@@ -97,12 +105,12 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
         self.left_out: dict[str, str] = {}  # file path -> why it is not collected
         self.planned = False
         app = self.parent
-        if self.is_zip_collect(app) and not os.path.isdir(app._format_collect_path(app.archive_directory)):
-            self.plan_collection(Path(app._format_collect_path(app.extracted_directory)))
+        if self.is_zip_collect(app) and not collect_folder(app, app.archive_directory).is_dir():
+            self.plan_collection(collect_folder(app, app.extracted_directory))
 
     @staticmethod
     def is_zip_collect(app) -> bool:
-        return app is not None and hasattr(app, "_format_collect_path")
+        return isinstance(app, ZipCollectApp)
 
     def plan_collection(self, extracted: Path) -> None:
         """Plan over the extracted folder as it is now complete (called again after extraction)."""
@@ -192,7 +200,7 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
     def collect(self, submitted_file: str) -> dict | None:
         if not self.planned:  # another extractor, or outside zip_collect: plan now, over what is there
             app = self.parent
-            self.plan_collection(Path(app._format_collect_path(app.extracted_directory)) if self.is_zip_collect(app)
+            self.plan_collection(collect_folder(app, app.extracted_directory) if self.is_zip_collect(app)
                                  else Path(submitted_file).parent)
         candidate = self.plan.get(submitted_file)
         if candidate is None:

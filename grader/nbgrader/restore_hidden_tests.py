@@ -13,8 +13,10 @@ from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell
 from nbgrader import utils
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
+
+from grader.process import open_gradebook
 
 
 def as_released(source: str) -> str:
@@ -28,7 +30,7 @@ class RestoreHiddenTests(NbGraderPreprocessor):
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
         info = resources["nbgrader"]
-        with Gradebook(info["db_url"]) as gradebook:
+        with open_gradebook(info["db_url"]) as gradebook:
             for cell in nb.cells:
                 grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
                 if cell.cell_type != "code" or not grade_id or not utils.is_locked(cell):

@@ -1,6 +1,6 @@
 """Parent side of the isolation layer: start a confined worker per submission and talk to it.
 
-Workers are forked from a multiprocessing fork server that imported torch and the harness once,
+Workers are forked from a multiprocessing fork server that imported torch and the worker module once,
 so a submission costs a fork, not an interpreter and a torch import. The parent enforces wall
 time (per probe and per submission) and watches the worker's resident memory (the only memory
 limit that works with CUDA); the worker confines itself (`confinement.confine`). Answers are
@@ -21,21 +21,20 @@ import time
 import types
 from pathlib import Path
 
-from grader import answers, frames, worker_identity
-from grader.confinement import Limits
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from grader.process import ROOT
+from grader.sandbox import answers, frames, worker_identity
+from grader.sandbox.confinement import Limits
 _context_lock = threading.Lock()
 _context = None
 
 
 def _fork_server():
-    """The shared fork server context, preloading torch and the harness once per grading run."""
+    """The shared fork server context, preloading torch and the worker module once per grading run."""
     global _context
     with _context_lock:
         if _context is None:
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["torch", "torch.nn.functional", "grader.harness", "grader.syscall_filter"])
+            context.set_forkserver_preload(["torch", "torch.nn.functional", "grader.sandbox.worker", "grader.sandbox.syscall_filter"])
             _context = context
     return _context
 
@@ -65,7 +64,7 @@ def python_paths() -> list[str]:
     seen = [p for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *sys.path) if p and os.path.isdir(p)]
     # both spellings: a venv reached through a symlink is imported by its own path, bound by its target's
     paths = {os.path.realpath(p) for p in seen} | {os.path.abspath(p) for p in seen}
-    repo = str(REPO_ROOT)
+    repo = str(ROOT)
     paths = {p for p in paths if p != repo and not repo.startswith(p + os.sep) and p != "/"}
     return sorted(p for p in paths if not any(p.startswith(other + os.sep) for other in paths))
 
@@ -143,9 +142,9 @@ class Worker:
         limits_here = Limits(**{**limits.__dict__, "uid": self.uid})
         context = _fork_server()
         self._connection, child_end = context.Pipe(duplex=True)
-        from grader import harness
+        from grader.sandbox import worker
 
-        self.process = context.Process(target=harness.worker_main, args=(child_end, limits_here, source, use_cuda),
+        self.process = context.Process(target=worker.worker_main, args=(child_end, limits_here, source, use_cuda),
                                        daemon=True)
         with _context_lock, _without_main_module():
             self.process.start()
@@ -184,12 +183,12 @@ class Worker:
             return WorkerFailure("exited", f"the submission ended the process (exit status {code})")
         return WorkerFailure("crashed", f"the worker died (signal {-(code or 0)})")
 
-    def call(self, probe: str, seconds: float, **args) -> dict:
-        """Send one request and wait for its answer, both within `seconds`: a worker that stops
-        reading its pipe cannot hold the parent either."""
+    def call(self, probe: str, fields: dict, seconds: float) -> dict:
+        """Send one request (a probe's name and its request's fields) and wait for its answer, both
+        within `seconds`: a worker that stops reading its pipe cannot hold the parent either."""
         started = time.monotonic()
         try:
-            frames.write_frame(self._connection.fileno(), pickle.dumps({"probe": probe, "args": args}),
+            frames.write_frame(self._connection.fileno(), pickle.dumps({"probe": probe, "args": fields}),
                                started + seconds, self._watch_memory)
         except frames.FrameTimeout:
             self.close()

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import io
 
-from grader.answer_pickle import STORAGE_DTYPES, PickleRefused, scan
-from grader.stored_zip import ZipRefused, read_stored, write_stored
+from grader.sandbox.answer_pickle import STORAGE_DTYPES, PickleRefused, scan
+from grader.sandbox.stored_zip import ZipRefused, read_stored, write_stored
 
 MAX_FRAME_BYTES = 16 << 20
 MAX_RECORDS = 1024

@@ -269,7 +269,7 @@ def confine(limits: Limits, *, keep_fd: int, cuda: bool = False) -> list[str]:
         missing.append("process-count limit (needs a uid of its own)")
     os.environ.clear()
     os.environ.update({"PATH": "/usr/bin:/bin", "HOME": SCRATCH, "MPLCONFIGDIR": SCRATCH, "LANG": "C.UTF-8"})
-    from grader import syscall_filter  # loaded by the fork server: no cost here, none in the parent
+    from grader.sandbox import syscall_filter  # loaded by the fork server: no cost here, none in the parent
 
     try:
         syscall_filter.install()

@@ -23,18 +23,21 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import NotebookNode
 from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Unicode
 
 from grader import assignment  # torch-free: nbgrader imports this module at start-up
 from grader.catalog import catalog, explain
-from grader.nbgrader_plugins.attention_figure import display_data
-from grader.nbgrader_plugins.hide_hidden_tests import remove_hidden_blocks
-from grader.nbgrader_plugins.release_cells import kit_metadata
-from grader.sandbox import start_fork_server
+from grader.nbgrader.attention_figure import display_data
+from grader.nbgrader.hide_hidden_tests import remove_hidden_blocks
+from grader.nbgrader.release_cells import kit_metadata
+from grader.process import single_threaded_torch
+from grader.sandbox.worker_process import start_fork_server
 from grader.source import submission_from_cells
 
 PARTS = {part.id: part.label for part in assignment.PARTS}
@@ -96,14 +99,19 @@ def code_as_submitted(nb: NotebookNode) -> list[str]:
 class GradeWithHiddenGraders(NbGraderPreprocessor):
     """Grade the code cells with the hidden graders (sandboxed) and write each part's verdict into its test cell."""
 
+    report_cache = Unicode("", help="a folder of cached reports (grader.report_cache) to reuse and fill; "
+                                    "none when empty. `grade-all --nbgrader` sets it").tag(config=True)
+
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
         info = resources.get("nbgrader", {})
         name = "/".join(info.get(key, "?") for key in ("student", "assignment", "notebook")) + ".ipynb"
         sources = code_as_submitted(nb)
         start_fork_server()  # before this process loads torch, as the grader's CLI does
+        single_threaded_torch()  # this step is where nbgrader's process enters grading, as the CLI is for ours
         from grader.grade import grade
 
-        report = grade(submission_from_cells(sources, name, is_notebook=True))
+        report = grade(submission_from_cells(sources, name, is_notebook=True),
+                       cache=Path(self.report_cache) if self.report_cache else None)
         kit = kit_metadata(nb)
         kit["report"] = report
         if report.get("isolation_missing"):

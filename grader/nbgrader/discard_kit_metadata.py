@@ -12,7 +12,7 @@ from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from grader.nbgrader_plugins.release_cells import KIT_METADATA
+from grader.nbgrader.release_cells import KIT_METADATA
 
 
 class DiscardKitMetadata(NbGraderPreprocessor):

@@ -1,4 +1,5 @@
-"""nbgrader plugins of the kit, configured in the course's nbgrader_config.py.
+"""The kit's side of nbgrader: its plugins, configured in the course's nbgrader_config.py, and the course
+driver `grade-all --nbgrader` uses.
 
 One transformation per module, like nbgrader's own preprocessors:
 
@@ -14,6 +15,10 @@ One transformation per module, like nbgrader's own preprocessors:
 | `feedback_page_policy` | `FeedbackPageExporter` | `GenerateFeedback.exporter_class` | nbgrader's HTML page plus a Content-Security-Policy (no script, nothing loaded) and text outputs wrapped by the browser |
 | `safe_extractor` | `SafeExtractor` | `ZipCollectApp.extractor_plugin` | extracts hand-in archives with sizes, ratios, paths, links and student ownership checked; names every refusal |
 | `collector` | `ColabFileNameCollector` | `ZipCollectApp.collector_plugin` | maps Colab downloads `<student_id>_<any name>.ipynb` to the assignment's notebook |
+
+`course` (the course driver of `grade-all --nbgrader`: nbgrader's sanitize pass and the kit's grading step
+in this process, through nbgrader's public API) and `autograde_run` (its one `nbgrader autograde` child and
+that child's log) serve `grade-all`, not nbgrader.
 
 `release_cells` (what the release notebook's cells are, what a cell defines),
 `attention_figure` (the attention-matrix picture) and `archive_members` (an archive's members,

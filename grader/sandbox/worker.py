@@ -1,8 +1,9 @@
 """The sandbox worker: loads one submission and answers probe requests with plain data.
 
 Runs in a child process that confines itself first (`confinement.confine`). Requests come from
-the trusted parent as pickles; answers go back as `torch.save` bytes holding only tensors,
-numbers, strings, lists and dicts, which the parent reads with `torch.load(weights_only=True)`.
+the trusted parent as pickles (a probe's name and its request's fields); answers go back as
+`torch.save` bytes holding only tensors, numbers, strings, lists and dicts, which the parent
+reads with `torch.load(weights_only=True)`.
 No verdict is computed here: student code can patch anything in this process.
 """
 from __future__ import annotations
@@ -22,10 +23,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from grader import probes
-from grader.probes import SUBMISSION_FILE, describe_error
+from grader.sandbox import probes
+from grader.sandbox.probes import SUBMISSION_FILE, describe_error
 from grader.assignment import GRADED_NAMES
-from grader.confinement import Limits, confine
+from grader.sandbox.confinement import Limits, confine
+from grader.process import single_threaded_torch
 
 # The built-in attention, denied in the worker however it is named. Python entry points are
 # replaced by wrappers that record the call and raise (F.…, torch.nn.functional.…, `from … import`
@@ -126,12 +128,23 @@ def encode(answer: dict) -> bytes:
     return buffer.getvalue()
 
 
+def _answer(request: dict, namespace: dict, lines: list[str]) -> dict:
+    """A request the probe cannot take is the grader's bug, answered apart from what student code raised."""
+    problem = probes.request_problem(request["probe"], request["args"])
+    if problem is not None:
+        return {"bad_request": problem}
+    try:
+        return probes.PROBES[request["probe"]](namespace, lines, **request["args"])
+    except BaseException as error:
+        return {"error": describe_error(error, lines)}
+
+
 MAX_LOAD_ERRORS = 20  # the parent reports the first few; the rest would only be repeats
 
 
 def worker_main(connection, limits: Limits, source: str, use_cuda: bool) -> None:
     """Entry point of the sandbox worker process (started by `sandbox.Worker`)."""
-    torch.set_num_threads(1)
+    single_threaded_torch()
     missing = confine(limits, keep_fd=connection.fileno(), cuda=use_cuda)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -154,10 +167,7 @@ def worker_main(connection, limits: Limits, source: str, use_cuda: bool) -> None
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
         runtime.forbidden_calls.clear()
-        try:
-            answer = probes.PROBES[request["probe"]](namespace, lines, **request["args"])
-        except BaseException as error:
-            answer = {"error": describe_error(error, lines)}
+        answer = _answer(request, namespace, lines)
         if os.getpid() != worker_pid:
             os._exit(0)
         answer["forbidden_calls"] = sorted(runtime.forbidden_calls)

@@ -19,7 +19,7 @@ from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from grader.nbgrader_plugins.release_cells import ReleaseCell, load_release, nbgrader_meta, note_repair
+from grader.nbgrader.release_cells import ReleaseCell, load_release, nbgrader_meta, note_repair
 
 
 class RestoreMissingCells(NbGraderPreprocessor):

@@ -2,28 +2,27 @@
 
 Runs inside the sandbox worker. A probe returns only data (plain CPU tensors, numbers,
 strings, lists, dicts); it never judges. Each probe takes the student's namespace and source
-lines first, then keyword arguments sent by the parent.
+lines first, then the fields of its request (`requests`), validated in the parent.
 """
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import inspect
 import traceback
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from grader.assignment import DROPOUTS, MODEL_ARGS, MODEL_ARGS_TYPES, PROJECTIONS
+
 SUBMISSION_FILE = "<submission>"
 
-
-@dataclasses.dataclass
-class ModelArgs:
-    """The grader's own copy of the notebook's ModelArgs: only the four interface fields."""
-
-    dim: int = 64
-    n_heads: int = 4
-    dropout: float = 0.0
-    max_seq_len: int = 16
+# The grader's own copy of the notebook's ModelArgs, for a submission whose own one is missing or
+# does not carry the interface fields faithfully.
+ModelArgs = dataclasses.make_dataclass(
+    "ModelArgs", [(name, {"int": int, "float": float}[MODEL_ARGS_TYPES[name]], dataclasses.field(default=value))
+                  for name, value in MODEL_ARGS.items()])
 
 
 def describe_error(error: BaseException, source_lines: list[str]) -> dict:
@@ -222,7 +221,7 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
                     result["param_grads"] = {
                         name: (None if getattr(module, name).weight.grad is None
                                else _plain(getattr(module, name).weight.grad))
-                        for name in ("wq", "wk", "wv", "wo")}
+                        for name in PROJECTIONS}
                 else:
                     result["grads"] = None
         except BaseException as error:
@@ -238,7 +237,7 @@ def mha_interface(namespace, lines, *, args, is_causal=None) -> dict:
     except BaseException as error:
         return {"error": describe_error(error, lines)}
     layers = {}
-    for name in ("wq", "wk", "wv", "wo", "attn_dropout", "resid_dropout"):
+    for name in (*PROJECTIONS, *DROPOUTS):
         layer = getattr(module, name, None)
         info = {"type": type(layer).__name__, "module": isinstance(layer, torch.nn.Module)}
         if isinstance(layer, torch.nn.Linear):
@@ -254,6 +253,20 @@ def mha_interface(namespace, lines, *, args, is_causal=None) -> dict:
 
 
 PROBES = {"sdpa": sdpa, "mha": mha, "mha_interface": mha_interface}
+
+
+def request_problem(probe: str, fields: dict) -> str | None:
+    """Why the probe named `probe` cannot take these request fields, or None when it can. The
+    worker answers {"bad_request": ...} with it; the parent, which holds the same probes, runs it
+    again to tell a genuine one (its own bug) from one forged by student code."""
+    function = PROBES.get(probe) if isinstance(probe, str) else None
+    if function is None:
+        return f"no probe named {probe!r}"
+    try:
+        inspect.signature(function).bind(None, None, **fields)
+    except TypeError as error:
+        return f"the {probe} probe cannot take this request: {error}"
+    return None
 
 
 def warm_up() -> None:

@@ -25,7 +25,7 @@ from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float
 
-from grader.nbgrader_plugins.release_cells import (
+from grader.nbgrader.release_cells import (
     ReleaseCell, load_release, nbgrader_meta, note_repair, read_cell, similarity,
 )
 
