@@ -23,7 +23,7 @@ from typing import Callable
 
 import nbformat
 
-from grader import build, colab_notebooks as cn
+from grader import build, colab_downloads as cn
 from grader import release_solutions
 from grader.build.config import ASSIGNMENT, ROOT, SOURCE_NOTEBOOK
 from grader.errors import NbgraderFailed, UsageError

@@ -20,6 +20,6 @@ def score_part(part: str, lang: str = "zh") -> float:
 
     shell = get_ipython()
     history = list(shell.user_ns.get("In", [])) if shell is not None else []
-    report = grade(submission_from_cells(history, "<kernel>"), lang=lang, checks=checks_for(part))
+    report = grade(submission_from_cells(history, "<kernel>"), checks=checks_for(part))
     print(render_text(report, lang))
     return report["score"]

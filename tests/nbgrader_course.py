@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import MissingEntry
 
-from grader import colab_notebooks as cn
+import colab_notebooks as cn
 from grader.build.config import ASSIGNMENT, ROOT, SOURCE_NOTEBOOK
 from grader.process import nbgrader_env, open_gradebook
 

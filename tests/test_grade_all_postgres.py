@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SUBMISSIONS
-from grader import colab_notebooks as cn
+import colab_notebooks as cn
 from grader.process import nbgrader_env, open_gradebook
 from grader.grade_all.parallel import in_shard
 from nbgrader_course import Course, colab_cases, mutant_notebook

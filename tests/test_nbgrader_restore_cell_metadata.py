@@ -5,7 +5,7 @@ import copy
 
 import pytest
 
-from grader import colab_notebooks as cn
+import colab_notebooks as cn
 from grader.nbgrader.restore_cell_metadata import RestoreCellMetadata
 from nbgrader_course import apply, ids, release_course, release_notebook
 

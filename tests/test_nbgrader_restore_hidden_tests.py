@@ -6,7 +6,7 @@ import logging
 import pytest
 from nbgrader.preprocessors import OverwriteCells
 
-from grader import colab_notebooks as cn
+import colab_notebooks as cn
 from grader.nbgrader.restore_hidden_tests import RestoreHiddenTests
 from nbgrader_course import Course, apply
 

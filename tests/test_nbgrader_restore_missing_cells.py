@@ -4,7 +4,7 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from grader import colab_notebooks as cn
+import colab_notebooks as cn
 from grader.nbgrader.restore_missing_cells import RestoreMissingCells
 from nbgrader_course import apply, ids, release_course, release_notebook, repaired
 

@@ -91,7 +91,7 @@ def grade_nbgrader_course(course_dir: Path, assignment: str, *, jobs: int, json_
         report["gradebook_score"], report["gradebook_max_score"] = entry if entry else (None, None)
     differing = [r["student"] for r in reports if not agrees(r, scores.get(r["student"]))]
     if json_out:
-        write_reports(reports, json_out)
+        write_reports(reports, json_out, lang)
     print(table(reports, scores, frozenset(differing)))
     print()
     print(class_summary(reports, lang))

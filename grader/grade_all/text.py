@@ -11,7 +11,8 @@ from grader.policy import RULE_MISTAKES
 
 
 def class_summary(reports: list[dict], lang: str) -> str:
-    """Score distribution, then what to re-teach: the most frequent mistakes and the checks failed most often."""
+    """Score distribution, then what to re-teach: the most frequent mistakes (and, apart, the advice that
+    cost no point) and the checks failed most often."""
     zh = lang == "zh"
     lines = [f"{'提交数' if zh else 'Submissions'}: {len(reports)}"]
     if not reports:
@@ -37,14 +38,18 @@ def class_summary(reports: list[dict], lang: str) -> str:
         low, high = b * top / 5, (b + 1) * top / 5
         bar = "#" * round(40 * bins[b] / width) if bins[b] else ""
         lines.append(f"  [{low:4g}, {high:4g}{']' if b == 4 else ')'} {bins[b]:4d} {bar}")
-    mistakes = Counter(m for r in reports for m in r["mistakes"])
     known = catalog()
-    if mistakes:
-        lines.append("最常见的错误（建议重讲）:" if zh else "Most frequent mistakes (worth re-teaching):")
-        for mistake, count in sorted(mistakes.items(), key=lambda item: (-item[1], item[0]))[:10]:
+    for key, heading_zh, heading_en in (
+            ("mistakes", "最常见的错误（建议重讲）:", "Most frequent mistakes (worth re-teaching):"),
+            ("advice", "最常见的建议（不扣分）:", "Most frequent advice (no points lost):")):
+        counts = Counter(m for r in reports for m in r.get(key, []))
+        if counts:
+            lines.append(heading_zh if zh else heading_en)
+        for mistake, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:10]:
             title = known.get(mistake, {}).get("title_zh" if zh else "title_en", "")
             lines.append(f"  {count:4d} {100 * count / len(reports):4.0f}%  {mistake:<20} {title}")
-    failed = Counter((c["id"], c.get("title", "")) for r in reports for c in r["checks"] if not c["passed"])
+    failed = Counter((c["id"], c.get("title_zh" if zh else "title_en", "")) for r in reports for c in r["checks"]
+                     if not c["passed"])
     if failed:
         lines.append("最常失败的检查:" if zh else "Checks failed most often:")
         for (check, title), count in sorted(failed.items(), key=lambda item: (-item[1], item[0]))[:8]:

@@ -32,9 +32,9 @@ def main(*, dir: str, jobs: int = 1, json_out: str | None = None, lang: str = "z
         return 0
     if db_url or db_url_file or shard or force:
         raise UsageError("--db-url, --db-url-file, --shard and --force go with --nbgrader ASSIGNMENT")
-    reports = grade_class(root, jobs, lang, progress=sys.stderr.isatty(), cache=report_cache)
+    reports = grade_class(root, jobs, progress=sys.stderr.isatty(), cache=report_cache)
     if json_out:
-        write_reports(reports, json_out)
+        write_reports(reports, json_out, lang)
     if reports:
         print(table(reports))
         print()

@@ -51,20 +51,12 @@ def part_of(cell: NotebookNode) -> str | None:
     return found.group(1) if found else None
 
 
-def titles() -> dict[str, tuple[str, str]]:
-    """check id -> (zh title, en title)."""
-    from grader.checks import checks_for
-
-    found = {c.id: (c.title_zh, c.title_en) for c in checks_for()}
-    found["integrity.tampering"] = ("未篡改评分环境", "grading environment left intact")
-    return found
-
-
-def check_lines(check: dict, title: tuple[str, str], explained: set[tuple[str, str]]) -> list[str]:
+def check_lines(check: dict, explained: set[tuple[str, str]]) -> list[str]:
     """One check: verdict, points, both titles; when it failed, its zh and en messages. A mistake's
     catalog explanation is printed the first time only (`explained` remembers), later a reference to it."""
     mark = "✓" if check["passed"] else "✗"
-    lines = [f"{mark} [{check['points']:g}/{check['max_points']:g}] {title[0]} · {title[1]}  ({check['id']})"]
+    lines = [f"{mark} [{check['points']:g}/{check['max_points']:g}] {check['title_zh']} · {check['title_en']}  "
+             f"({check['id']})"]
     if check["passed"] and not check["mistakes"] and not check.get("advice"):
         return lines
     for lang in ("zh", "en"):
@@ -82,13 +74,12 @@ def check_lines(check: dict, title: tuple[str, str], explained: set[tuple[str, s
 
 def part_text(report: dict, part: str, score: float, points: float, repairs: list[dict], others: list[dict]) -> str:
     """The stdout a test cell shows: the part's score, then each check with its zh and en diagnosis."""
-    names = titles()
     explained: set[tuple[str, str]] = set()
     out = [f"{PARTS.get(part, part)}：{score:g} / {points:g} 分 · points", ""]
     for check in (c for c in report["checks"] if c["part"] == part):
-        out += check_lines(check, names.get(check["id"], (check.get("title", ""),) * 2), explained)
+        out += check_lines(check, explained)
     for check in others:
-        out += [""] + check_lines(check, names.get(check["id"], (check["id"],) * 2), explained)
+        out += [""] + check_lines(check, explained)
     if repairs:
         out += ["", "评分前对 notebook 的修复 · Repairs made to the notebook before grading:"]
         for note in repairs:
@@ -119,7 +110,7 @@ class GradeWithHiddenGraders(NbGraderPreprocessor):
         single_threaded_torch()  # this step is where nbgrader's process enters grading, as the CLI is for ours
         from grader.grade import grade
 
-        report = grade(submission_from_cells(sources, name, is_notebook=True), lang="zh",
+        report = grade(submission_from_cells(sources, name, is_notebook=True),
                        cache=Path(self.report_cache) if self.report_cache else None)
         kit = kit_metadata(nb)
         kit["report"] = report
@@ -167,10 +158,9 @@ def verdict_html(report: dict, part: str, score: float, points: float) -> str:
     """The part's verdict at a glance, for the feedback page: a table of checks (✓/✗, points, one-line reason),
     then each diagnosed mistake once with its fix. Only plain tags and text (the page's sanitizer allows no
     style or script); every string that may come from the student is escaped."""
-    names = titles()
     rows, mistakes = [], []
     for check in (c for c in report["checks"] if c["part"] == part):
-        zh, en = names.get(check["id"], (check.get("title", ""),) * 2)
+        zh, en = check["title_zh"], check["title_en"]
         reason = "" if check["passed"] else (check.get("message_zh") or "").split("\n")[0]
         reason_en = "" if check["passed"] else (check.get("message_en") or "").split("\n")[0]
         rows.append(f"<tr><td>{'✓' if check['passed'] else '✗'}</td><td>{check['points']:g} / {check['max_points']:g}</td>"
