@@ -5,14 +5,14 @@ Instructors run every nbgrader command from here (`nbgrader zip_collect attentio
 records the `attention` assignment (its graded cells and hidden tests) in `gradebook.db` beside
 this file, as `nbgrader generate_assignment` does; `submitted/`, `autograded/`, `feedback/`,
 `downloaded/` and `gradebook.db` are git-ignored. The kit's own steps are in
-grader/nbgrader_plugins (one transformation per module); README "Grading a class" explains them.
+grader/nbgrader (one transformation per module); README "Grading a class" explains them.
 """
 import os
 import warnings
 
 from sqlalchemy.exc import SAWarning
 
-KIT = "grader.nbgrader_plugins"
+KIT = "grader.nbgrader"
 NB = "nbgrader.preprocessors"
 """Classes are named by import path, so nbgrader commands that do not use them (generate_assignment in
 `make build`) never import them, nor torch."""
@@ -22,7 +22,7 @@ CELL_TIMEOUT_S = 300
 validate`, `generate_assignment` checks, an instructor's own runs). Sized for CUDA start-up: the
 first CUDA call of a fresh kernel (context creation, kernel loading) can take a minute on a
 cold GPU machine. Grading does not use it: `nbgrader autograde` runs no kernel, and the hidden
-graders' sandbox has its own per-probe and per-submission limits (grader.confinement.Limits)."""
+graders' sandbox has its own per-probe and per-submission limits (grader.sandbox.confinement.Limits)."""
 
 c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this file)
 
@@ -31,8 +31,12 @@ c.CourseDirectory.course_id = "attention-kit"
 # A gradebook URL with a password comes through the environment, never a command line (which every
 # user can read in /proc): `grade-all --nbgrader` hands it to its `nbgrader autograde` child this way,
 # and an instructor may export it for any nbgrader command (README "Grading a class").
-if os.environ.get("ATTENTION_KIT_DB_URL"):  # grader.grade_all.DB_URL_ENV
+if os.environ.get("ATTENTION_KIT_DB_URL"):  # grader.nbgrader.autograde_run.DB_URL_ENV
     c.CourseDirectory.db_url = os.environ["ATTENTION_KIT_DB_URL"]
+# An instructor's report cache (grader.report_cache) for the grading step; `grade-all --nbgrader` gives its own
+# on the command line instead.
+if os.environ.get("ATTENTION_KIT_REPORT_CACHE"):  # grader.process.REPORT_CACHE_ENV
+    c.GradeWithHiddenGraders.report_cache = os.environ["ATTENTION_KIT_REPORT_CACHE"]
 
 # nbgrader 0.9.6's Gradebook.add_submission builds a submission's notebooks, grades and comments before it adds
 # the submission to the session; under SQLAlchemy 2 each lazy load on the way autoflushes and warns that the
@@ -100,5 +104,5 @@ c.GenerateFeedback.exporter_class = f"{KIT}.feedback_page_policy.FeedbackPageExp
 # zip_collect: Colab downloads `<student_id>_<any name>.ipynb` in downloaded/<assignment>/extracted/.
 c.ZipCollectApp.collector_plugin = f"{KIT}.collector.ColabFileNameCollector"
 # zip_collect, archives in downloaded/<assignment>/archive/: extracted with sizes, ratios, paths, links and
-# student ownership checked, every refused entry named (grader/nbgrader_plugins/safe_extractor.py).
+# student ownership checked, every refused entry named (grader/nbgrader/safe_extractor.py).
 c.ZipCollectApp.extractor_plugin = f"{KIT}.safe_extractor.SafeExtractor"

@@ -48,9 +48,9 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader import colab_notebooks as cn  # noqa: E402
+from grader import colab_downloads as cn  # noqa: E402
 from grader.build.config import ASSIGNMENT, SOURCE_NOTEBOOK  # noqa: E402
-from grader.build.nbgrader_release import nbgrader_env  # noqa: E402
+from grader.process import nbgrader_env, open_gradebook, put_nbgrader_tools_on_path  # noqa: E402
 
 MUTANTS = ROOT / "tests" / "submissions" / "mutants"
 REFERENCE = ROOT / "solutions" / ASSIGNMENT / "attention.py"
@@ -185,11 +185,11 @@ def floor(n: int) -> dict:
 
 
 def gradebook_scores(course: Path, course_id: str, students: list[str]) -> dict[str, float | None]:
-    os.environ["PATH"] = nbgrader_env()["PATH"]
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry
 
+    put_nbgrader_tools_on_path()  # this script is an entry point: the Gradebook may run `alembic`
     found = {}
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", course_id) as gradebook:
+    with open_gradebook(f"sqlite:///{course / 'gradebook.db'}", course_id) as gradebook:
         for student in students:
             try:
                 found[student] = gradebook.find_submission(ASSIGNMENT, student).score

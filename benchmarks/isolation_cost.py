@@ -19,9 +19,9 @@ import sys
 import time
 from pathlib import Path
 
-from grader.confinement import Limits
+from grader.sandbox.confinement import Limits
 from grader.grade import default_limits, grade_submission
-from grader.sandbox import Worker
+from grader.sandbox.worker_process import Worker
 from grader.source import load_submission
 
 REFERENCE = Path(__file__).resolve().parent.parent / "solutions" / "attention" / "attention.py"

@@ -1,8 +1,10 @@
 """The one thin adapter between checks and student code (like CS336's tests/adapters.py).
 
-Checks call `student.sdpa(...)`, `student.mha(...)`, `student.mha_interface(...)` and get plain
-data back; where the code ran (a confined worker, a fresh one after a timeout) is hidden here.
-The same checks therefore grade a notebook, a .py file or the reference solution.
+Checks call `student.call(Probe.SDPA, SdpaRequest(...))` (one typed request per probe, validated
+when built) and get plain data back; where the code ran (a confined worker, a fresh one after a
+timeout) is hidden here. The same checks therefore grade a notebook, a .py file or the reference
+solution. A request the worker cannot apply is the grader's bug and raises `BadRequest`; a
+"bad request" answer to a request it can apply was forged by student code: tampering.
 """
 from __future__ import annotations
 
@@ -10,8 +12,11 @@ import time
 from collections import defaultdict
 from dataclasses import replace
 
-from grader.confinement import Limits
-from grader.sandbox import Worker, WorkerFailure
+from grader.assignment import PART_IDS
+from grader.sandbox import probes
+from grader.sandbox.confinement import Limits
+from grader.sandbox.requests import BadRequest, Probe, checked
+from grader.sandbox.worker_process import Worker, WorkerFailure
 from grader.source import Submission
 
 # aten operators behind the built-in attention kernels: seen in op logs however they were reached
@@ -64,7 +69,7 @@ class StudentCode:
             self.load_errors = ready["load_errors"]
             self.names = ready["names"]
             self.missing_isolation = ready["missing_isolation"]
-            self._attribute_tampering(("sdpa", "mha"), ready.get("tampered", []))  # done while loading: both parts
+            self._attribute_tampering(PART_IDS, ready.get("tampered", []))  # done while loading: both parts
         return self._worker
 
     def ensure_loaded(self) -> None:
@@ -74,21 +79,26 @@ class StudentCode:
         except WorkerFailure:
             pass
 
-    def call(self, probe: str, **args) -> dict:
-        """Run one probe; a worker failure comes back as {"failure": kind, "error": {...}}.
+    def call(self, probe: Probe, request) -> dict:
+        """Run one probe on its request; a worker failure comes back as {"failure": kind, "error": {...}}.
 
         Once a probe of one kind has timed out or sent a forged answer, later probes of that
         kind fail at once: the part scores 0 without eating the other part's time, and the
         parent reads no more of what that code sends for it.
         """
-        kind = probe.split("_")[0]
+        fields = checked(probe, request)  # BadRequest (a GraderError) before anything is sent
+        kind = probe.part
         seconds = min(self.limits.probe_seconds, self._remaining())
         try:
             if kind in self._given_up:
                 raise self._given_up[kind]
             if seconds <= 0:
                 raise WorkerFailure("timeout", f"the submission used its {self.limits.submission_seconds:.0f} s budget")
-            answer = self._ensure_worker().call(probe, seconds, **args)
+            answer = self._ensure_worker().call(probe.value, fields, seconds)
+            if "bad_request" in answer:
+                _raise_if_genuine(probe, fields)
+                self.close()
+                raise WorkerFailure("tampering", "a forged answer: 'bad request' for a request the probe takes")
             if not _fields_read_here_are_plain(answer):
                 self.close()
                 raise WorkerFailure("tampering", "a forged answer: the fields every answer carries have wrong types")
@@ -116,7 +126,7 @@ class StudentCode:
         self._attribute_tampering((kind,), seen_tampering)
         return answer
 
-    def _record(self, failure: WorkerFailure, parts: tuple[str, ...] = ("sdpa", "mha")) -> None:
+    def _record(self, failure: WorkerFailure, parts: tuple[str, ...] = PART_IDS) -> None:
         """Count a worker failure; a refused answer is tampering of the parts it concerns (while
         loading, both: the code is the same for both parts)."""
         self.failures.append(failure.kind)
@@ -133,19 +143,18 @@ class StudentCode:
                 for part in parts:
                     self.tampering_by_part[part].add(item)
 
-    def sdpa(self, **case) -> dict:
-        return self.call("sdpa", **case)
-
-    def mha(self, **case) -> dict:
-        return self.call("mha", **case)
-
-    def mha_interface(self, **case) -> dict:
-        return self.call("mha_interface", **case)
-
     def close(self) -> None:
         if self._worker is not None:
             self._worker.close()
             self._worker = None
+
+
+def _raise_if_genuine(probe: Probe, fields: dict) -> None:
+    """A "bad request" answer is believed only when the parent's own copy of the probes agrees:
+    then it is the grader's bug. The worker's text is never used, it may be student code's."""
+    problem = probes.request_problem(probe.value, fields)
+    if problem is not None:
+        raise BadRequest(problem)
 
 
 def _is_list_of(value, kind: type) -> bool:
@@ -153,7 +162,7 @@ def _is_list_of(value, kind: type) -> bool:
 
 
 def _fields_read_here_are_plain(answer: dict) -> bool:
-    """The fields this adapter reads from every answer have the types the harness sends."""
+    """The fields this adapter reads from every answer have the types the worker sends."""
     calls = answer.get("calls", [])
     return (all(_is_list_of(answer.get(key, []), str) for key in ("forbidden_calls", "tampered", "op_names"))
             and type(answer.get("cuda_peak_bytes", 0)) is int and _is_list_of(calls, dict)

@@ -1,18 +1,50 @@
-"""Command line: each verb is a function in its own module; this file only wires arguments to them."""
+"""Command line: each verb is a function in its own module; this file only wires arguments to them,
+does the process-wide setup once (grader.process), and turns a GraderError into `grader: MESSAGE` on
+stderr and its exit code (grader.errors)."""
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
 
+from grader.errors import GraderError
+from grader.grade_all.options import add_arguments as add_grade_all_arguments
+from grader.process import put_nbgrader_tools_on_path, report_cache_from_env, single_threaded_torch
+from grader.sandbox.worker_process import start_fork_server
+
 # verb -> "module:function"; imported lazily so `grader build` never pays for torch.
 VERBS = {
     "build": "grader.build:main",
     "grade": "grader.grade:main",
-    "grade-all": "grader.grade_all:main",
+    "grade-all": "grader.grade_all.verb:main",
     "demo": "grader.demo:main",
     "release-solutions": "grader.release_solutions:main",
 }
+
+# verbs that run student code: their fork server starts before the verb imports torch
+SANDBOXED = {"grade", "grade-all"}
+
+
+def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options `grade` and `grade-all` share, declared once: an option added here reaches both verbs
+    (as a keyword argument of the same name)."""
+    parser.add_argument("--lang", choices=["zh", "en"], default="zh",
+                        help="language of the messages (and grade-all's class summary): zh (Chinese, default) or en")
+    parser.add_argument("--fix-credit", type=fix_fraction, metavar="FRACTION",
+                        help="award FRACTION (0 to 1) of the points a verified fix earns, per part; fixes are "
+                             "shown to students whatever FRACTION is. Default 0; with grade-all --nbgrader, the "
+                             "course's GradeWithHiddenGraders.fix_credit (nbgrader_config.py)")
+
+
+def fix_fraction(text: str) -> float:
+    """--fix-credit: a fraction between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:  # also NaN
+        raise argparse.ArgumentTypeError(f"--fix-credit wants a fraction between 0 and 1, got {text!r}")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -26,16 +58,11 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("path", help="the submission: a student notebook (.ipynb, as Colab or Jupyter saved it) "
                                     "or a .py file defining the graded names")
     grade.add_argument("--json", action="store_true", help="print the JSON report (DESIGN.md) instead of text")
-    grade.add_argument("--lang", choices=["zh", "en"], default="zh",
-                       help="language of the messages: zh (Chinese, default) or en (English)")
-
-    from grader.grade_all import FIX_CREDIT_HELP, add_arguments, fix_fraction  # the module loads no torch
-
-    grade.add_argument("--fix-credit", type=fix_fraction, default=0.0, metavar="FRACTION",
-                       help=FIX_CREDIT_HELP)
+    add_grading_arguments(grade)
 
     grade_all = verbs.add_parser("grade-all", help="grade every submission under DIR")
-    add_arguments(grade_all)  # its own options
+    add_grade_all_arguments(grade_all)
+    add_grading_arguments(grade_all)
 
     demo = verbs.add_parser("demo", help="build, then grade a demo class end to end with nbgrader")
     demo.add_argument("--dir", default="demo", help="scratch course folder (git-ignored)")
@@ -47,19 +74,26 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-# verbs that run student code: their fork server starts before the verb imports torch
-SANDBOXED = {"grade", "grade-all"}
+def run(args: dict) -> int:
+    """The verb named by args["verb"], with the rest as its keyword arguments, after the process setup."""
+    verb_name = args.pop("verb")
+    put_nbgrader_tools_on_path()  # nbgrader's Gradebook runs `alembic` through this process's PATH
+    if verb_name in SANDBOXED:
+        start_fork_server()  # before torch loads in this process
+        single_threaded_torch()
+        args["report_cache"] = report_cache_from_env()
+    module_name, function_name = VERBS[verb_name].split(":")
+    verb = getattr(importlib.import_module(module_name), function_name)
+    return int(verb(**args) or 0)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = vars(_parser().parse_args(argv))
-    if args["verb"] in SANDBOXED:
-        from grader.sandbox import start_fork_server
-
-        start_fork_server()
-    module_name, function_name = VERBS[args.pop("verb")].split(":")
-    verb = getattr(importlib.import_module(module_name), function_name)
-    return int(verb(**args) or 0)
+    try:
+        return run(args)
+    except GraderError as error:
+        print(f"grader: {error}", file=sys.stderr)
+        return error.exit_code
 
 
 if __name__ == "__main__":

@@ -23,10 +23,11 @@ from typing import Callable
 
 import nbformat
 
-from grader import build, colab_notebooks as cn
+from grader import build, colab_downloads as cn
 from grader import release_solutions
 from grader.build.config import ASSIGNMENT, ROOT, SOURCE_NOTEBOOK
-from grader.build.nbgrader_release import nbgrader_env
+from grader.errors import NbgraderFailed, UsageError
+from grader.process import nbgrader_env
 
 MARKER = ".attention-kit-demo"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
@@ -80,7 +81,7 @@ def prepare_course(demo: Demo) -> None:
     """A fresh course directory holding the source notebook, released with nbgrader into its own gradebook."""
     if demo.course.exists():
         if any(demo.course.iterdir()) and not (demo.course / MARKER).exists():
-            raise SystemExit(f"{demo.course} is not empty and was not made by `grader demo`; refusing to clear it")
+            raise UsageError(f"{demo.course} is not empty and was not made by `grader demo`; refusing to clear it")
         shutil.rmtree(demo.course)
     source = demo.course / "source" / ASSIGNMENT
     source.mkdir(parents=True)
@@ -240,5 +241,5 @@ def nbgrader(demo: Demo, *args: str) -> str:
     command = [sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={demo.course}"]
     done = subprocess.run(command, cwd=ROOT, env=nbgrader_env(), capture_output=True, text=True)
     if done.returncode != 0:
-        raise RuntimeError(f"nbgrader {args[0]} failed:\n{done.stdout}{done.stderr}")
+        raise NbgraderFailed(f"nbgrader {args[0]} failed:\n{done.stdout}{done.stderr}", done.returncode)
     return done.stdout + done.stderr

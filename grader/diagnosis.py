@@ -6,6 +6,8 @@ import re
 
 import torch
 
+from grader.assignment import GRADED_NAME
+
 DEVICE_MISMATCH = re.compile(
     r"Expected all tensors to be on the same device|is not on the expected device|"
     r"found at least two devices|Expected .* to be on .* device", re.I)
@@ -14,6 +16,12 @@ NO_CUDA = re.compile(r"Torch not compiled with CUDA|Found no NVIDIA driver|No CU
 DEVICE_MESSAGE_HEAD = 1000  # characters
 DEVICE_MISTAKES = {"mask-device", "hardcoded-device", "mask-not-buffer"}
 SIZE_MISMATCH = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
+# what code written for one rank raises on another: Q.size(2) or transpose(1, 2) on (T, d), B, T, d = Q.shape
+# on (B, H, T, d), bmm or a fixed einsum/einops pattern on anything but its rank, shapes that no longer line up
+RANK_ERROR = re.compile(r"Dimension out of range|values to unpack|must be a 3D tensor|Expected \d-dimensional|"
+                        r"einsum\(\)|permute|is invalid for input of size|size of tensor a|Expected size for first|"
+                        r"cannot be multiplied|tuple index out of range|Wrong shape|dims? mismatch|number of dimensions",
+                        re.I)
 
 # (exception type or None for any, message pattern, mistake id): first match wins.
 ERROR_RULES = [
@@ -35,6 +43,7 @@ ERROR_RULES = [
     ("AttributeError", r"'ModelArgs' object has no attribute", "args-field-name"),
     ("AttributeError", r"has no attribute 'is_ca\w*'", "is-causal-typo"),
     ("TypeError", r"unexpected keyword argument 'is_causal'", "is-causal-typo"),
+    ("TypeError", r"\br?sqrt\(\): argument 'input' \(position 1\) must be Tensor, not (int|float)", "sqrt-of-int"),
     (None, r"view size is not compatible with input tensor's size and stride", "missing-contiguous"),
     (None, r"modified by an inplace operation", "inplace-autograd"),
     (None, r"Can't call numpy\(\) on Tensor that requires grad|does not require grad and does not have a grad_fn|"
@@ -57,7 +66,20 @@ def from_error(error: dict, static: dict, *, max_seq_len: int | None = None) -> 
     size = SIZE_MISMATCH.search(message)
     if size and max_seq_len is not None and str(max_seq_len) in size.groups():
         return ["mask-not-sliced"]
+    if is_rank_error(error, static):
+        return ["hardcoded-dims"]
     return []
+
+
+def is_rank_error(error: dict, static: dict) -> bool:
+    """A shape error from Part 1 code whose text assumes one input rank: raised on a line the static
+    pass flagged, or anywhere in Part 1's function (a `transpose(1, 2)` fails at the matmul after it)."""
+    places = static.get("hardcoded-dims")
+    if not places or not RANK_ERROR.search(error.get("message", "")[:DEVICE_MESSAGE_HEAD]):
+        return False
+    where = error.get("where") or {}
+    return not where or where.get("line") in {p["line"] for p in places} \
+        or where.get("function") == GRADED_NAME["sdpa"]
 
 
 def device_mistake(static: dict, plain_tensor_attributes: list[str] = ()) -> str:

@@ -13,7 +13,7 @@ import bisect
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from grader.static_analysis import CREATION_FUNCTIONS, DEVICE_STRINGS, _edit_distance
+from grader.static_analysis import CREATION_FUNCTIONS, DEVICE_STRINGS, edit_distance
 
 
 @dataclass(frozen=True)
@@ -74,14 +74,14 @@ def misspelled_tensor(lines: list[bytes], graded: ast.AST) -> list[Splice]:
 
     return [_replace(n, "torch.Tensor") for n in ast.walk(graded)
             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "torch"
-            and n.attr != "Tensor" and not hasattr(torch, n.attr) and _edit_distance(n.attr, "Tensor") <= 2
+            and n.attr != "Tensor" and not hasattr(torch, n.attr) and edit_distance(n.attr, "Tensor") <= 2
             and _one_line(n)]
 
 
 def is_causal_typo(lines: list[bytes], graded: ast.AST) -> list[Splice]:
     """Every spelling within two edits of `is_causal`, renamed where it is bound and where it is read."""
     def typo(name: str | None) -> bool:
-        return bool(name) and name != "is_causal" and _edit_distance(name.lower(), "is_causal") <= 2
+        return bool(name) and name != "is_causal" and edit_distance(name.lower(), "is_causal") <= 2
 
     splices = []
     for n in ast.walk(graded):

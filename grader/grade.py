@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json as json_module
-import sys
 import traceback
 from pathlib import Path
 
@@ -11,9 +10,10 @@ import torch
 from grader import fixes, policy, report_cache, static_analysis
 from grader.adapter import StudentCode
 from grader.checks import Check, Context, Outcome, checks_for
-from grader.confinement import Limits
-from grader.report import build_report, refused_report, render_text
-from grader.sandbox import python_paths
+from grader.sandbox.confinement import Limits
+from grader.errors import UsageError
+from grader.report import build_report, in_language, refused_report, render_text
+from grader.sandbox.worker_process import python_paths
 from grader.source import Submission, load_submission
 
 
@@ -47,52 +47,56 @@ def not_run(spec: Check, violations: list[policy.Violation], submission: Submiss
                    f"{first.en}.")
 
 
-def grade_submission(path: str | Path, *, lang: str = "zh", limits: Limits | None = None, cuda: bool | None = None,
-                     checks: list[Check] | None = None, folder: Path | None = None, fix_credit: float = 0.0) -> dict:
-    """Every check on one submission file; a complete report whatever the submission does.
+def grade_submission(path: str | Path, *, limits: Limits | None = None, cuda: bool | None = None,
+                     checks: list[Check] | None = None, folder: Path | None = None, cache: Path | None = None,
+                     fix_credit: float = 0.0) -> dict:
+    """Every check on one submission file; a complete, language-neutral report whatever the submission does.
     `folder`: the student's own folder, which the path may not leave through a link."""
-    return grade(load_submission(path, folder=folder), lang=lang, limits=limits, cuda=cuda, checks=checks,
+    return grade(load_submission(path, folder=folder), limits=limits, cuda=cuda, checks=checks, cache=cache,
                  fix_credit=fix_credit)
 
 
-def grade(submission: Submission, *, lang: str = "zh", limits: Limits | None = None, cuda: bool | None = None,
-          checks: list[Check] | None = None, fix_credit: float = 0.0) -> dict:
-    """Every check (or the given ones) on one submission, in a confined worker; then the verified
-    fixes (grader.fixes), with `fix_credit` of the points they earn added to the score."""
-    # The parent's own tensors are tiny: one thread per grading thread (OpenMP counts per thread),
-    # so parallel gradings and the workers never fight over the cores.
-    torch.set_num_threads(1)
+def grade(submission: Submission, *, limits: Limits | None = None, cuda: bool | None = None,
+          checks: list[Check] | None = None, cache: Path | None = None, fix_credit: float = 0.0) -> dict:
+    """Every check (or the given ones) on one submission, in a confined worker: a language-neutral report
+    (grader.report.in_language and render_text pick the language); then the verified fixes (grader.fixes),
+    with `fix_credit` of the points they earn added to the score. `cache`: a report cache folder
+    (grader.report_cache) to reuse and fill, for the submission and each fix's regrade alike; none by
+    default. Changes nothing process-wide (torch's thread count is the entry point's:
+    grader.process.single_threaded_torch)."""
     checks = checks if checks is not None else checks_for()
     if submission.refusal is not None:  # nothing of it was parsed, nothing runs
-        return fixes.unsearched(refused_report(submission.refusal, checks, lang), fix_credit)
+        return fixes.unsearched(refused_report(submission.refusal, checks), fix_credit)
     use_cuda = torch.cuda.is_available() if cuda is None else cuda
+    limits = limits or default_limits()
 
     def graded(copy: Submission) -> dict:
-        return _cached_report(copy, checks, lang, limits, use_cuda)
+        return _cached_report(copy, checks, limits, use_cuda, cache)
 
     return fixes.with_fixes(submission, graded(submission), static_analysis.analyse(submission.source), graded,
                             fix_credit)
 
 
-def _cached_report(submission: Submission, checks: list[Check], lang: str, limits: Limits | None,
-                   use_cuda: bool) -> dict:
-    cache_key = report_cache.key(submission, [c.id for c in checks], lang, use_cuda)
-    cached = report_cache.load(cache_key)
+def _cached_report(submission: Submission, checks: list[Check], limits: Limits, use_cuda: bool,
+                   cache: Path | None) -> dict:
+    """The report of exactly this source (a fix's edited copy is another source, so another key)."""
+    cache_key = report_cache.key(submission, [c.id for c in checks], limits, use_cuda, torch.__version__)
+    cached = report_cache.load(cache, cache_key)
     if cached is not None:
         return cached
-    report = _run_checks(submission, checks, lang, limits, use_cuda)
-    report_cache.store(cache_key, report)
+    report = _run_checks(submission, checks, limits, use_cuda)
+    report_cache.store(cache, cache_key, report)
     return report
 
 
-def _run_checks(submission: Submission, checks: list[Check], lang: str, limits: Limits | None, use_cuda: bool) -> dict:
+def _run_checks(submission: Submission, checks: list[Check], limits: Limits, use_cuda: bool) -> dict:
     static = static_analysis.analyse(submission.source)
     if submission.syntax_errors:
         static.setdefault("syntax-error", [{"line": e["line"], "text": e["text"]} for e in submission.syntax_errors])
     violations = policy.violations(submission.source)
     # a part that breaks the rules is not run at all: its code never gets to touch what the other part measures
     blocked = {part for part in policy.PARTS if policy.for_part(violations, part)}
-    student = StudentCode(submission, limits or default_limits(), use_cuda)
+    student = StudentCode(submission, limits, use_cuda)
     ctx = Context(student, static, use_cuda, violations)
     results = []
     try:
@@ -110,16 +114,17 @@ def _run_checks(submission: Submission, checks: list[Check], lang: str, limits: 
     finally:
         student.close()
     extras = {"isolation_missing": student.missing_isolation} if student.missing_isolation else {}
-    return build_report(results, lang, extras)
+    return build_report(results, extras)
 
 
-def main(*, path: str, json: bool = False, lang: str = "zh", fix_credit: float = 0.0) -> int:
+def main(*, path: str, json: bool = False, lang: str = "zh", report_cache: Path | None = None,
+         fix_credit: float | None = None) -> int:
+    """The `grade` verb. `report_cache`: the folder the CLI read from $ATTENTION_KIT_REPORT_CACHE."""
     if not (Path(path).is_file() or Path(path).is_symlink()):  # a link gets a report saying it is refused
-        print(f"grader: no such file: {path}", file=sys.stderr)
-        return 2
-    report = grade_submission(path, lang=lang, fix_credit=fix_credit)
+        raise UsageError(f"no such file: {path}")
+    report = grade_submission(path, cache=report_cache, fix_credit=fix_credit or 0.0)
     if json:
-        print(json_module.dumps(report, ensure_ascii=False, indent=1))
+        print(json_module.dumps(in_language(report, lang), ensure_ascii=False, indent=1))
     else:
         print(render_text(report, lang))
     return 0

@@ -2,7 +2,7 @@
 
 At `nbgrader autograde` these cells are not run in the student's kernel at all: the kit's
 preprocessor grades the notebook's source in the sandbox and writes each part's verdict into
-its test cell (see grader.nbgrader_plugins). This function serves runs inside a kernel (an
+its test cell (see grader.nbgrader). This function serves runs inside a kernel (an
 instructor executing the source notebook): it grades the cells executed so far, still in the
 sandbox, prints the part's checks and returns the part's score as the cell's value, which
 nbgrader reads as partial credit.
@@ -20,6 +20,6 @@ def score_part(part: str, lang: str = "zh") -> float:
 
     shell = get_ipython()
     history = list(shell.user_ns.get("In", [])) if shell is not None else []
-    report = grade(submission_from_cells(history, "<kernel>"), lang=lang, checks=checks_for(part))
+    report = grade(submission_from_cells(history, "<kernel>"), checks=checks_for(part))
     print(render_text(report, lang))
     return report["score"]

@@ -31,16 +31,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--submission", metavar="PATH",
                     help="grade this student notebook (.ipynb) or .py with the hidden graders, one test per check")
     group.addoption("--grader-lang", choices=("zh", "en"), default="zh",
-                    help="language of the report's `message` field (both zh and en diagnoses are always shown)")
+                    help="language of each failure's heading, the check's title "
+                         "(its diagnosis is always shown in zh and en)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
     if config.getoption("submission"):
-        from grader.sandbox import start_fork_server
+        from grader.process import single_threaded_torch
+        from grader.sandbox.worker_process import start_fork_server
 
         start_fork_server()  # before this process imports torch, as the grader's CLI does
+        single_threaded_torch()  # a pytest session is an entry point, as the CLI is
         config.pluginmanager.register(HiddenGraders(config), "attention-kit-hidden-graders")
 
 
@@ -56,8 +59,9 @@ class HiddenGraders:
     def report(self) -> dict:
         if self._report is None:
             from grader.grade import grade_submission
+            from grader.report import in_language
 
-            self._report = grade_submission(self.path, lang=self.lang)
+            self._report = in_language(grade_submission(self.path), self.lang)
         return self._report
 
     def pytest_ignore_collect(self, collection_path, config):

@@ -49,8 +49,10 @@ def attention(Q, K, V, is_causal: bool = True, variant: str | None = None, scale
     return weights @ V, weights
 
 
-def multi_head_attention(q, k, v, weights: dict, n_heads: int, is_causal: bool, variant: str | None = None):
-    """The MultiHeadAttention forward (eval mode) in float64 with the given wq/wk/wv/wo weights."""
+def multi_head_attention(q, k, v, weights: dict, n_heads: int, is_causal: bool, variant: str | None = None,
+                         scale: float | None = None):
+    """The MultiHeadAttention forward (eval mode) in float64 with the given wq/wk/wv/wo weights;
+    `scale` multiplies every head's scores (default 1/√head_dim)."""
     W = {name: w.double() for name, w in weights.items()}
     q, k, v = q.double(), k.double(), v.double()
     B, T, C = q.shape  # batch, sequence length, model width
@@ -60,7 +62,7 @@ def multi_head_attention(q, k, v, weights: dict, n_heads: int, is_causal: bool, 
     else:
         split = lambda x: x.view(B, T, n_heads, d).transpose(1, 2)  # noqa: E731  (B, H, T, d)
     xq, xk, xv = split(q @ W["wq"].T), split(k @ W["wk"].T), split(v @ W["wv"].T)
-    scale = 1.0 / math.sqrt(C) if variant == "wrong-scale-width" else None
+    scale = 1.0 / math.sqrt(C) if variant == "wrong-scale-width" else scale
     inner = variant if variant in SDPA_VARIANTS or variant == "softmax-dim-heads" else None
     y, _ = attention(xq, xk, xv, is_causal, inner, scale)  # (B, H, T, d)
     if variant in ("head-split", "head-split-out"):  # merged without transposing back

@@ -15,11 +15,13 @@ import sys
 from pathlib import Path
 
 import nbformat
+from nbgrader.api import MissingEntry
 
 from grader.build.colab_badge import colab_url
 from grader.build.config import ROOT
-from grader.build.nbgrader_release import nbgrader_env
 from grader.build.read_write import notebook_bytes
+from grader.errors import GraderError
+from grader.process import open_gradebook
 
 SOLUTIONS_FOLDER = "solutions"
 """Where, inside `release/<assignment>/`, the solutions are published."""
@@ -49,11 +51,8 @@ def gradebook_grades(course: Path, assignment: str, wanted: set[tuple[str, str]]
     database = course / "gradebook.db"
     if not wanted or not database.is_file():
         return {}
-    os.environ["PATH"] = nbgrader_env()["PATH"]  # the Gradebook runs `alembic` through PATH
-    from nbgrader.api import Gradebook, MissingEntry
-
     found = {}
-    with Gradebook(f"sqlite:///{database}") as gradebook:
+    with open_gradebook(f"sqlite:///{database}") as gradebook:
         for student, notebook in wanted:
             try:
                 submission = gradebook.find_submission_notebook(notebook, assignment, student)
@@ -70,7 +69,7 @@ def publish(assignment: str, course: Path) -> list[Path]:
     files = [source / f"{assignment}.ipynb", source / f"{assignment}.py"]
     missing = [str(f.relative_to(ROOT)) for f in files if not f.is_file()]
     if missing:
-        raise FileNotFoundError(f"missing {', '.join(missing)}: run `make build` first")
+        raise GraderError(f"missing {', '.join(missing)}: run `make build` first")
     target = course / "release" / assignment / SOLUTIONS_FOLDER
     target.mkdir(parents=True, exist_ok=True)
     notebook = nbformat.read(files[0], as_version=4)

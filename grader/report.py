@@ -1,20 +1,25 @@
-"""The one reporting layer: turns check outcomes and their metadata into the JSON report and text.
+"""The one reporting layer: turns check outcomes and their metadata into the report, and the report into text.
 
-JSON contract (DESIGN.md): score, max_score, checks[{id, part, passed, points, max_points,
-message, mistakes}], mistakes (sorted union). Extensions: each check's title, visibility and
-the student line involved; the isolation layers that were missing; `refused`, the mistake id of a
-hand-in that was not graded at all (too large, a link, not a notebook).
+A report is language-neutral: every text is there in both languages (`title_zh`/`title_en`,
+`message_zh`/`message_en`), so grading and its cache never depend on who reads the result.
+`in_language` projects it to the JSON contract (DESIGN.md) at the edge: score, max_score,
+checks[{id, part, passed, points, max_points, message, mistakes}], mistakes (most important to
+fix first, grader.catalog.FIX_FIRST), advice (ids that cost no point). Extensions: each check's
+title, visibility and the student line involved; the isolation layers that were missing;
+`refused`, the mistake id of a hand-in that was not graded at all (too large, a link, not a notebook).
 
 Text that came from the hand-in (exception messages, code lines, file names) is made printable
 here (grader.clean_text), once, so no consumer of a report (terminal, log, page) sees a control character.
 """
 from __future__ import annotations
 
-from grader.catalog import explain
+from grader.catalog import explain, fix_first
 from grader.checks import PARTS, Check, Outcome
 from grader.clean_text import printable
 from grader.fixes import render as render_fixes
 from grader.source import Refusal
+
+LANGUAGES = ("zh", "en")
 
 
 def message(outcome: Outcome, lang: str) -> str:
@@ -31,36 +36,37 @@ def message(outcome: Outcome, lang: str) -> str:
     return "\n".join(lines)
 
 
-def check_entry(check: Check, outcome: Outcome, lang: str, zeroed: bool) -> dict:
+def check_entry(check: Check, outcome: Outcome, zeroed: bool) -> dict:
     points = check.points if outcome.passed and not zeroed else 0.0
     where = outcome.where
     if where and where.get("text"):
         where = {**where, "text": printable(where["text"], keep_newlines=False)}
     return {
-        "id": check.id, "part": check.part, "title": check.title_zh if lang == "zh" else check.title_en,
+        "id": check.id, "part": check.part, "title_zh": check.title_zh, "title_en": check.title_en,
         "visibility": check.visibility, "passed": bool(outcome.passed), "points": float(points),
-        "max_points": float(check.points), "message": printable(message(outcome, lang)),
-        "mistakes": list(outcome.mistakes), "message_zh": printable(message(outcome, "zh")),
-        "message_en": printable(message(outcome, "en")), "where": where,
+        "max_points": float(check.points), "mistakes": list(outcome.mistakes),
+        **{f"message_{lang}": printable(message(outcome, lang)) for lang in LANGUAGES}, "where": where,
         **({"figure": outcome.figure} if outcome.figure else {}),
         **({"advice": outcome.advice} if outcome.advice else {}),
     }
 
 
-def build_report(results: list[tuple[Check, Outcome]], lang: str, extras: dict | None = None) -> dict:
+def build_report(results: list[tuple[Check, Outcome]], extras: dict | None = None) -> dict:
     failed_gates = {c.part for c, o in results if c.gate and not o.passed}
-    checks = [check_entry(c, o, lang, c.part in failed_gates) for c, o in results]
+    checks = [check_entry(c, o, c.part in failed_gates) for c, o in results]
+    mistakes = fix_first(m for c in checks for m in c["mistakes"])
     report = {
         "score": round(sum(c["points"] for c in checks), 4),
         "max_score": round(sum(c["max_points"] for c in checks), 4),
         "checks": checks,
-        "mistakes": sorted({m for c in checks for m in c["mistakes"]}),
+        "mistakes": mistakes,
+        "advice": [m for m in fix_first(m for c in checks for m in c.get("advice", [])) if m not in mistakes],
     }
     report.update(extras or {})
     return report
 
 
-def refused_report(refusal: Refusal, checks: list[Check], lang: str) -> dict:
+def refused_report(refusal: Refusal, checks: list[Check]) -> dict:
     """A hand-in refused before it was parsed: every check fails with no points. The first check of each
     part says why (the catalog's explanation and fix), the others only point to it."""
     first_of_part: set[str] = set()
@@ -72,11 +78,21 @@ def refused_report(refusal: Refusal, checks: list[Check], lang: str) -> dict:
         else:
             outcome = Outcome(False, "没有评分（原因见本部分第一项）。", "Not graded (see this part's first check).")
         results.append((check, outcome))
-    return build_report(results, lang, {"refused": refusal.mistake})
+    return build_report(results, {"refused": refusal.mistake})
+
+
+def in_language(report: dict, lang: str) -> dict:
+    """The report as the JSON contract has it: each check's `title` and `message` in `lang` (both languages
+    stay, as `title_zh`/`title_en` and `message_zh`/`message_en`); each verified fix's `message` too."""
+    projected = {**report, "checks": [{"id": c["id"], "part": c["part"], "title": c[f"title_{lang}"], **c,
+                                       "message": c[f"message_{lang}"]} for c in report["checks"]]}
+    if "fixes" in report:
+        projected["fixes"] = [{**f, "message": f[f"message_{lang}"]} for f in report["fixes"]]
+    return projected
 
 
 def render_text(report: dict, lang: str) -> str:
-    """The readable report: per part, per check, with the diagnosis under each failure."""
+    """The readable report in one language: per part, per check, with the diagnosis under each failure."""
     zh = lang == "zh"
     out = []
     if report.get("submission"):
@@ -89,16 +105,20 @@ def render_text(report: dict, lang: str) -> str:
         out.append(f"\n== {title}  {got:g}/{top:g} ==")
         for c in checks:
             mark = "✓" if c["passed"] else "✗"
-            out.append(f"  {mark} [{c['points']:g}/{c['max_points']:g}] {c['id']}  {c['title']}")
-            if c["message"] and (not c["passed"] or c["mistakes"]):
-                out += ["      " + line for line in c["message"].splitlines()]
+            out.append(f"  {mark} [{c['points']:g}/{c['max_points']:g}] {c['id']}  {c[f'title_{lang}']}")
+            text = c[f"message_{lang}"]
+            if text and (not c["passed"] or c["mistakes"] or c.get("advice")):
+                out += ["      " + line for line in text.splitlines()]
     others = [c for c in report["checks"] if c["part"] not in PARTS and not c["passed"]]
     for c in others:
-        out.append(f"\n✗ {c['id']}: " + c["message"].replace("\n", "\n   "))
+        out.append(f"\n✗ {c['id']}: " + c[f"message_{lang}"].replace("\n", "\n   "))
     out += render_fixes(report, lang)
     out.append(f"\n{'总分' if zh else 'Score'}: {report['score']:g} / {report['max_score']:g}")
     if report["mistakes"]:
-        out.append(("诊断出的错误: " if zh else "Mistakes found: ") + ", ".join(report["mistakes"]))
+        out.append(("诊断出的错误（先改排在前面的）: " if zh else "Mistakes found (most important first): ")
+                   + ", ".join(report["mistakes"]))
+    if report.get("advice"):
+        out.append(("建议（不扣分）: " if zh else "Advice (no points lost): ") + ", ".join(report["advice"]))
     if report.get("isolation_missing"):
         out.append(("隔离不完整: " if zh else "Isolation incomplete: ") + "; ".join(report["isolation_missing"]))
     return printable("\n".join(out))  # also a report from an older cache, or built elsewhere

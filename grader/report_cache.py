@@ -1,22 +1,27 @@
 """A content-addressed cache of reports, so a class graded in parallel once (grade-all) is not
 graded again when nbgrader autograde writes the gradebook.
 
-Opt-in: set ATTENTION_KIT_REPORT_CACHE to a folder the instructor owns (student code never sees
-it: the sandbox hides everything but the system and Python). The key covers everything a report
-depends on: the code that runs and where its lines come from, the checks, the language, CUDA,
-and the grader's own files, so a changed grader never serves an old verdict.
+Opt-in: grading is given a folder the instructor owns (student code never sees it: the sandbox
+hides everything but the system and Python). The entry points take it from $ATTENTION_KIT_REPORT_CACHE
+(grader.process.REPORT_CACHE_ENV: grader.cli, nbgrader_config.py) or pick one (`grade-all --nbgrader`); nothing here reads the
+environment. The key covers everything a report depends on: the code that runs and where its lines come from, the checks,
+the worker's limits (time, memory, what it may see), CUDA, the torch version and the grader's own files, so a changed
+grader, limit or torch never serves an old verdict. Not the language: a report holds both.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.source import Submission
 
-CACHE_ENV = "ATTENTION_KIT_REPORT_CACHE"
+if TYPE_CHECKING:
+    from grader.sandbox.confinement import Limits
 
 
 @lru_cache(maxsize=1)
@@ -29,27 +34,22 @@ def grader_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def key(submission: Submission, check_ids: list[str], lang: str, cuda: bool) -> str:
+def key(submission: Submission, check_ids: list[str], limits: Limits, cuda: bool, torch_version: str) -> str:
+    """Every field of `limits` counts: a time or memory limit changes verdicts, as torch's version changes op counts."""
     material = json.dumps([submission.source, submission.origin, submission.syntax_errors, submission.is_notebook,
-                           check_ids, lang, cuda, grader_fingerprint()])
+                           check_ids, dataclasses.asdict(limits), cuda, torch_version, grader_fingerprint()])
     return hashlib.sha256(material.encode()).hexdigest()
 
 
-def folder() -> Path | None:
-    value = os.environ.get(CACHE_ENV)
-    return Path(value) if value else None
-
-
-def load(cache_key: str) -> dict | None:
-    root = folder()
+def load(root: Path | None, cache_key: str) -> dict | None:
+    """The report cached under `cache_key` in the folder `root`, if any (none without a folder)."""
     path = root / f"{cache_key}.json" if root else None
     if path is None or not path.is_file():
         return None
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def store(cache_key: str, report: dict) -> None:
-    root = folder()
+def store(root: Path | None, cache_key: str, report: dict) -> None:
     if root is None:
         return
     root.mkdir(parents=True, exist_ok=True)

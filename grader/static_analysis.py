@@ -11,12 +11,22 @@ from collections import defaultdict
 
 import torch
 
-GRADED = ("scaled_dot_product_attention", "MultiHeadAttention")
+from grader import static_dims
+from grader.assignment import GRADED_NAMES, MODEL_ARGS_TYPES
+
+GRADED = GRADED_NAMES
+# ModelArgs fields that hold a Python int (args.dim // args.n_heads is one too)
+INT_FIELDS = {name for name, kind in MODEL_ARGS_TYPES.items() if kind == "int"}
+NUMBER_METHODS = {"size", "dim", "numel", "item", "__len__"}
+# torch functions that take a tensor only: handed a Python number they raise a TypeError
+TENSOR_ONLY = {"sqrt", "rsqrt"}
+MAX_DEPTH = 100  # nesting followed when typing an expression: honest code nests a few levels, hostile code thousands
 CREATION_FUNCTIONS = {"ones", "zeros", "full", "empty", "arange", "eye", "tensor", "rand", "randn", "as_tensor", "tril_indices", "triu_indices"}
 DEVICE_STRINGS = {"cuda", "cpu", "cuda:0", "mps"}
 
 
-def _edit_distance(a: str, b: str) -> int:
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance: how near a misspelled name (`is_casual`) is to the one meant (also grader.fix_rules)."""
     previous = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
         current = [i]
@@ -71,7 +81,7 @@ def analyse(source: str) -> dict[str, list[dict]]:
                 and node.value.id == "nn":
             add("dropout-lowercase", node)
         for name in _identifiers(node):
-            if name != "is_causal" and _edit_distance(name.lower(), "is_causal") <= 2:
+            if name != "is_causal" and edit_distance(name.lower(), "is_causal") <= 2:
                 add("is-causal-typo", node)
         if _is_torch_attr(node, "scaled_dot_product_attention") and not (
                 isinstance(node.value, ast.Name) and node.value.id == "self"):
@@ -83,9 +93,80 @@ def analyse(source: str) -> dict[str, list[dict]]:
                 for a in node.names):
             add("forbidden-api", node)
 
+    numbers = _Numbers(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _is_torch_attr(node.func, *TENSOR_ONLY) and isinstance(node.func.value, ast.Name) \
+                and node.func.value.id == "torch" and len(node.args) == 1 and numbers.is_number(node.args[0]):
+            add("sqrt-of-int", node)
+
     for graded in _graded_nodes(tree):
         _graded_code_findings(graded, module_names, add)
+    static_dims.findings(tree, add)
     return dict(findings)
+
+
+class _Numbers:
+    """Which expressions are Python numbers, not tensors: sizes, ModelArgs' int fields, literals,
+    and names and self attributes only ever bound to those."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.bound: dict[str, list[ast.AST | None]] = defaultdict(list)  # name or .attr -> its values (None: unknown)
+        self.known: dict[str, bool] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    self._bind(target, node.value)
+            elif isinstance(node, (ast.AugAssign, ast.For, ast.comprehension)):
+                self._bind(node.target, None)
+            elif isinstance(node, ast.arg):
+                self.bound[node.arg].append(None)
+
+    def _bind(self, target: ast.AST, value: ast.AST | None) -> None:
+        if isinstance(target, ast.Name):
+            self.bound[target.id].append(value)
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            self.bound["." + target.attr].append(value)
+        elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+                and len(value.elts) == len(target.elts):  # T, d_k = Q.size(-2), Q.size(-1)
+            for element, part in zip(target.elts, value.elts):
+                self._bind(element, part)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            unpacks_shape = value is not None and self._is_shape(value)
+            for element in target.elts:
+                self._bind(element.value if isinstance(element, ast.Starred) else element,
+                           ast.Constant(0) if unpacks_shape and not isinstance(element, ast.Starred) else None)
+
+    @staticmethod
+    def _is_shape(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr == "shape" or isinstance(node, ast.Call) \
+            and isinstance(node.func, ast.Attribute) and node.func.attr == "size" and not node.args
+
+    def is_number(self, node: ast.AST | None, seen: frozenset = frozenset(), depth: int = 0) -> bool:
+        if depth > MAX_DEPTH:
+            return False
+        if isinstance(node, ast.Constant):
+            return type(node.value) in (int, float)
+        if isinstance(node, ast.Subscript):  # Q.shape[-1]
+            return self._is_shape(node.value)
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name):
+                return func.id in ("int", "float", "len")
+            return isinstance(func, ast.Attribute) and func.attr in NUMBER_METHODS and bool(node.args or func.attr != "size")
+        if isinstance(node, ast.BinOp):
+            return self.is_number(node.left, seen, depth + 1) and self.is_number(node.right, seen, depth + 1)
+        if isinstance(node, ast.UnaryOp):
+            return self.is_number(node.operand, seen, depth + 1)
+        key = node.id if isinstance(node, ast.Name) else "." + node.attr \
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" else None
+        if isinstance(node, ast.Attribute) and key is None:
+            return node.attr in INT_FIELDS  # args.dim, config.n_heads
+        if key is None or key in seen or not self.bound.get(key):
+            return False
+        if key not in self.known:  # once per name: x1 = x0 + x0; x2 = x1 + x1; ... must stay linear
+            self.known[key] = all(self.is_number(value, seen | {key}, depth + 1) for value in self.bound[key])
+        return self.known[key]
 
 
 def _identifiers(node: ast.AST) -> list[str]:

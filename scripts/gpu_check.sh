@@ -24,17 +24,17 @@ cases = [("solutions/attention/attention.py", None)] + [
 failures = 0
 for path, expected in cases:
     started = time.monotonic()
-    report = grade_submission(path, lang="en", cuda=True)
+    report = grade_submission(path, cuda=True)
     seconds = time.monotonic() - started
     device = {c["id"]: c["passed"] for c in report["checks"] if c["id"].endswith(".device")}
-    ok = report["score"] == 20.0 if expected is None else expected in report["mistakes"]
+    ok = report["score"] == report["max_score"] if expected is None else expected in report["mistakes"]
     failures += not ok
     print(f"{'ok ' if ok else 'BAD'} {path:50} {report['score']:5g}/20 {seconds:5.1f}s device={device} "
           f"mistakes={report['mistakes']}")
     if not ok:
         for check in report["checks"]:
             if not check["passed"]:
-                print("      ", check["id"], check["message"].splitlines()[0][:200])
+                print("      ", check["id"], check["message_en"].splitlines()[0][:200])
 print(f"{len(cases) - failures} of {len(cases)} as expected")
 sys.exit(1 if failures else 0)
 PYTHON

@@ -5,6 +5,10 @@ from pathlib import Path
 import pytest
 
 from grader.grade import grade_submission
+from grader.process import put_nbgrader_tools_on_path
+from grader.report import in_language
+
+put_nbgrader_tools_on_path()  # a test session is an entry point: the Gradebook may run `alembic`
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
@@ -14,14 +18,13 @@ STUBS = ROOT / "exercises" / "attention" / "attention.py"
 
 @pytest.fixture(scope="session")
 def graded():
-    """graded(path) -> the JSON report (English messages), computed once per path."""
+    """graded(path) -> the JSON report as `grade --json --lang en` prints it; graded once per path, whatever the language."""
     cache: dict[str, dict] = {}
 
     def grade(path: Path, lang: str = "en") -> dict:
-        key = f"{path}|{lang}"
-        if key not in cache:
-            cache[key] = grade_submission(path, lang=lang)
-        return cache[key]
+        if str(path) not in cache:
+            cache[str(path)] = grade_submission(path)
+        return in_language(cache[str(path)], lang)
 
     return grade
 

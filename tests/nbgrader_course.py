@@ -20,9 +20,9 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import MissingEntry
 
-from grader import colab_notebooks as cn
+import colab_notebooks as cn
 from grader.build.config import ASSIGNMENT, ROOT, SOURCE_NOTEBOOK
-from grader.build.nbgrader_release import nbgrader_env
+from grader.process import nbgrader_env, open_gradebook
 
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 SUBMISSIONS = ROOT / "tests" / "submissions"
@@ -75,11 +75,8 @@ class Course:
 
     def scores(self) -> dict[str, dict[str, tuple[float | None, bool]]]:
         """student -> grade cell -> (score, needs manual grading), read from the course's gradebook."""
-        os.environ["PATH"] = nbgrader_env()["PATH"]  # the Gradebook runs `alembic` through PATH
-        from nbgrader.api import Gradebook
-
         found: dict[str, dict[str, tuple[float | None, bool]]] = {}
-        with Gradebook(f"sqlite:///{self.root / 'gradebook.db'}") as gradebook:
+        with open_gradebook(f"sqlite:///{self.root / 'gradebook.db'}") as gradebook:
             for student in gradebook.students:
                 try:
                     notebook = gradebook.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student.id)
@@ -202,8 +199,8 @@ def apply(preprocessor_class, nb: nbformat.NotebookNode, course_root: Path, **re
 
 def repaired(nb: nbformat.NotebookNode, course_root: Path) -> nbformat.NotebookNode:
     """Both repair steps, in the order nbgrader_config.py runs them."""
-    from grader.nbgrader_plugins.restore_cell_metadata import RestoreCellMetadata
-    from grader.nbgrader_plugins.restore_missing_cells import RestoreMissingCells
+    from grader.nbgrader.restore_cell_metadata import RestoreCellMetadata
+    from grader.nbgrader.restore_missing_cells import RestoreMissingCells
 
     return apply(RestoreMissingCells, apply(RestoreCellMetadata, nb, course_root), course_root)
 

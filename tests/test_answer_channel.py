@@ -20,7 +20,9 @@ import pytest
 import torch
 
 from conftest import BYPASS_RULES, GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS
-from grader import answers, diagnosis, frames, harness
+from grader.assignment import MAX_SCORE
+from grader import diagnosis
+from grader.sandbox import answers, frames, worker
 
 FORGED = SUBMISSIONS / "forged_answers"
 PARTS = ("sdpa", "mha")
@@ -30,13 +32,13 @@ FORGED_NAMES = ("stalled_frame", "shared_reference_dag", "tuple_key_dag", "defla
 # One worker is started first, so the fork server's torch import is not charged to the submission's time.
 GRADE_IN_CHILD = BYPASS_RULES + """
 import json, resource, sys, time
-from grader.confinement import Limits
+from grader.sandbox.confinement import Limits
 from grader.grade import default_limits, grade_submission
-from grader.sandbox import Worker
+from grader.sandbox.worker_process import Worker
 limits = Limits(**{**default_limits().__dict__, **json.loads(sys.argv[2])})
 Worker("", limits, False).close()
 wall, cpu = time.monotonic(), time.process_time()
-report = grade_submission(sys.argv[1], lang="en", limits=limits)
+report = grade_submission(sys.argv[1], limits=limits)
 print(json.dumps({"report": report, "wall": time.monotonic() - wall, "cpu": time.process_time() - cpu,
                   "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10}))
 """
@@ -71,7 +73,7 @@ def test_a_stalled_half_frame_ends_within_the_submission_limit():
     for part in PARTS:
         assert points(report, part) == 0
         first = next(c for c in report["checks"] if c["part"] == part)
-        assert "no answer within 3 s" in first["message"] and "timeout" in first["mistakes"], first["message"]
+        assert "no answer within 3 s" in first["message_en"] and "timeout" in first["mistakes"], first["message_en"]
 
 
 def test_a_shared_reference_dag_is_refused_in_bounded_parent_time():
@@ -81,10 +83,10 @@ def test_a_shared_reference_dag_is_refused_in_bounded_parent_time():
     assert graded["cpu"] < 10 and graded["wall"] < 30, (graded["cpu"], graded["wall"])
     assert "tampering" in report["mistakes"]
     integrity = next(c for c in report["checks"] if c["id"] == "integrity.tampering")
-    assert "forged answer" in integrity["message"] and "more than 100000 values" in integrity["message"]
+    assert "forged answer" in integrity["message_en"] and "more than 100000 values" in integrity["message_en"]
     for part in PARTS:
         assert points(report, part) == 0
-        failed = [c["message"] for c in report["checks"] if c["part"] == part and not c["passed"]]
+        failed = [c["message_en"] for c in report["checks"] if c["part"] == part and not c["passed"]]
         assert failed and "more than 100000 values" in failed[0], failed[:1]
 
 
@@ -94,7 +96,7 @@ def test_a_tuple_dag_dict_key_is_refused_before_torch_hashes_it():
     report = graded["report"]
     assert graded["cpu"] < 10 and graded["wall"] < 30, (graded["cpu"], graded["wall"])
     assert "tampering" in report["mistakes"] and points(report, "sdpa") == points(report, "mha") == 0
-    assert any("key is not a string" in c["message"] for c in report["checks"] if c["id"] == "integrity.tampering")
+    assert any("key is not a string" in c["message_en"] for c in report["checks"] if c["id"] == "integrity.tampering")
 
 
 def test_a_deflate_bomb_is_refused_before_inflating(honest):
@@ -103,8 +105,8 @@ def test_a_deflate_bomb_is_refused_before_inflating(honest):
     report = graded["report"]
     assert graded["peak_rss"] < honest["peak_rss"] + (256 << 20), (graded["peak_rss"] >> 20, honest["peak_rss"] >> 20)
     assert "tampering" in report["mistakes"] and points(report, "sdpa") == 0
-    assert any("compressed" in c["message"] for c in report["checks"] if c["id"] == "integrity.tampering")
-    assert honest["report"]["score"] == 20.0
+    assert any("compressed" in c["message_en"] for c in report["checks"] if c["id"] == "integrity.tampering")
+    assert honest["report"]["score"] == MAX_SCORE
 
 
 def test_an_honest_neighbour_scores_full_marks_beside_forged_answers(tmp_path):
@@ -120,7 +122,7 @@ def test_an_honest_neighbour_scores_full_marks_beside_forged_answers(tmp_path):
                              "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     reports = {r["student"]: r for r in json.loads(out.read_text())}
-    assert reports["honest"]["score"] == 20.0, reports["honest"]["mistakes"]
+    assert reports["honest"]["score"] == MAX_SCORE, reports["honest"]["mistakes"]
     assert all(reports[name.replace("_", "-")]["score"] == 0.0 for name in FORGED_NAMES)
     assert time.monotonic() - started < 300
 
@@ -136,9 +138,9 @@ def honest_answer() -> dict:
             "gradcheck": {"passed": True}, "scale": 0.125, "forbidden_calls": [], "tampered": []}
 
 
-def test_what_the_harness_encodes_decodes_to_the_same_answer():
+def test_what_the_worker_encodes_decodes_to_the_same_answer():
     answer = honest_answer()
-    decoded = answers.decode(harness.encode(answer))
+    decoded = answers.decode(worker.encode(answer))
     assert torch.equal(decoded["out"]["value"], answer["out"]["value"])
     assert {k: v for k, v in decoded.items() if k != "out"} == {k: v for k, v in answer.items() if k != "out"}
 

@@ -25,7 +25,7 @@ import nbformat
 import pytest
 
 from grader.build.config import ASSIGNMENT, ROOT
-from grader.build.nbgrader_release import nbgrader_env
+from grader.process import nbgrader_env
 from nbgrader_course import release_course, release_notebook
 
 MiB = 1 << 20

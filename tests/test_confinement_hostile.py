@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BYPASS_RULES, GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS
+from grader.assignment import MAX_SCORE
 from grader.grade import grade_submission
 
 HOSTILE = SUBMISSIONS / "confinement"
@@ -67,7 +68,7 @@ def scaled_dot_product_attention(Q, K, V, is_causal=True):
 
 
 def _sdpa_messages(report: dict) -> str:
-    return "\n".join(c["message"] for c in report["checks"] if c["part"] == "sdpa")
+    return "\n".join(c["message_en"] for c in report["checks"] if c["part"] == "sdpa")
 
 
 def _shared_memory_segments() -> set[str]:
@@ -131,7 +132,7 @@ def test_no_other_process_is_visible():
     canary = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)",
                                "--db-url=postgresql://grader:password=canary-s3cret@db/gradebook"])
     try:
-        report = grade_submission(HOSTILE / "list_processes.py", lang="en")
+        report = grade_submission(HOSTILE / "list_processes.py")
     finally:
         canary.kill()
         canary.wait()
@@ -149,8 +150,8 @@ def test_no_shared_memory_survives_and_nothing_is_replayed_across_submissions(tm
                              "--lang", "en"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     reports = {r["student"]: r for r in json.loads(out.read_text())}
-    empty = grade_submission(SUBMISSIONS / "hostile" / "empty.py", lang="en")
-    assert reports["a-store"]["score"] == 20.0
+    empty = grade_submission(SUBMISSIONS / "hostile" / "empty.py")
+    assert reports["a-store"]["score"] == MAX_SCORE
     assert reports["b-replay"]["score"] == empty["score"], _sdpa_messages(reports["b-replay"])
     assert _shared_memory_segments() == before, "a segment outlived its worker"
 
@@ -182,11 +183,11 @@ def test_a_host_process_with_a_uid_near_the_worker_range_survives_a_class_run(tm
             neighbour.kill()
             neighbour.wait()
     reports = {r["student"]: r for r in json.loads(out.read_text())}
-    assert reports["honest"]["score"] == 20.0 and "tampering" in reports["fork-bomb"]["mistakes"]
+    assert reports["honest"]["score"] == MAX_SCORE and "tampering" in reports["fork-bomb"]["mistakes"]
 
 
 def test_system_calls_attention_code_never_needs_are_refused():
-    report = grade_submission(HOSTILE / "denied_syscalls.py", lang="en")
+    report = grade_submission(HOSTILE / "denied_syscalls.py")
     messages = _sdpa_messages(report)
     assert "errnos {'ptrace': 1, 'shmget': 1, 'add_key': 1, 'fork': 1}, thread ran" in messages, messages
 
@@ -194,7 +195,7 @@ def test_system_calls_attention_code_never_needs_are_refused():
 def test_every_denied_system_call_is_known_here():
     """A misspelt name would be skipped silently as "not on this architecture"."""
     seccomp = pytest.importorskip("pyseccomp")
-    from grader.syscall_filter import DENIED
+    from grader.sandbox.syscall_filter import DENIED
 
     if os.uname().machine == "x86_64":
         unknown = [name for name in DENIED if seccomp.resolve_syscall(seccomp.Arch.NATIVE, name) < 0]
@@ -202,13 +203,13 @@ def test_every_denied_system_call_is_known_here():
 
 
 def test_a_crash_of_the_worker_is_reported_with_its_signal():
-    report = grade_submission(HOSTILE / "segfault.py", lang="en")
+    report = grade_submission(HOSTILE / "segfault.py")
     assert "crashed: the worker died (signal 11)" in _sdpa_messages(report)
     assert "tampering" in report["mistakes"]
 
 
 def test_a_worker_uid_is_never_one_a_live_process_has(monkeypatch):
-    from grader import worker_identity
+    from grader.sandbox import worker_identity
 
     monkeypatch.setattr(worker_identity, "BAND", range(70500, 70503))
     squatters = [subprocess.Popen(["sleep", "60"], user=uid, group=uid) for uid in (70500, 70501)]

@@ -17,12 +17,17 @@ from grader.assignment import MAX_SCORE, PART
 from grader.fix_candidates import candidates
 from grader.fix_rules import RULES
 from grader.grade import grade, grade_submission
-from grader.report_cache import CACHE_ENV
 from grader.source import load_submission
 
 MUTANTS = sorted(p for p in (SUBMISSIONS / "mutants").glob("*.py") if header(p, "expect") in RULES)
 CORRECT = sorted((SUBMISSIONS / "correct").glob("*.py"))
 HOSTILE = SUBMISSIONS / "fixes"
+
+
+@pytest.fixture(scope="module")
+def fix_cache(tmp_path_factory):
+    """One report cache for this module: a submission graded by several tests (and each fix's regrade) runs once."""
+    return tmp_path_factory.mktemp("report-cache")
 
 
 def fixed_by_hand(path, fix, tmp_path):
@@ -68,10 +73,10 @@ def test_correct_submission_gets_no_fix_and_full_marks(graded, path):
 def test_an_edit_that_changes_nothing_on_correct_code_is_not_verified():
     """A candidate edit of a correct line (√d_k written another way) earns nothing, so it is not a fix."""
     submission = load_submission(REFERENCE)
-    report = grade(submission, lang="en")
+    report = grade(submission)
     (candidate,) = candidates(submission.source, ["missing-scale"], {})
     assert candidate.edits  # the edit is real, and applied
-    assert fixes.verified(submission, report, candidate, lambda copy: grade(copy, lang="en")) is None
+    assert fixes.verified(submission, report, candidate, lambda copy: grade(copy)) is None
 
 
 def test_an_edit_alone_that_a_second_bug_keeps_from_helping_is_not_shown(graded):
@@ -80,7 +85,7 @@ def test_an_edit_alone_that_a_second_bug_keeps_from_helping_is_not_shown(graded)
     submission = load_submission(path)
     report = graded(path)
     (candidate,) = candidates(submission.source, ["softmax-dim"], {})
-    assert fixes.verified(submission, report, candidate, lambda copy: grade(copy, lang="en")) is None
+    assert fixes.verified(submission, report, candidate, lambda copy: grade(copy)) is None
     assert report["fixes"] == []
 
 
@@ -89,10 +94,10 @@ def test_a_fix_the_code_sabotages_is_judged_on_the_regrade_and_never_shown_or_cr
     tried (softmax-dim is diagnosed), regraded, and rejected on that regrade's verdict."""
     path = HOSTILE / "softmax-dim-sabotaged.py"
     tried = []
-    report = grade_submission(path, lang="en", fix_credit=1.0)
+    report = grade_submission(path, fix_credit=1.0)
     assert "softmax-dim" in report["mistakes"]
     submission = load_submission(path)
-    fixes.search(submission, report, {}, lambda copy: tried.append(copy) or grade(copy, lang="en"))
+    fixes.search(submission, report, {}, lambda copy: tried.append(copy) or grade(copy))
     assert len(tried) == 1  # the candidate was really tried
     assert report["fixes"] == [] and report["fix_credit"]["points"] == 0
     assert report["score"] == sum(c["points"] for c in report["checks"])
@@ -107,12 +112,10 @@ def test_a_fix_shows_control_characters_of_the_students_line_as_escapes(graded):
 
 
 @pytest.mark.parametrize("fraction", [0.0, 0.5, 1.0])
-def test_fix_credit_awards_that_fraction_of_the_points_the_fixed_code_earns_per_part(fraction, tmp_path,
-                                                                                    monkeypatch):
+def test_fix_credit_awards_that_fraction_of_the_points_the_fixed_code_earns_per_part(fraction, fix_cache):
     """dropout-lowercase loses the whole MHA part; its fix earns it back; FRACTION of that counts."""
-    monkeypatch.setenv(CACHE_ENV, str(tmp_path))  # the regrades are cached like any grading, under their own code
     path = SUBMISSIONS / "mutants" / "dropout-lowercase.py"
-    report = grade_submission(path, lang="en", fix_credit=fraction)
+    report = grade_submission(path, cache=fix_cache, fix_credit=fraction)
     strict = sum(c["points"] for c in report["checks"])
     assert strict == MAX_SCORE - PART["mha"].points
     (fix,) = report["fixes"]
@@ -121,6 +124,20 @@ def test_fix_credit_awards_that_fraction_of_the_points_the_fixed_code_earns_per_
     assert report["fix_credit"] == {"fraction": fraction, "points": expected, "by_part": {"mha": expected} if expected else {}}
     assert report["score"] == strict + expected
     assert all(not c["passed"] for c in report["checks"] if c["part"] == "mha" and c["max_points"])  # verdicts stay strict
+
+
+def test_a_fixs_regrade_is_cached_under_its_own_code_and_then_served_from_the_cache(tmp_path, monkeypatch):
+    """The edited copy is another source, so another cache entry: the folder holds the original's report and the
+    regrade's, and grading again runs nothing yet finds the same fix (a regrade keyed on the original's code
+    would be served the original's report and find no fix)."""
+    from grader import grade as grade_module
+
+    path = SUBMISSIONS / "mutants" / "dropout-lowercase.py"
+    first = grade_submission(path, cache=tmp_path, fix_credit=1.0)
+    assert [f["mistake"] for f in first["fixes"]] == ["dropout-lowercase"]
+    assert len(list(tmp_path.glob("*.json"))) == 2
+    monkeypatch.setattr(grade_module, "_run_checks", lambda *args: pytest.fail("graded again, not read from the cache"))
+    assert grade_submission(path, cache=tmp_path, fix_credit=1.0) == first
 
 
 def test_fix_credit_never_takes_points_from_a_part():
@@ -158,11 +175,11 @@ def test_cli_fix_credit_on_grade_and_grade_all(tmp_path):
 def test_nbgrader_part_score_includes_the_credit_and_the_cell_shows_the_fix():
     from nbformat import NotebookNode
 
-    from grader.nbgrader_plugins.grade_with_hidden_graders import GradeWithHiddenGraders
+    from grader.nbgrader.grade_with_hidden_graders import GradeWithHiddenGraders
 
     assert GradeWithHiddenGraders().fix_credit == 0.0  # the default: fixes shown, no points
     report = {"checks": [{"id": "mha.values", "part": "mha", "passed": False, "points": 0.0, "max_points": 10.0,
-                          "mistakes": [], "message_zh": "", "message_en": ""}],
+                          "mistakes": [], "message_zh": "", "message_en": "", "title_zh": "数值", "title_en": "values"}],
               "fixes": [{"checks": ["mha.values"], "message_zh": "把第 3 行改为 `x`，……", "message_en": "changing line 3"}],
               "fix_credit": {"fraction": 0.5, "points": 5.0, "by_part": {"mha": 5.0}}}
     cell = NotebookNode({"cell_type": "code", "source": 'grader.hidden.score_part("mha")', "outputs": [],
@@ -180,8 +197,8 @@ def test_nbgrader_notebook_fix_is_named_by_cell_and_credited_in_the_gradebook_sc
 
     from nbgrader import utils
 
-    from grader import colab_notebooks as cn
-    from grader.nbgrader_plugins.grade_with_hidden_graders import GradeWithHiddenGraders
+    import colab_notebooks as cn
+    from grader.nbgrader.grade_with_hidden_graders import GradeWithHiddenGraders
     from nbgrader_course import release_notebook
     from test_nbgrader_grade_with_hidden_graders import with_hidden_tests
 
@@ -205,8 +222,8 @@ def test_nbgrader_notebook_fix_is_named_by_cell_and_credited_in_the_gradebook_sc
 def test_grade_all_nbgrader_fix_credit_reaches_the_gradebook(tmp_path):
     """`grade-all COURSE --nbgrader attention --fix-credit 1`: the option reaches both the parallel grading
     and the one `nbgrader autograde` run, so the gradebook holds the credited score and agrees with the report."""
-    from grader import colab_notebooks as cn
-    from grader.build.nbgrader_release import nbgrader_env
+    import colab_notebooks as cn
+    from grader.process import nbgrader_env
     from nbgrader_course import Course, mutant_notebook
 
     course = Course.create(tmp_path / "course")
@@ -220,9 +237,8 @@ def test_grade_all_nbgrader_fix_credit_reaches_the_gradebook(tmp_path):
     assert row["score"] == row["gradebook_score"] == MAX_SCORE and row["fix_credit"]["points"] == PART["mha"].points
 
 
-def test_two_independent_fixes_are_each_shown_and_credited_together(tmp_path, monkeypatch):
-    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
-    report = grade_submission(HOSTILE / "bare-matmul-and-dropout-lowercase.py", lang="en", fix_credit=1.0)
+def test_two_independent_fixes_are_each_shown_and_credited_together(fix_cache):
+    report = grade_submission(HOSTILE / "bare-matmul-and-dropout-lowercase.py", cache=fix_cache, fix_credit=1.0)
     assert sorted(f["mistake"] for f in report["fixes"]) == ["bare-matmul", "dropout-lowercase"]
     assert sum(c["points"] for c in report["checks"]) < MAX_SCORE - PART["mha"].points  # both parts lost points
     assert report["score"] == MAX_SCORE and set(report["fix_credit"]["by_part"]) == {"sdpa", "mha"}

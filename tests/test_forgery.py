@@ -13,7 +13,8 @@ import pytest
 
 from conftest import REFERENCE, ROOT, STUBS, SUBMISSIONS, header
 from grader import policy
-from grader.grade_all import class_summary
+from grader.assignment import PART
+from grader.grade_all.text import class_summary
 from grader.source import load_submission, submission_from_cells
 
 FORGERY = SUBMISSIONS / "forgery"
@@ -124,7 +125,7 @@ BREACHES = {
     "builtins": (sdpa_body("builtins.print", "import builtins\n"), "forbidden-import", {"sdpa"}),
     "grader": (sdpa_body("probes.PROBES.clear()", "from grader import probes\n"), "forbidden-import", {"sdpa"}),
     "relative_import": (sdpa_body("x", "from . import x\n"), "forbidden-import", {"sdpa"}),
-    "sys_modules": (sdpa_body("sys.modules['grader.harness']", "import sys\n"), "introspection", {"sdpa"}),
+    "sys_modules": (sdpa_body("sys.modules['grader.sandbox.worker']", "import sys\n"), "introspection", {"sdpa"}),
     "eval": (sdpa_body("eval('1')"), "introspection", {"sdpa"}),
     "exec": (sdpa_body("exec('x = 1')"), "introspection", {"sdpa"}),
     "compile": (sdpa_body("compile('1', 'f', 'eval')"), "introspection", {"sdpa"}),
@@ -202,7 +203,7 @@ def test_a_violation_quotes_the_students_line_and_says_what_to_write(graded):
     assert rules["where"]["text"] == "weights = torch._softmax(scores, -1, False)"
     assert "weights = torch._softmax(scores, -1, False)" in rules["message_en"]
     assert "torch.softmax" in rules["message_en"] and "torch.softmax" in rules["message_zh"]
-    assert report["score"] == 10.0 and "private-torch" in report["mistakes"]
+    assert report["score"] == PART["mha"].points and "private-torch" in report["mistakes"]
 
 
 @pytest.mark.parametrize("path", ATTACKS, ids=[p.stem for p in ATTACKS])
@@ -241,9 +242,9 @@ def test_runtime_tampering_zeroes_the_part_it_happened_in(monkeypatch):
     from grader.grade import grade_submission
 
     monkeypatch.setattr(policy, "violations", lambda source: [])
-    report = grade_submission(SUBMISSIONS / "mutants" / "tampering__2.py", lang="en")  # right, but patches allclose
+    report = grade_submission(SUBMISSIONS / "mutants" / "tampering__2.py")  # right, but patches allclose
     by_part = {part: sum(c["points"] for c in report["checks"] if c["part"] == part) for part in ("sdpa", "mha")}
-    assert by_part == {"sdpa": 10.0, "mha": 0.0}, report["mistakes"]
+    assert by_part == {"sdpa": PART["sdpa"].points, "mha": 0.0}, report["mistakes"]
     rules = next(c for c in report["checks"] if c["id"] == "mha.rules")
     assert "patched torch.allclose" in rules["message_en"] and "tampering" in rules["mistakes"]
 
@@ -253,7 +254,7 @@ def test_built_in_attention_under_another_name_scores_zero_even_past_the_rules(m
 
     monkeypatch.setattr(policy, "violations", lambda source: [])
     for name in ("b_aten_math_alias.py", "c_private_nn_modes_off.py"):
-        report = grade_submission(FORGERY / name, lang="en")
+        report = grade_submission(FORGERY / name)
         assert sum(c["points"] for c in report["checks"] if c["part"] == "mha") == 0.0, (name, report["mistakes"])
         assert "forbidden-api" in report["mistakes"], (name, report["mistakes"])
 
@@ -261,7 +262,7 @@ def test_built_in_attention_under_another_name_scores_zero_even_past_the_rules(m
 WORKER_DENIAL = """
 import torch, torch.nn as nn, torch.nn.functional as F
 from torch.utils._python_dispatch import _disable_current_modes
-from grader.harness import Runtime
+from grader.sandbox.worker import Runtime
 
 runtime = Runtime()
 q = torch.randn(1, 2, 4, 8)

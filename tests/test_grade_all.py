@@ -15,9 +15,14 @@ import nbformat
 import pytest
 
 from conftest import REFERENCE, ROOT, SUBMISSIONS
-from grader import colab_notebooks as cn
-from grader.build.nbgrader_release import nbgrader_env
-from grader.grade_all import class_summary, find_submissions, grade_class, in_shard, parse_shard
+import colab_notebooks as cn
+from grader.assignment import MAX_SCORE
+from grader.process import nbgrader_env, open_gradebook
+from grader.grade_all.discovery import find_submissions
+from grader.grade_all.folder import grade_class
+from grader.grade_all.options import parse_shard
+from grader.grade_all.parallel import in_shard
+from grader.grade_all.text import class_summary
 from nbgrader_course import Course, colab_cases, mutant_notebook
 
 MUTANTS = SUBMISSIONS / "mutants"
@@ -58,13 +63,13 @@ def class_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def by_jobs(class_dir) -> dict[int, list[dict]]:
-    return {jobs: grade_class(class_dir, jobs=jobs, lang="en") for jobs in (1, 2)}
+    return {jobs: grade_class(class_dir, jobs=jobs) for jobs in (1, 2)}
 
 
 def essence(report: dict) -> tuple:
     """Everything a report says about the student, check by check."""
     return (report["student"], report["score"], report["max_score"], report["mistakes"], report.get("error"),
-            [(c["id"], c["passed"], c["points"], c["message"], c["mistakes"]) for c in report["checks"]])
+            [(c["id"], c["passed"], c["points"], c["message_en"], c["mistakes"]) for c in report["checks"]])
 
 
 def test_finds_one_submission_per_student_in_both_layouts(class_dir):
@@ -83,10 +88,10 @@ def test_every_submission_gets_a_row_even_when_it_crashes(by_jobs):
     reports = {r["student"]: r for r in by_jobs[2]}
     assert sorted(reports) == sorted([*CLASS, "heidi", BROKEN])
     broken = reports[BROKEN]
-    assert broken["score"] == 0.0 and broken["max_score"] == 20.0 and broken["mistakes"] == ["not-a-notebook"]
+    assert broken["score"] == 0.0 and broken["max_score"] == MAX_SCORE and broken["mistakes"] == ["not-a-notebook"]
     assert broken["refused"] == "not-a-notebook" and "error" not in broken
     assert broken["submission"].endswith("attention.ipynb")
-    assert reports["alice"]["score"] == 20.0 and not reports["alice"]["mistakes"]
+    assert reports["alice"]["score"] == MAX_SCORE and not reports["alice"]["mistakes"]
     assert "mask-diagonal" in reports["bob"]["mistakes"] and "bare-matmul" in reports["carol"]["mistakes"]
     assert "missing-scale" in reports["heidi"]["mistakes"]
     assert "tampering" in reports["erin"]["mistakes"] and "syntax-error" in reports["grace"]["mistakes"]
@@ -167,10 +172,10 @@ def graded_course(tmp_path_factory):
 
 
 def gradebook_totals(db_url: str, students) -> dict[str, float | None]:
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry
 
     totals = {}
-    with Gradebook(db_url, "attention-kit") as gradebook:
+    with open_gradebook(db_url, "attention-kit") as gradebook:
         for student in students:
             try:
                 totals[student] = gradebook.find_submission("attention", student).score
@@ -186,8 +191,8 @@ def test_nbgrader_gradebook_holds_grade_alls_scores(graded_course):
     totals = gradebook_totals(f"sqlite:///{course.root / 'gradebook.db'}", students)
     assert totals == {student: reports[student]["score"] for student in students}
     assert all(r["gradebook_score"] == r["score"] for r in reports.values())
-    assert reports["colab40"]["score"] == 20.0 and "missing-scale" in reports["missing-scale"]["mistakes"]
-    assert reports["forged"]["score"] < 20.0  # forged outputs and a bonus cell earn nothing
+    assert reports["colab40"]["score"] == MAX_SCORE and "missing-scale" in reports["missing-scale"]["mistakes"]
+    assert reports["forged"]["score"] < MAX_SCORE  # forged outputs and a bonus cell earn nothing
     # the nbgrader run found every verdict in the cache: it graded nothing itself
     assert "not found in the cache" not in done.stderr
     cache = course.root / "autograded" / ".attention-kit-report-cache"
@@ -204,13 +209,13 @@ def test_nbgrader_scores_equal_grader_grade(graded_course, tmp_path):
     """`grader grade` on the submitted file gives the same score, except where autograde had to put
     provided cells back (`deleted` lost ModelArgs): there on the autograded notebook, as README says."""
     course, students, _, reports = graded_course
-    plain = {r["student"]: r for r in grade_class(course.root / "submitted", jobs=2, lang="en")}
+    plain = {r["student"]: r for r in grade_class(course.root / "submitted", jobs=2)}
     unrepaired = [s for s in students if s != "deleted"]
     assert {s: plain[s]["score"] for s in unrepaired} == {s: reports[s]["score"] for s in unrepaired}
     assert {s: plain[s]["mistakes"] for s in unrepaired} == {s: reports[s]["mistakes"] for s in unrepaired}
     for student in ("deleted", "stripped"):
         (tmp_path / f"{student}.ipynb").write_bytes(course.autograded(student).read_bytes())
-    autograded = {r["student"]: r["score"] for r in grade_class(tmp_path, jobs=2, lang="en")}
+    autograded = {r["student"]: r["score"] for r in grade_class(tmp_path, jobs=2)}
     assert autograded == {s: reports[s]["score"] for s in ("deleted", "stripped")}
 
 

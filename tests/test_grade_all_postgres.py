@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SUBMISSIONS
-from grader import colab_notebooks as cn
-from grader.build.nbgrader_release import nbgrader_env
-from grader.grade_all import in_shard
+import colab_notebooks as cn
+from grader.process import nbgrader_env, open_gradebook
+from grader.grade_all.parallel import in_shard
 from nbgrader_course import Course, colab_cases, mutant_notebook
 
 pytestmark = pytest.mark.slow
@@ -139,9 +139,7 @@ def test_two_workers_fill_one_postgresql_gradebook(postgres_url, tmp_path):
         assert autograded == sorted(shares[k]), "each machine autogrades its own share only"
         assert not (copy / "gradebook.db").exists(), "nothing went to a SQLite gradebook"
 
-    from nbgrader.api import Gradebook
-
-    with Gradebook(postgres_url, "attention-kit") as gradebook:
+    with open_gradebook(postgres_url, "attention-kit") as gradebook:
         graded = {s.student.id: s.score for s in gradebook.assignment_submissions("attention")}
     assert graded == {s: expected[s]["score"] for s in STUDENTS}
 

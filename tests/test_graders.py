@@ -9,7 +9,8 @@ import json
 import pytest
 
 from conftest import REFERENCE, STUBS, SUBMISSIONS, header
-from grader.catalog import catalog
+from grader.assignment import MAX_SCORE, PARTS
+from grader.catalog import catalog, explain
 from grader.checks import checks_for
 
 CORRECT = sorted((SUBMISSIONS / "correct").glob("*.py"))
@@ -23,7 +24,7 @@ def failures(report: dict) -> str:
 
 def test_reference_solution_gets_full_marks(graded):
     report = graded(REFERENCE)
-    assert report["score"] == report["max_score"] == 20.0, failures(report)
+    assert report["score"] == report["max_score"] == MAX_SCORE, failures(report)
     assert report["mistakes"] == []
 
 
@@ -65,11 +66,22 @@ def test_there_are_enough_correct_styles_and_a_mutant_for_every_code_mistake():
     assert set(catalog()) - covered - not_code == set(), "mistake ids without a mutant"
 
 
-def test_every_failure_names_a_mistake_or_says_which_property_failed(graded):
+def test_every_failure_says_what_failed_in_chinese_then_english_and_explains_its_mistakes(graded):
+    """A failed check opens with its own sentence in each language (what property failed), and each mistake it
+    names is a catalog id whose explanation follows in that language."""
     for path in MUTANTS:
         for check in graded(path)["checks"]:
-            if not check["passed"]:
-                assert check["message"].strip(), f"{path.name}: {check['id']} failed silently"
+            if check["passed"]:
+                continue
+            where = f"{path.name}: {check['id']}"
+            assert set(check["mistakes"]) <= set(catalog()), where
+            for lang in ("zh", "en"):
+                lines = check[f"message_{lang}"].splitlines()
+                explanations = [explain(m, lang) for m in check["mistakes"]]
+                assert lines and lines[0].strip() and lines[0] not in explanations, f"{where} failed silently ({lang})"
+                assert all(e in lines for e in explanations), f"{where}: a mistake left unexplained ({lang})"
+            assert any("\u4e00" <= ch <= "\u9fff" for ch in check["message_zh"].splitlines()[0]), where
+            assert check["message_en"].splitlines()[0] != check["message_zh"].splitlines()[0], where
 
 
 def test_every_mistake_has_zh_and_en_explanation_and_fix():
@@ -78,9 +90,9 @@ def test_every_mistake_has_zh_and_en_explanation_and_fix():
             assert entry[f"{key}_zh"].strip() and entry[f"{key}_en"].strip(), (mistake, key)
 
 
-def test_points_per_part_are_ten_and_ids_are_unique():
+def test_points_per_part_are_as_declared_and_ids_are_unique():
     checks = checks_for()
     assert len({c.id for c in checks}) == len(checks)
-    for part in ("sdpa", "mha"):
-        assert sum(c.points for c in checks if c.part == part) == 10
+    for part in PARTS:
+        assert sum(c.points for c in checks if c.part == part.id) == part.points
     assert {c.id for c in checks if c.visibility == "public"} >= {"sdpa.shapes", "sdpa.causal_zeros", "mha.shapes"}

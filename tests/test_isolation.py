@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from conftest import GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS, header
+from grader.assignment import MAX_SCORE
 from grader.checks import checks_for
-from grader.confinement import Limits
+from grader.sandbox.confinement import Limits
 from grader.grade import default_limits, grade_submission
-from grader.grade_all import grade_class
+from grader.grade_all.folder import grade_class
 
 HOSTILE = sorted((SUBMISSIONS / "hostile").glob("*.py"))
 ALL_CHECK_IDS = {c.id for c in checks_for()}
@@ -36,14 +37,14 @@ def listener():
 def test_hostile_submission_gets_a_complete_report_within_its_limit(path, listener):
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     started = time.monotonic()
-    report = grade_submission(path, lang="en")
+    report = grade_submission(path)
     elapsed = time.monotonic() - started
     assert {c["id"] for c in report["checks"]} >= ALL_CHECK_IDS, "every check must have a row"
     assert elapsed < default_limits().submission_seconds + 15
     expected, affected = header(path, "expect") or "not-implemented", header(path, "affected") or "both"
     parts = {"both": ["sdpa", "mha"], "none": [], "twin": []}.get(affected, [affected])
     if affected == "twin":  # tricks on top of wrong code must earn exactly what the wrong code earns
-        twin = grade_submission(path.parent / header(path, "twin"), lang="en")
+        twin = grade_submission(path.parent / header(path, "twin"))
         assert report["score"] == twin["score"], (report["score"], twin["score"])
     for part in parts:
         lost = [c for c in report["checks"] if c["part"] == part and c["points"] > 0]
@@ -64,14 +65,14 @@ def test_memory_bomb_is_stopped_by_the_limit_not_by_the_machine(tmp_path):
                                 capture_output=True, text=True, timeout=120)
     assert unconfined.stdout.strip() == str(1 << 30), "the machine itself can afford the allocation"
     limits = Limits(**{**default_limits().__dict__, "memory_bytes": 512 << 20})
-    report = grade_submission(bomb, lang="en", limits=limits)
+    report = grade_submission(bomb, limits=limits)
     assert "memory-limit" in report["mistakes"]
     assert all(c["points"] == 0 for c in report["checks"] if c["part"] == "sdpa")
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the full isolation layers need root (CI runs as root)")
 def test_all_isolation_layers_are_in_place_as_root():
-    report = grade_submission(REFERENCE, lang="en")
+    report = grade_submission(REFERENCE)
     assert "isolation_missing" not in report, report.get("isolation_missing")
 
 
@@ -81,9 +82,9 @@ def test_hostile_neighbours_change_no_one_elses_grade(tmp_path):
         (tmp_path / f"{name}.py").write_bytes((SUBMISSIONS / "hostile" / f"{name}.py").read_bytes())
     for n in range(2):  # students `honest-0`, `honest-1` (`<id>_...` would name student `<id>`, as zip_collect does)
         (tmp_path / f"honest-{n}.py").write_bytes(REFERENCE.read_bytes())
-    reports = {r["student"]: r for r in grade_class(tmp_path, jobs=2, lang="en")}
+    reports = {r["student"]: r for r in grade_class(tmp_path, jobs=2)}
     assert len(reports) == 7
-    assert reports["honest-0"]["score"] == reports["honest-1"]["score"] == 20.0
+    assert reports["honest-0"]["score"] == reports["honest-1"]["score"] == MAX_SCORE
 
 
 def test_cli_json_stays_clean_when_the_submission_prints(tmp_path):

@@ -16,8 +16,9 @@ import sys
 import pytest
 
 from grader.build.config import ROOT
-from grader.build.nbgrader_release import nbgrader_env
-from grader.nbgrader_plugins.hide_hidden_tests import remove_hidden_blocks
+from grader.assignment import MAX_SCORE
+from grader.process import nbgrader_env
+from grader.nbgrader.hide_hidden_tests import remove_hidden_blocks
 from grader.source import load_submission, read_code_cells, submission_from_cells
 from nbgrader_course import COLAB_FILE_NAMES, LEFT_OUT, shared_class
 
@@ -64,7 +65,7 @@ def test_every_case_is_autograded_without_manual_grading(run):
         assert set(scores[student]) == {"sdpa_tests", "mha_tests"}, student
         assert not any(needs for _, needs in scores[student].values()), student
     for student in CORRECT:
-        assert run.course.total(student) == 20.0, (student, scores[student])
+        assert run.course.total(student) == MAX_SCORE, (student, scores[student])
 
 
 def test_a_mask_mistake_is_diagnosed_and_scored_below_full(run):
@@ -172,7 +173,7 @@ def test_a_failing_students_feedback_shows_verdicts_diagnosis_and_picture(run):
     """Does the mask-diagonal student's page show the score, each verdict, the zh/en diagnosis and the weights picture?"""
     page = run.course.feedback("mask-diag.1").read_text(encoding="utf-8")
     score = run.course.total("mask-diag.1")
-    assert f"Score: {score:.1f} / 20.0" in page.replace("&nbsp;", " ") or f"{score:g} / 20" in page
+    assert f"Score: {score:.1f} / {MAX_SCORE:.1f}" in page.replace("&nbsp;", " ") or f"{score:g} / {MAX_SCORE:g}" in page
     assert "sdpa.causal_zeros" in page and "✗" in page
     assert "对角线被遮蔽" in page and "Diagonal masked too" in page
     assert page.count("data:image/png;base64") >= 1 and "your attention weights" in page

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.nbgrader_plugins.collector import MAX_NOTEBOOK_BYTES, ColabFileNameCollector, notebook_stem
+from grader.nbgrader.collector import MAX_NOTEBOOK_BYTES, ColabFileNameCollector, notebook_stem
 
 RELEASED = ["attention.ipynb"]
 NOTEBOOK = json.dumps({"nbformat": 4, "nbformat_minor": 0, "metadata": {}, "cells": []})

@@ -18,10 +18,11 @@ from bs4 import BeautifulSoup
 
 import nbformat
 
-from grader import colab_notebooks as cn
+import colab_notebooks as cn
+from grader.assignment import MAX_SCORE
 from grader.build.config import ASSIGNMENT, ROOT
 from grader.catalog import explain
-from grader.nbgrader_plugins.feedback_page_policy import CONTENT_SECURITY_POLICY
+from grader.nbgrader.feedback_page_policy import CONTENT_SECURITY_POLICY
 from nbgrader_course import Course, correct_notebook, shared_class
 
 pytestmark = pytest.mark.slow
@@ -84,7 +85,7 @@ def test_the_student_sees_score_and_diagnosis(chromium, run, page, tmp_path):
     scores = run.course.scores()[STUDENT]
     total, part1 = run.course.total(STUDENT), scores["sdpa_tests"][0]
     assert part1 < 10
-    assert f"Score: {total:.1f} / 20.0" in text  # nbgrader's page header
+    assert f"Score: {total:.1f} / {MAX_SCORE:.1f}" in text  # nbgrader's page header
     assert f"Part 1 · scaled_dot_product_attention：{part1:g} / 10 分" in text  # our verdict text
     assert "✗ [0/2] 因果遮罩" in text and "sdpa.causal_zeros" in text
     assert "对角线被遮蔽" in text and "Diagonal masked too" in text

@@ -2,7 +2,7 @@
 import copy
 
 from grader.build.config import SELFCHECK_CELL
-from grader.nbgrader_plugins.fold_selfcheck_cell import SELFCHECK_GRADE_ID, FoldSelfcheckCell
+from grader.nbgrader.fold_selfcheck_cell import SELFCHECK_GRADE_ID, FoldSelfcheckCell
 from nbgrader_course import release_notebook
 
 

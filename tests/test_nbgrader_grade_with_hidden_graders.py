@@ -8,11 +8,12 @@ import pytest
 from nbformat.v4 import new_code_cell
 from nbgrader import utils
 
-from grader import colab_notebooks as cn
+import colab_notebooks as cn
+from grader.assignment import MAX_SCORE, PARTS
 from grader.build.config import ROOT, SOURCE_NOTEBOOK
 from grader.checks import checks_for
 from grader.catalog import explain
-from grader.nbgrader_plugins.grade_with_hidden_graders import GradeWithHiddenGraders, code_as_submitted, part_of
+from grader.nbgrader.grade_with_hidden_graders import GradeWithHiddenGraders, code_as_submitted, part_of
 from nbgrader_course import SUBMISSIONS, release_notebook
 
 HIDDEN = {part: f'### BEGIN HIDDEN TESTS\nimport grader.hidden\ngrader.hidden.score_part("{part}")\n### END HIDDEN TESTS'
@@ -66,8 +67,8 @@ def mask_diagonal():
 @pytest.mark.slow
 def test_a_correct_notebook_gets_every_point(correct):
     """Does nbgrader read full marks for both test cells of the reference answers?"""
-    for grade_id in ("sdpa_tests", "mha_tests"):
-        assert utils.determine_grade(cell_of(correct, grade_id)) == (10.0, 10.0)
+    for part in PARTS:
+        assert utils.determine_grade(cell_of(correct, part.tests_cell)) == (part.points, part.points)
 
 
 @pytest.mark.slow
@@ -93,10 +94,10 @@ def test_outputs_are_stdout_picture_and_score_never_an_error(mask_diagonal):
 def test_nbgrader_reads_the_reports_part_scores(mask_diagonal):
     """Is the score nbgrader reads from each test cell the report's score for that part?"""
     report = mask_diagonal.metadata["attention_kit"]["report"]
-    for grade_id, part in (("sdpa_tests", "sdpa"), ("mha_tests", "mha")):
-        expected = sum(c["points"] for c in report["checks"] if c["part"] == part)
-        assert utils.determine_grade(cell_of(mask_diagonal, grade_id)) == (expected, 10.0)
-    assert "mask-diagonal" in report["mistakes"] and report["score"] < 20
+    for part in PARTS:
+        expected = sum(c["points"] for c in report["checks"] if c["part"] == part.id)
+        assert utils.determine_grade(cell_of(mask_diagonal, part.tests_cell)) == (expected, part.points)
+    assert "mask-diagonal" in report["mistakes"] and report["score"] < MAX_SCORE
 
 
 @pytest.mark.slow
@@ -129,8 +130,8 @@ def test_graded_code_is_the_students_without_the_restored_hidden_blocks():
 
 def fake_report(part: str, earned: float, maximum: float) -> dict:
     return {"score": earned, "max_score": maximum, "mistakes": [], "checks": [
-        {"id": f"{part}.a", "part": part, "title": "a", "passed": earned == maximum, "points": earned,
-         "max_points": maximum, "message": "", "message_zh": "错", "message_en": "wrong", "mistakes": []}]}
+        {"id": f"{part}.a", "part": part, "title_zh": "甲", "title_en": "a", "passed": earned == maximum, "points": earned,
+         "max_points": maximum, "message_zh": "错", "message_en": "wrong", "mistakes": []}]}
 
 
 def grade_cell(source: str, points: float):

@@ -7,7 +7,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
 from grader.build.config import ROOT, SOURCE_NOTEBOOK
-from grader.nbgrader_plugins.hide_hidden_tests import HideHiddenTests
+from grader.nbgrader.hide_hidden_tests import HideHiddenTests
 
 HIDDEN = "### BEGIN HIDDEN TESTS\nimport grader.hidden\ngrader.hidden.score_part(\"sdpa\")\n### END HIDDEN TESTS"
 

@@ -7,8 +7,8 @@ import nbformat
 from nbformat.v4 import new_markdown_cell, new_notebook
 
 from grader.build.config import ROOT, SOURCE_NOTEBOOK
-from grader.nbgrader_plugins.plain_math import MAX_DEPTH, PlainMath, plain_math, without_math
-from grader.nbgrader_plugins.sanitize_feedback import SanitizeFeedback
+from grader.nbgrader.plain_math import MAX_DEPTH, PlainMath, plain_math, without_math
+from grader.nbgrader.sanitize_feedback import SanitizeFeedback
 
 
 def test_the_forms_the_exercise_uses_read_as_text():

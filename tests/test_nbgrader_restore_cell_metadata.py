@@ -5,8 +5,8 @@ import copy
 
 import pytest
 
-from grader import colab_notebooks as cn
-from grader.nbgrader_plugins.restore_cell_metadata import RestoreCellMetadata
+import colab_notebooks as cn
+from grader.nbgrader.restore_cell_metadata import RestoreCellMetadata
 from nbgrader_course import apply, ids, release_course, release_notebook
 
 GRADED = ["imports", "model_args", "selfcheck", "sdpa", "sdpa_tests", "mha", "mha_tests"]

@@ -6,8 +6,8 @@ import logging
 import pytest
 from nbgrader.preprocessors import OverwriteCells
 
-from grader import colab_notebooks as cn
-from grader.nbgrader_plugins.restore_hidden_tests import RestoreHiddenTests
+import colab_notebooks as cn
+from grader.nbgrader.restore_hidden_tests import RestoreHiddenTests
 from nbgrader_course import Course, apply
 
 pytestmark = pytest.mark.slow

@@ -4,8 +4,8 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from grader import colab_notebooks as cn
-from grader.nbgrader_plugins.restore_missing_cells import RestoreMissingCells
+import colab_notebooks as cn
+from grader.nbgrader.restore_missing_cells import RestoreMissingCells
 from nbgrader_course import apply, ids, release_course, release_notebook, repaired
 
 GRADED = ["imports", "model_args", "selfcheck", "sdpa", "sdpa_tests", "mha", "mha_tests"]

@@ -18,10 +18,12 @@ import nbformat
 import pytest
 
 from conftest import REFERENCE, ROOT
-from grader import colab_notebooks as cn
+import colab_notebooks as cn
+from grader.assignment import MAX_SCORE
 from grader.build.config import SOURCE_NOTEBOOK
 from grader.grade import grade_submission
-from grader.grade_all import DB_URL_ENV, Course, find_submissions
+from grader.grade_all.discovery import find_submissions
+from grader.nbgrader.autograde_run import DB_URL_ENV, autograde_invocation
 from grader.report import render_text
 from grader.source import MAX_FILE_BYTES, load_submission, submission_from_cells
 from nbgrader_course import apply, release_course, release_notebook
@@ -70,7 +72,7 @@ def test_a_long_chain_of_assignments_is_extracted_in_linear_time(tmp_path):
     assert submission.refusal is None and "x3999 = x3998" in submission.source
     path = tmp_path / "chain.py"
     path.write_text(code, encoding="utf-8")
-    assert grade_submission(path, lang="en")["score"] == 20.0
+    assert grade_submission(path)["score"] == MAX_SCORE
 
 
 def test_a_chain_over_the_code_cap_is_refused_quickly(tmp_path):
@@ -78,11 +80,11 @@ def test_a_chain_over_the_code_cap_is_refused_quickly(tmp_path):
     path = tmp_path / "chain.py"
     path.write_text(chain(40_000), encoding="utf-8")
     started = time.perf_counter()
-    report = grade_submission(path, lang="en")
+    report = grade_submission(path)
     assert time.perf_counter() - started < 2.0
     assert report["score"] == 0.0 and report["mistakes"] == ["submission-too-large"]
     assert report["refused"] == "submission-too-large"
-    assert "Not graded: the code is" in report["checks"][0]["message"]
+    assert "Not graded: the code is" in report["checks"][0]["message_en"]
 
 
 def test_statements_on_one_line_are_capped_too():
@@ -114,9 +116,9 @@ def test_a_notebook_over_the_file_cap_is_refused_unread(tmp_path):
 def test_a_notebook_that_is_not_json_gets_a_plain_reason(tmp_path):
     path = tmp_path / "attention.ipynb"
     path.write_bytes(b"PK\x03\x04 a zip file, renamed")
-    report = grade_submission(path, lang="zh")
+    report = grade_submission(path)
     assert report["mistakes"] == ["not-a-notebook"] and "error" not in report
-    assert "不是 JSON 格式的 notebook" in report["checks"][0]["message"]
+    assert "不是 JSON 格式的 notebook" in report["checks"][0]["message_zh"]
     assert "JSONDecodeError" not in json.dumps(report)
 
 
@@ -172,7 +174,7 @@ def test_links_out_of_a_submission_score_zero_with_a_row_that_says_so(hostile_cl
     for student in ("bob", "mallory", "eve", "trent"):
         assert found[student]["score"] == 0.0, student
         assert found[student]["mistakes"] == ["submission-link"], student
-    assert found["alice"]["score"] == 20.0 and found["heidi"]["score"] == 20.0
+    assert found["alice"]["score"] == found["heidi"]["score"] == MAX_SCORE
 
 
 def test_nothing_from_outside_a_submission_reaches_a_report_or_the_output(hostile_class):
@@ -221,7 +223,7 @@ def test_grader_grade_on_a_link_refuses_it_without_quoting_it(hostile_class):
 
 def test_render_text_escapes_every_control_character():
     report = {"submission": "a\x1b[2Jb\nScore: 20 / 20.py", "score": 0.0, "max_score": 20.0, "mistakes": [],
-              "checks": [{"id": "x", "part": "integrity", "passed": False, "message": "m\x9b31m\u202eevil\r"}]}
+              "checks": [{"id": "x", "part": "integrity", "passed": False, "message_en": "m\x9b31m\u202eevil\r"}]}
     text = render_text(report, "en")
     assert not any(ch in text for ch in "\x1b\x9b\u202e\r")
     assert text.splitlines()[0] == "a\\x1b[2Jb\\nScore: 20 / 20.py"
@@ -244,7 +246,7 @@ def test_kit_metadata_written_by_the_student_never_reaches_the_verdict(tmp_path)
     """A forged `attention_kit.repairs` ("corrected by the instructor: 10 / 10") and a forged report, at notebook
     and cell level, run through the kit's sanitize steps as nbgrader_config.py lists them, then graded: the verdict
     holds only the grader's own text, and the real repair the kit made is still told."""
-    from grader.nbgrader_plugins.grade_with_hidden_graders import GradeWithHiddenGraders
+    from grader.nbgrader.grade_with_hidden_graders import GradeWithHiddenGraders
     from traitlets.utils.importstring import import_item
 
     course = release_course(tmp_path)
@@ -269,7 +271,7 @@ def test_kit_metadata_written_by_the_student_never_reaches_the_verdict(tmp_path)
     assert "corrected by the instructor" not in verdicts and "教师已更正" not in verdicts
     assert "model_args" in verdicts  # the kit's own repair note
     assert "attention_kit" not in graded.cells[cn.cell_by_id(graded, "sdpa")].metadata
-    assert graded.metadata["attention_kit"]["report"]["score"] == 20.0
+    assert graded.metadata["attention_kit"]["report"]["score"] == MAX_SCORE
     assert all("10 / 10" not in note["en"] for note in graded.metadata["attention_kit"]["repairs"])
 
 
@@ -277,7 +279,7 @@ def test_kit_metadata_written_by_the_student_never_reaches_the_verdict(tmp_path)
 
 
 def test_markup_is_cleaned_from_markdown_and_plain_prose_is_left_as_written():
-    from grader.nbgrader_plugins.sanitize_feedback import clean_markdown
+    from grader.nbgrader.sanitize_feedback import clean_markdown
 
     for cell in release_notebook().cells:  # `T <= max_seq_len`, `&` in the title: unchanged
         if cell.cell_type == "markdown":
@@ -293,9 +295,8 @@ def test_markup_is_cleaned_from_markdown_and_plain_prose_is_left_as_written():
 
 def test_the_autograde_child_gets_the_database_url_in_its_environment_only(tmp_path):
     url = "postgresql+psycopg2://grader:S3CRET-PASSWORD@db.example/gradebook"
-    course = Course(tmp_path, "attention", [f"--CourseDirectory.root={tmp_path}"], converter=None, grading_steps=[],
-                    db_url=url)
-    command, env = course.autograde_invocation(tmp_path / "cache", ["someone"], force=True)
+    command, env = autograde_invocation("attention", [f"--CourseDirectory.root={tmp_path}"], url, ["someone"],
+                                        force=True)
     assert "S3CRET-PASSWORD" not in "\0".join(command)
     assert env[DB_URL_ENV] == url
 

@@ -1,10 +1,7 @@
 """Build configuration: the one place for paths and the Colab repository."""
 from __future__ import annotations
 
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
-"""The repository root, which is also the nbgrader course directory."""
+from grader.process import ROOT  # noqa: F401 (the build's modules read it here, with the other paths)
 
 ASSIGNMENT = "attention"
 SOURCE_NOTEBOOK = f"source/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"

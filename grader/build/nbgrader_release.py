@@ -5,7 +5,6 @@ tests, locks the provided and test cells, and adds the checksums autograding rel
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import tempfile
@@ -15,12 +14,8 @@ from nbformat import NotebookNode
 
 from grader.build.config import ASSIGNMENT, ROOT
 from grader.build.read_write import read_notebook
-
-
-def nbgrader_env() -> dict[str, str]:
-    """The environment for running nbgrader: it calls `alembic` through PATH, so put this Python's bin first."""
-    bin_dir = str(Path(sys.executable).parent)
-    return {**os.environ, "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")])}
+from grader.errors import NbgraderFailed
+from grader.process import nbgrader_env
 
 
 def generate_assignment(*, record_db: bool) -> NotebookNode:
@@ -39,5 +34,5 @@ def generate_assignment(*, record_db: bool) -> NotebookNode:
             command.append("--no-db")
         done = subprocess.run(command, cwd=ROOT, env=nbgrader_env(), capture_output=True, text=True)
         if done.returncode != 0:
-            raise RuntimeError(f"nbgrader generate_assignment failed:\n{done.stdout}{done.stderr}")
+            raise NbgraderFailed(f"nbgrader generate_assignment failed:\n{done.stdout}{done.stderr}", done.returncode)
         return read_notebook(Path(scratch) / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")

@@ -1,5 +1,5 @@
 # attack: plain F.scaled_dot_product_attention, plus a class decorator that finds the worker's
-# forbidden-call record with gc and blanks it, and wraps grader.probes.PROBES to drop op names
+# forbidden-call record with gc and blanks it, and wraps grader.sandbox.probes.PROBES to drop op names
 # twin: twins/mha_plain_sdpa.py
 # expect: forbidden-import
 # affected: both
@@ -36,7 +36,7 @@ def _quiet(cls):
     for thing in gc.get_objects():
         if type(thing).__name__ == "Runtime":
             thing.forbidden_calls = type("Forgetful", (set,), {"add": lambda self, item: None})()
-    probes = sys.modules.get("grader.probes")
+    probes = sys.modules.get("grader.sandbox.probes")
     if probes is not None:
         for name, probe in list(probes.PROBES.items()):
             def quiet(*args, _probe=probe, **kwargs):

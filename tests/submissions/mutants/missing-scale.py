@@ -1,5 +1,6 @@
 # expect: missing-scale
 # part: sdpa
+# says: not scaled
 import math
 from dataclasses import dataclass
 

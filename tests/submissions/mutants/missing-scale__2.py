@@ -1,5 +1,6 @@
 # expect: missing-scale
 # part: mha
+# says: not scaled
 import math
 from dataclasses import dataclass
 

@@ -1,5 +1,6 @@
 # expect: wrong-scale
 # part: sdpa
+# says: divided by d_k = 
 import math
 from dataclasses import dataclass
 

@@ -1,5 +1,6 @@
 # expect: wrong-scale
 # part: mha
+# says: divided by √dim
 import math
 from dataclasses import dataclass
 

@@ -1,0 +1,201 @@
+"""What the parts' checks share, each written once: tolerances, numeric comparison, the mistake an
+exception or a wrong variant names, low-precision advice, the device sweep, the op-count verdict,
+and the rule for a check that cannot judge without correct values."""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+import torch
+
+from grader import diagnosis, reference
+from grader.assignment import GRADED_NAME
+from grader.checks import Context, Outcome, failed, passed
+
+# Tolerances against the float64 reference, per input dtype. float32: unit roundoff 6e-8, a
+# d_k-term dot product, a softmax and a T-term average of O(1) values stay far below 1e-5;
+# float16 (roundoff 4.9e-4) and bfloat16 (3.9e-3) get about twenty roundoffs of headroom.
+TOLERANCE = {torch.float32: (1e-5, 1e-4), torch.float64: (1e-10, 1e-8), torch.float16: (1e-2, 1e-2),
+             torch.bfloat16: (8e-2, 8e-2)}
+# The module chains four projections around the attention: twice the headroom.
+MODULE_TOLERANCE = {**TOLERANCE, torch.float16: (2e-2, 2e-2), torch.bfloat16: (1.6e-1, 1.6e-1)}
+DTYPE_HANDLING = re.compile(r"without overflow|same dtype|expected scalar type|dtype", re.I)
+GRADIENT_MISTAKES = ("broken-grad", "inplace-autograd")  # what a gradient check finds on its own
+LOOP_MARGIN = 6  # ops: a loop over 8 heads instead of 2 (or 16 positions instead of 4) adds far more
+
+
+def failed_with_error(ctx: Context, error: dict, doing_zh: str, doing_en: str, *, max_seq_len: int | None = None,
+                      extra: tuple = ()) -> Outcome:
+    """A probe raised: say what was being done, the exception, and the mistake it points to."""
+    error = _root_cause(ctx, error)
+    mistakes = diagnosis.from_error(error, ctx.static, max_seq_len=max_seq_len)
+    if set(extra) & diagnosis.DEVICE_MISTAKES:  # the caller knows better which device mistake it is
+        mistakes = [m for m in mistakes if m not in diagnosis.DEVICE_MISTAKES]
+    mistakes += list(extra)
+    summary = f"{error.get('type')}: {error.get('message', '')}".strip()[:600]
+    outcome = failed(f"{doing_zh}时出错：{summary}", f"Error while {doing_en}: {summary}", mistakes,
+                     ctx.student.submission.locate(error.get("where")))
+    outcome.cause = f"error:{error.get('type')}:{','.join(outcome.mistakes)}"
+    return outcome
+
+
+def _root_cause(ctx: Context, error: dict) -> dict:
+    """A graded name that is missing because its definition failed to load: report that failure."""
+    if error.get("type") != "NameError" or not any(n in error.get("message", "") for n in GRADED_NAME.values()):
+        return error
+    if ctx.student.submission.syntax_errors:
+        first = ctx.student.submission.syntax_errors[0]
+        cell = {"cell": first["cell"] + 1} if ctx.student.submission.is_notebook else {}
+        return {"type": first["type"], "message": first["message"],
+                "where": {"line": first["line"], "text": first["text"], "function": "<module>", "located": True, **cell}}
+    for load_error in ctx.student.load_errors:
+        return load_error
+    return error
+
+
+def needs_correct_values(ctx: Context, part: str, outcome: Outcome, own: tuple[str, ...] = ()) -> Outcome:
+    """For a check whose verdict compares numbers (float16, gradients, lengths after a round trip):
+    when `<part>.values` already failed and this check failed for the same reason (numbers off, or
+    the same exception), it says so instead of repeating the diagnosis and its mistake ids. A
+    failure naming one of the check's `own` mistakes is its own finding and stays. Checks built on
+    their own evidence (shapes, mask, device, loops, gates) never call this."""
+    prerequisite = f"{part}.values"
+    values = ctx.outcomes.get(prerequisite)
+    if outcome.passed or values is None or values.passed or set(own) & set(outcome.mistakes) \
+            or outcome.cause not in ("values", values.cause or "-"):
+        return outcome
+    return Outcome(False, f"未检查：需要数值正确（见 {prerequisite}）。",
+                   f"Not checked: needs correct values (see {prerequisite}).", cause="cascade")
+
+
+def not_checked_without_a_shape(part: str) -> Outcome:
+    """A check that needs one input the code runs on, where it ran on none."""
+    return Outcome(False, f"未检查：代码在所有输入形状上都出错（见 {part}.shapes）。",
+                   f"Not checked: the code fails on every input shape (see {part}.shapes).", cause="cascade")
+
+
+def named_variant(variant: str | None, static: dict) -> list[str]:
+    """The catalog id of a wrong reference variant the numbers reproduce. No mask at all where the
+    text misspells is_causal: the misspelling is why (the flag never reached the code)."""
+    if variant is None:
+        return []
+    mistake = reference.MISTAKE_OF.get(variant, variant)
+    return ["is-causal-typo"] if mistake == "mask-missing" and "is-causal-typo" in static else [mistake]
+
+
+def where_largest(actual: torch.Tensor, expected: torch.Tensor) -> tuple[float, tuple]:
+    difference = torch.nan_to_num((actual.double() - expected.double()).abs(), nan=float("inf"))
+    index = tuple(int(i) for i in torch.unravel_index(difference.argmax(), difference.shape))
+    return float(difference.max()), index
+
+
+def compare_gradients(names: list[str], actual: list[dict | None], expected, tolerance) -> Outcome | None:
+    """Student gradients against the reference's: a missing or all-zero one means a cut graph."""
+    for name, got, wanted in zip(names, actual, expected):
+        if got is None or (float(got["value"].abs().max()) == 0 and float(wanted.abs().max()) > 0):
+            return failed(f"梯度没有传到 {name}：计算图被切断了。", f"No gradient reaches {name}: the graph is cut.",
+                          ["broken-grad"])
+        if not diagnosis.close(got["value"], wanted, *tolerance):
+            error, index = where_largest(got["value"], wanted)
+            outcome = failed(f"对 {name} 的梯度与参考不符，最大误差 {error:.3g}（位置 {index}）。",
+                             f"The gradient for {name} differs from the reference, max error {error:.3g} at {index}.")
+            outcome.cause = "values"
+            return outcome
+    return None
+
+
+def perturbed(x: torch.Tensor, g: torch.Generator, row: int | None = None) -> torch.Tensor:
+    """x with every position (or one) replaced by fresh values."""
+    y = x.clone()
+    index = (..., slice(None) if row is None else slice(row, row + 1), slice(None))
+    y[index] = torch.randn(y[index].shape, generator=g).to(x.dtype)
+    return y
+
+
+def changed(a: torch.Tensor | None, b: torch.Tensor | None) -> bool:
+    """Bit-level difference, NaNs in the same places counting as equal."""
+    if a is None or b is None or a.shape != b.shape:
+        return True
+    return not torch.equal(torch.nan_to_num(a.double(), nan=1e300), torch.nan_to_num(b.double(), nan=1e300))
+
+
+def resource_failure(outcome: Outcome) -> bool:
+    """Out of time or memory, or the process ended: trying other inputs only burns the budget."""
+    return bool({"timeout", "memory-limit", "tampering"} & set(outcome.mistakes))
+
+
+def is_dtype_handling(error: dict | None) -> bool:
+    return bool(error) and bool(DTYPE_HANDLING.search(error.get("message", "")))
+
+
+def dtype_handling_advice(ctx: Context, error: dict, dtype: str) -> tuple[str, str, list[str]] | None:
+    """A low-precision run that failed on dtype handling alone (a -1e9 fill that overflows float16,
+    a float32 mask promoting half scores): worth knowing for mixed precision, but the exercise is
+    specified in float32, so it is advice, not a lost point. None for any other error."""
+    message = error.get("message", "")
+    if not is_dtype_handling(error):
+        return None
+    mistakes = diagnosis.from_error(error, ctx.static)
+    zh = f"{dtype} 输入时代码报错（{error.get('type')}: {message[:200]}）：本题按 float32 评分，不扣分，但混合精度训练时会出错。"
+    en = (f"With {dtype} inputs the code raises ({error.get('type')}: {message[:200]}): graded in float32, so no points "
+          "are lost, but mixed-precision training would break.")
+    return zh, en, mistakes
+
+
+def low_precision_passed(notes: list[tuple[str, str, list[str]]]) -> Outcome:
+    if not notes:
+        return passed("float16 与 bfloat16 输入的结果都在容差之内。", "float16 and bfloat16 results are within tolerance.")
+    outcome = passed(" ".join(n[0] for n in notes), " ".join(n[1] for n in notes))
+    outcome.advice = sorted({m for n in notes for m in n[2]})
+    return outcome
+
+
+def device_sweep(ctx: Context, cases: list[tuple[str, object]], run: Callable[[object, str], tuple[dict | None, dict]],
+                 mistake: Callable[[object], str], agrees_on_cuda: Callable[[object, torch.Tensor], Outcome | None]) -> Outcome:
+    """Each case (label, case) on every device the machine offers; the meta device stands in for a
+    GPU everywhere. `run(case, device)` -> (error, the output's description). A device mismatch
+    names `mistake(case)`; an output left on another device is `hardcoded-device`; on a real GPU
+    the output must agree with the same code's CPU output (`agrees_on_cuda`). Any other error says
+    nothing about devices: inconclusive, never a failure. Values are not this check's business."""
+    notes_zh, notes_en = [], []
+    for where in (["cuda"] if ctx.cuda else []) + ["meta"]:
+        for label, case in cases:
+            error, out = run(case, where)
+            no_cuda = where == "cuda" and error and diagnosis.NO_CUDA.search(error.get("message", ""))
+            if error and (diagnosis.is_device_mismatch(error, ctx.static) or no_cuda):
+                return failed_with_error(ctx, error, f"在 {where} 设备上运行（{label}）", f"running on device {where} ({label})",
+                                         extra=(mistake(case),))
+            if error:
+                notes_zh.append(f"{where} 上的检查无定论（{error['type']}）")
+                notes_en.append(f"inconclusive on {where} ({error['type']})")
+                continue
+            if out.get("device") != where:
+                return failed(f"在 {where} 上运行（{label}），输出却在 {out.get('device')} 上。",
+                              f"Run on {where} ({label}), but the output is on {out.get('device')}.", ["hardcoded-device"])
+            problem = agrees_on_cuda(case, out.get("value")) if where == "cuda" else None
+            if problem:
+                return problem
+    return passed("；".join(notes_zh) or "输入在哪个设备，计算就在哪个设备。",
+                  "; ".join(notes_en) or "Everything runs on the device of its inputs and module.")
+
+
+def same_on_cuda(cpu: torch.Tensor | None, cuda: torch.Tensor | None, tolerance: tuple[float, float]) -> Outcome | None:
+    """The GPU's output against the same code's CPU output on the same inputs."""
+    if cpu is None or diagnosis.close(cuda, cpu, *tolerance):
+        return None
+    return failed("在 CUDA 上的输出与同一段代码在 CPU 上的输出不同。",
+                  "On CUDA the output differs from the same code's output on the CPU.")
+
+
+def loop_verdict(counts: dict[str, int], base: str) -> Outcome:
+    """Ops dispatched per call for a base shape and shapes with more batch, heads or positions.
+
+    A few ops of difference are legitimate (a view here, a copy there); a Python loop over the
+    grown dimension adds at least one op per extra iteration, many more than LOOP_MARGIN.
+    """
+    listing = ", ".join(f"{shape}: {n}" for shape, n in counts.items())
+    grown = [shape for shape, n in counts.items() if n - counts[base] >= LOOP_MARGIN]
+    if grown:
+        return failed(f"张量算子的数量随形状增长（{listing}），说明在 Python 里循环了。",
+                      f"The number of tensor ops grows with the shape ({listing}): a Python loop.", ["python-loop"])
+    return passed(f"算子数量与形状无关（{listing}）。", f"The op count does not grow with the shape ({listing}).")

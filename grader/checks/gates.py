@@ -1,0 +1,58 @@
+"""The gates both parts share: failing one zeroes the part (no attention computed, the built-in
+attention used, the grading rules broken)."""
+from __future__ import annotations
+
+from grader.checks import Context, Outcome, failed, passed
+from grader.policy import for_part
+
+
+def attention_verdict(evidence: list[dict]) -> Outcome:
+    """Each entry, for one input shape: {"label", "ran", "q", "k", "mixes"} (the output or weights
+    changed with Q / with K / at other positions when V changed at one). Property points need a
+    run that shows all three, and no run that shows less: identity, uniform or zero weights and a
+    projection of V alone all fail; a wrong but real attention (unscaled, wrong softmax dim, ...) passes."""
+    ran = [e for e in evidence if e["ran"]]
+    if not ran:  # the first failure says why, and names its mistake
+        first = evidence[0]["problem"]
+        first.zh = "代码没有正常返回结果，没有任何计算注意力的证据：本部分记 0 分。" + first.zh
+        first.en = "The code returned no result, so nothing shows that it computes attention: this part scores 0. " + first.en
+        return first
+    for e in ran:
+        missing_zh = [t for t, ok in (("不随 Q 变化", e["q"]), ("不随 K 变化", e["k"]),
+                                      ("各位置的输出没有混合其他位置的 V", e["mixes"])) if not ok]
+        missing_en = [t for t, ok in (("does not change with Q", e["q"]), ("does not change with K", e["k"]),
+                                      ("no position's output mixes in V from other positions", e["mixes"])) if not ok]
+        if missing_en:
+            return failed(f"{e['label']}：结果{'；'.join(missing_zh)}。这不是注意力，本部分记 0 分。",
+                          f"{e['label']}: the result {'; '.join(missing_en)}. That is not attention: this part scores 0.",
+                          ["no-attention"])
+    return passed("输出随 Q、K 变化，并对各位置的 V 加权混合：确实在计算注意力。",
+                  "The output changes with Q and K and mixes V across positions: it computes attention.")
+
+
+def forbidden_api_gate(ctx: Context, part: str) -> Outcome:
+    """The built-in attention seen at run time during this part's probes (a wrapped function was
+    called, or its aten operator was dispatched): the part scores 0."""
+    used = sorted(ctx.student.forbidden_by_probe.get(part, set()))
+    if used:
+        return failed(f"运行时检测到调用了 {', '.join(used)}：本部分记 0 分。",
+                      f"Detected at run time: {', '.join(used)}. This part scores 0.", ["forbidden-api"])
+    return passed()
+
+
+def rules_gate(ctx: Context, part: str) -> Outcome:
+    """The grading rules (policy.py), read in the text before anything ran, and tampering the worker
+    saw while this part's probes ran: either zeroes the part, quoting what was seen."""
+    broken = for_part(ctx.violations, part)
+    seen = sorted(ctx.student.tampering_by_part.get(part, set()))
+    if not broken and not seen:
+        return passed()
+    places = [ctx.student.submission.locate({"line": v.line, "text": v.text, "function": "<module>"}) for v in broken]
+    zh = [v.describe("zh", p["line"], p.get("cell")) for v, p in zip(broken[:6], places)]
+    en = [v.describe("en", p["line"], p.get("cell")) for v, p in zip(broken[:6], places)]
+    zh += [f"运行时检测到：{', '.join(seen)}。"] if seen else []
+    en += [f"Seen at run time: {', '.join(seen)}."] if seen else []
+    mistakes = [v.mistake for v in broken] + (["tampering"] if seen else [])
+    where = places[0] if places else None
+    return failed("本部分的代码违反了评分规则，记 0 分：\n" + "\n".join(zh),
+                  "This part's code breaks the grading rules and scores 0:\n" + "\n".join(en), mistakes, where)

@@ -1,0 +1,76 @@
+"""Part 2, how it runs: after model.to(device) on that device, without Python loops, by hand,
+within the rules.
+
+The device and loop probes judge only devices and op counts, on a configuration the module
+accepts (from the shape probe), so a wrong value or a wrong shape elsewhere never hides them.
+"""
+from __future__ import annotations
+
+from grader import diagnosis
+from grader.checks import Context, Outcome, check
+from grader.checks.common import (MODULE_TOLERANCE, device_sweep, failed_with_error, loop_verdict,
+                                  not_checked_without_a_shape, same_on_cuda)
+from grader.checks.gates import forbidden_api_gate, rules_gate
+from grader.checks.mha.probing import accepted_config, first_error, inputs, linear_weights, model_args, out_tensor
+from grader.sandbox.requests import MhaInterfaceRequest, MhaRequest, Probe
+
+
+@check("mha.device", part="mha", points=1, visibility="hidden",
+       title_zh="model.to(device) 后在该设备上运行（遮罩随模块移动）",
+       title_en="after model.to(device) it runs there (the mask moves with the module)")
+def device(ctx: Context) -> Outcome:
+    config = accepted_config(ctx)
+    if config is None:
+        return not_checked_without_a_shape("mha")
+    B, T, dim, heads, max_len = config
+    weights, call, args = linear_weights(ctx, dim, 170), inputs(ctx, B, T, dim, 171), model_args(dim, heads, max_len)
+
+    def run(is_causal: bool, where: str):
+        answer = ctx.student.call(Probe.MHA, MhaRequest(args=args, is_causal=is_causal, calls=[call], weights=weights,
+                                                        device=where))
+        return first_error(answer), (answer.get("calls") or [{}])[0].get("out", {})
+
+    def mistake(is_causal: bool) -> str:
+        interface = ctx.student.call(Probe.MHA_INTERFACE, MhaInterfaceRequest(args=args, is_causal=is_causal))
+        return diagnosis.device_mistake(ctx.static, interface.get("plain_tensor_attributes", []))
+
+    def agrees_on_cuda(is_causal: bool, value):
+        answer = ctx.student.call(Probe.MHA, MhaRequest(args=args, is_causal=is_causal, calls=[call], weights=weights))
+        cpu = None if first_error(answer) else out_tensor(answer["calls"][0])
+        return same_on_cuda(cpu, value, MODULE_TOLERANCE[call["q"].dtype])
+
+    label = f"B={B}, T={T}, dim={dim}, n_heads={heads}"
+    cases = [(f"{label}, is_causal={is_causal}", is_causal) for is_causal in (True, False)]
+    return device_sweep(ctx, cases, run, mistake, agrees_on_cuda)
+
+
+@check("mha.vectorized", part="mha", points=0.5, visibility="hidden",
+       title_zh="没有逐头/逐位置的 Python 循环", title_en="no Python loop over heads or positions")
+def vectorized(ctx: Context) -> Outcome:
+    counts = {}
+    # batch stays fixed: nn.Linear itself dispatches differently for B = 1
+    for seed, (B, T, heads) in enumerate(((2, 4, 2), (2, 4, 8), (2, 16, 2)), start=180):
+        call = inputs(ctx, B, T, 16, seed)
+        answer = ctx.student.call(Probe.MHA, MhaRequest(args=model_args(16, heads, 16), is_causal=True,
+                                                        calls=[call, call], count_ops=True,
+                                                        weights=linear_weights(ctx, 16, seed)))
+        error = first_error(answer)
+        if error:  # ops are counted whatever the values; only a crash stops the count
+            return failed_with_error(ctx, error, f"统计算子（B={B}, H={heads}, T={T}）",
+                                     f"counting ops (B={B}, H={heads}, T={T})", max_seq_len=16)
+        counts[f"H={heads},T={T}"] = answer["calls"][1]["ops"]  # the second call: a mask cached on the first is no loop
+    return loop_verdict(counts, "H=2,T=4")
+
+
+@check("mha.own_implementation", part="mha", points=0, visibility="hidden", gate=True,
+       title_zh="自己实现注意力（不用 nn.MultiheadAttention / F.scaled_dot_product_attention）",
+       title_en="attention implemented by hand (no nn.MultiheadAttention / F.scaled_dot_product_attention)")
+def own_implementation(ctx: Context) -> Outcome:
+    return forbidden_api_gate(ctx, "mha")
+
+
+@check("mha.rules", part="mha", points=0, visibility="hidden", gate=True,
+       title_zh="遵守评分规则（不篡改环境、不用私有接口）",
+       title_en="keeps to the grading rules (no tampering, no private interfaces)")
+def rules(ctx: Context) -> Outcome:
+    return rules_gate(ctx, "mha")

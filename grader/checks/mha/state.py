@@ -1,0 +1,151 @@
+"""Part 2, the module's state: precision, the mask buffer across lengths and a state_dict round
+trip, dropout in train() and eval(), gradients to inputs and projections."""
+from __future__ import annotations
+
+import torch
+
+from grader import diagnosis, reference
+from grader.assignment import DROPOUTS, PROJECTIONS
+from grader.checks import Context, Outcome, check, failed, passed
+from grader.checks.common import (GRADIENT_MISTAKES, compare_gradients, dtype_handling_advice, is_dtype_handling,
+                                  low_precision_passed, needs_correct_values)
+from grader.checks.mha.probing import (checked_calls, compare, first_error, inputs, linear_weights, model_args,
+                                       out_tensor, run)
+from grader.sandbox.requests import MhaRequest, Probe
+
+
+@check("mha.low_precision", part="mha", points=0.5, visibility="hidden",
+       title_zh="float16 / bfloat16 下的模块", title_en="the module in float16 / bfloat16")
+def low_precision(ctx: Context) -> Outcome:
+    return needs_correct_values(ctx, "mha", _low_precision(ctx), own=("mask-value-overflow",))
+
+
+def _low_precision(ctx: Context) -> Outcome:
+    dim, heads = 32, 4
+    notes = []
+    for seed, dtype in enumerate((torch.float16, torch.bfloat16), start=125):
+        name = str(dtype).replace("torch.", "")
+        # the reference uses the same rounded weights and inputs, so only the student's arithmetic differs
+        weights = {k: w.to(dtype) for k, w in linear_weights(ctx, dim, seed).items()}
+        call = inputs(ctx, 2, 6, dim, seed + 1, dtype=dtype)
+        args = model_args(dim, heads, 16)
+        answer = ctx.student.call(Probe.MHA, MhaRequest(args=args, is_causal=True, calls=[call], weights=weights,
+                                                        dtype=name))
+        error = first_error(answer)
+        advice = dtype_handling_advice(ctx, error, name) if error else None
+        if advice:
+            notes.append(advice)
+            continue
+        results, problem = checked_calls(ctx, args, [call], answer, (f"以 {name} 运行", f"running in {name}"))
+        problem = problem or compare(out_tensor(results[0]), call, weights, heads, True, ctx.static, (name, name))
+        if problem:
+            return problem
+    return low_precision_passed(notes)
+
+
+@check("mha.mask_buffer", part="mha", points=1, visibility="hidden",
+       title_zh="遮罩按 max_seq_len 构建、切片到当前长度，state_dict 往返不变",
+       title_en="mask built for max_seq_len, sliced to the length, state_dict round trip")
+def mask_buffer(ctx: Context) -> Outcome:
+    # errors (a mask not sliced, a state_dict that does not load) are this check's own evidence;
+    # numbers that differ at every length are the values check's finding
+    return needs_correct_values(ctx, "mha", _mask_buffer(ctx), own=("mask-not-sliced", "mask-not-buffer"))
+
+
+def _mask_buffer(ctx: Context) -> Outcome:
+    dim, heads, max_len = 32, 4, 10
+    weights = linear_weights(ctx, dim, 130)
+    calls = [inputs(ctx, 1, T, dim, 131 + T) for T in range(1, max_len + 1)]
+    results, problem = run(ctx, model_args(dim, heads, max_len), calls, True,
+                           ("在 state_dict 往返后对每个长度 T ≤ max_seq_len 运行 forward",
+                            "running forward for every length T <= max_seq_len after a state_dict round trip"),
+                           weights=weights, roundtrip=True)
+    if problem:
+        return problem
+    for call, result in zip(calls, results):
+        T = call["q"].shape[1]
+        problem = compare(out_tensor(result), call, weights, heads, True, ctx.static,
+                          (f"state_dict 往返后 T={T}", f"after a state_dict round trip, T={T}"))
+        if problem:
+            return problem
+    too_long = ctx.student.call(Probe.MHA, MhaRequest(args=model_args(dim, heads, max_len), is_causal=True,
+                                                      calls=[inputs(ctx, 1, max_len + 1, dim, 140)], weights=weights))
+    error = (too_long.get("calls") or [{}])[0].get("error") or too_long.get("error")
+    note_zh = (f"（T > max_seq_len 时你的模块报错：{error['type']}，这是可以接受的。）" if error
+               else "（T > max_seq_len 时你的模块没有报错；请确认这是你想要的行为。）")
+    note_en = (f" (For T > max_seq_len your module raises {error['type']}, which is fine.)" if error
+               else " (For T > max_seq_len your module raises nothing; make sure that is intended.)")
+    return passed("每个长度 1…max_seq_len 都正确，state_dict 往返后结果不变。" + note_zh,
+                  "Every length 1..max_seq_len is right, also after a state_dict round trip." + note_en)
+
+
+@check("mha.dropout", part="mha", points=1, visibility="hidden",
+       title_zh="dropout：train() 时两处都生效，eval() 时不生效", title_en="dropout: both active in train(), none in eval()")
+def dropout(ctx: Context) -> Outcome:
+    dim, heads = 32, 4
+    weights = linear_weights(ctx, dim, 150)
+    x = inputs(ctx, 2, 6, dim, 151, self_attention=True)
+    doing = ("以 dropout=0.5 运行 forward", "running forward with dropout=0.5")
+    plain, problem = run(ctx, model_args(dim, heads, 16, dropout=0.0), [dict(x, mode="eval")], True, doing, weights=weights)
+    if problem:
+        return problem
+    calls = [dict(x, mode="eval", seed=1), dict(x, mode="eval", seed=2)]
+    results, problem = run(ctx, model_args(dim, heads, 16, dropout=0.5), calls, True, doing, weights=weights)
+    if problem:
+        return problem
+    eval_1, eval_2 = (out_tensor(r) for r in results)
+    if not (diagnosis.close(eval_1, eval_2, 0, 0) and diagnosis.close(eval_1, out_tensor(plain[0]), 1e-6, 1e-6)):
+        return failed("eval() 模式下 dropout=0.5 的输出仍然随机，或与 dropout=0 时不同：dropout 在评估时仍然生效。",
+                      "In eval() mode the output with dropout=0.5 is random or differs from dropout=0: dropout is active "
+                      "in evaluation.", ["dropout-in-eval"])
+    for layer, other in (DROPOUTS, DROPOUTS[::-1]):
+        # only this layer drops: its own effect must show in train()
+        calls = [dict(x, mode="train", seed=3), dict(x, mode="train", seed=4)]
+        results, problem = run(ctx, model_args(dim, heads, 16, dropout=0.5), calls, True, doing, weights=weights,
+                               dropout_p={layer: 0.5, other: 0.0})
+        if problem:
+            return problem
+        train_1, train_2 = (out_tensor(r) for r in results)
+        if torch.equal(train_1, train_2):
+            return failed(f"train() 模式下只让 self.{layer} 丢弃时，两次前向结果完全相同：self.{layer} 没有被使用。",
+                          f"In train() mode with only self.{layer} dropping, two forward passes are identical: "
+                          f"self.{layer} is never applied.", ["dropout-not-applied"])
+    return passed("train() 时两处 dropout 都生效，eval() 时输出确定且与 dropout=0 相同。",
+                  "Both dropouts act in train(); in eval() the output is deterministic and equals dropout=0.")
+
+
+@check("mha.gradients", part="mha", points=1, visibility="hidden",
+       title_zh="梯度流到输入和四个投影层且数值正确", title_en="gradients reach the inputs and all four projections, and are right")
+def gradients(ctx: Context) -> Outcome:
+    return needs_correct_values(ctx, "mha", _gradients(ctx), own=GRADIENT_MISTAKES)
+
+
+def _gradients(ctx: Context) -> Outcome:
+    dim, heads, T = 12, 3, 5
+    weights = {k: v.double() for k, v in linear_weights(ctx, dim, 160).items()}
+    call = inputs(ctx, 2, T, dim, 161, dtype=torch.float64)
+    cotangent = torch.randn(2, T, dim, generator=ctx.generator(162), dtype=torch.float64)
+    doing = ("反向传播", "back-propagating")
+    args = model_args(dim, heads, 8)
+    answer = ctx.student.call(Probe.MHA, MhaRequest(args=args, is_causal=True, calls=[call], weights=weights,
+                                                    dtype="float64", grad=True, cotangent=cotangent))
+    results, problem = checked_calls(ctx, args, [call], answer, doing)
+    tolerance = (1e-5, 1e-4)
+    if problem and is_dtype_handling(first_error(answer)):
+        # float64 is the grader's choice: a module written for float32 is checked in float32
+        weights = {k: w.float() for k, w in weights.items()}
+        call, cotangent = {k: x.float() for k, x in call.items()}, cotangent.float()
+        results, problem = run(ctx, args, [call], True, doing, weights=weights, grad=True, cotangent=cotangent)
+        tolerance = (1e-4, 1e-3)
+    if problem:
+        return problem
+    result = results[0]
+    leaves = {name: x.clone().requires_grad_(True) for name, x in call.items()}
+    params = {name: w.clone().requires_grad_(True) for name, w in weights.items()}
+    out = reference.multi_head_attention(leaves["q"], leaves["k"], leaves["v"], params, heads, True)
+    wanted = torch.autograd.grad(out, list(leaves.values()) + list(params.values()), cotangent.to(out.dtype))
+    actual = (result.get("grads") or [None] * 3) + [(result.get("param_grads") or {}).get(n) for n in params]
+    problem = compare_gradients(["q", "k", "v", *PROJECTIONS], actual, wanted, tolerance)
+    if problem:
+        return problem
+    return passed("q、k、v 与 wq/wk/wv/wo 的梯度都与参考一致。", "Gradients for q, k, v and wq/wk/wv/wo match the reference.")

@@ -1,0 +1,137 @@
+"""Part 1, what it computes: attention at all, the shapes it promises, the causal mask, the values."""
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from grader import reference
+from grader.checks import Context, Outcome, check, failed, passed
+from grader.checks.common import changed, named_variant, perturbed, resource_failure
+from grader.checks.gates import attention_verdict
+from grader.checks.sdpa.probing import (accepted_shape, call, compare, diagnose_numbers, probe_shapes, qkv, tensor,
+                                        with_figure)
+
+# (batch dims, T, d_k, d_v, is_causal): the default, and non-causal, which the shape check also calls
+EVIDENCE = [((2, 3), 5, 8, 8, None), ((2, 3), 5, 8, 8, False), ((1, 2), 9, 16, 16, None)]
+
+
+@check("sdpa.computes_attention", part="sdpa", points=0, visibility="hidden", gate=True,
+       title_zh="确实在计算注意力（权重随 Q、K 变化，输出混合各位置）",
+       title_en="it computes attention (weights follow Q and K, outputs mix positions)")
+def computes_attention(ctx: Context) -> Outcome:
+    evidence = attention_evidence(ctx, EVIDENCE)
+    shape = None if any(e["ran"] or resource_failure(e["problem"]) for e in evidence) else accepted_shape(ctx)
+    if shape is not None:  # code written for another rank still shows whether it computes attention
+        evidence = attention_evidence(ctx, [(*shape, None)]) + evidence
+    return attention_verdict(evidence)
+
+
+def attention_evidence(ctx: Context, cases: list) -> list[dict]:
+    evidence = []
+    for seed, (batch, T, d_k, d_v, is_causal) in enumerate(cases, start=90):
+        Q, K, V = qkv(ctx, batch, T, d_k, d_v, seed)
+        g = ctx.generator(seed + 100)
+        variants = [(Q, K, V), (perturbed(Q, g), K, V), (Q, perturbed(K, g), V),
+                    (Q, K, perturbed(V, g, 0)), (Q, K, perturbed(V, g, T - 1))]
+        label = f"Q{tuple(Q.shape)}, is_causal={is_causal}"
+        results = []
+        for q, k, v in variants:
+            answer, problem = call(ctx, q, k, v, is_causal)
+            if problem:  # one failed run is enough: a crashing or memory-hungry part must not eat the budget
+                break
+            results.append((tensor(answer, "out"), tensor(answer, "weights")))
+        if problem:
+            evidence.append({"label": label, "ran": False, "problem": problem})
+            if resource_failure(problem):  # no other shape will do better, and each try costs seconds
+                break
+            continue
+        (out, weights), (out_q, weights_q), (out_k, weights_k), (out_v0, _), (out_vl, _) = results
+        mixes = changed(out[..., 1:, :], out_v0[..., 1:, :]) or changed(out[..., :-1, :], out_vl[..., :-1, :])
+        evidence.append({"label": label, "ran": True, "q": changed(weights, weights_q) and changed(out, out_q),
+                         "k": changed(weights, weights_k) and changed(out, out_k), "mixes": mixes})
+    return evidence
+
+
+@check("sdpa.shapes", part="sdpa", points=2, visibility="public",
+       title_zh="返回 (out, weights) 且形状正确", title_en="returns (out, weights) with the right shapes")
+def shapes(ctx: Context) -> Outcome:
+    results = probe_shapes(ctx)
+    failures = [(shape, problem) for shape, problem in results if problem]
+    if not failures:
+        return passed("所有形状（0 到 3 个前导维、T=1、长序列、d_k≠d_v）都正确。",
+                      "All shapes right (zero to three leading dims, T = 1, long T, d_k != d_v).")
+    shape, problem = failures[0]
+    return leading_dims_diagnosis(ctx, results, shape, problem)
+
+
+def leading_dims_diagnosis(ctx: Context, results: list, shape: tuple, problem: Outcome) -> Outcome:
+    """A failure that depends on how many leading dims the input has: code written for one rank
+    (`k.transpose(0, 1)`, `softmax(dim=1)`, an einsum's `b...`, a `(1, T, T)` mask). Named when
+    every shape of the failing rank fails while every shape of another rank passes, or where the
+    text hard-codes a dim (static analysis) and another rank passes."""
+    rank = len(shape[0])
+    failing_ranks = {len(s[0]) for s, p in results if p}
+    clean_ranks = sorted({len(s[0]) for s, p in results if not p} - failing_ranks)
+    whole_rank_fails = all(p for s, p in results if len(s[0]) == rank)
+    places = ctx.static.get("hardcoded-dims") or []
+    if not clean_ranks or not (whole_rank_fails or places):
+        return problem
+    mistakes = [m for m in problem.mistakes if m != "wrong-return"] + ["hardcoded-dims"]
+    where = ctx.student.submission.locate({**places[0], "function": "<module>"}) if places else problem.where
+    works = "、".join(map(str, clean_ranks))
+    return dataclasses.replace(
+        problem, mistakes=list(dict.fromkeys(mistakes)), where=where,
+        zh=f"有 {works} 个前导维时正确，{rank} 个前导维时出错：代码假定了输入的维数。" + problem.zh,
+        en=f"Right with {', '.join(map(str, clean_ranks))} leading dims, wrong with {rank}: the code assumes how many "
+           "dims its input has. " + problem.en)
+
+
+@check("sdpa.causal_zeros", part="sdpa", points=2, visibility="public",
+       title_zh="因果遮罩：未来位置权重恰为 0，每行和为 1", title_en="causal mask: future weights exactly 0, rows sum to 1")
+def causal_zeros(ctx: Context) -> Outcome:
+    cases = [((2, 3), 6, 8, 8, 1.0), ((1,), 1, 4, 4, 1.0), ((2,), 9, 16, 16, 10.0), ((1, 2), 33, 8, 8, 1.0)]
+    for seed, (batch, T, d_k, d_v, scale) in enumerate(cases, start=10):
+        Q, K, V = qkv(ctx, batch, T, d_k, d_v, seed, scale)
+        answer, problem = call(ctx, Q, K, V)  # the default must be causal
+        if problem:
+            return problem
+        weights, out = tensor(answer, "weights"), tensor(answer, "out")
+        mistakes = lambda: diagnose_numbers(answer, Q, K, V, True, ctx.static)  # noqa: E731
+        figure = lambda outcome: with_figure(outcome, answer, Q, K, V, True)  # noqa: E731
+        if torch.isnan(weights).any() or torch.isnan(out).any():
+            row = int(torch.isnan(weights).any(-1).nonzero()[0, -1]) if torch.isnan(weights).any() else -1
+            return figure(failed(f"T={T}：结果含 NaN（第一处在第 {row} 行）。",
+                                 f"T={T}: the result contains NaN (first in row {row}).", mistakes()))
+        future = reference.causal_future(T).expand_as(weights)
+        leaked = weights[future]
+        if (leaked != 0).any():
+            count = int((leaked != 0).sum())
+            return figure(failed(
+                f"T={T}：对角线以上有 {count} 个权重不为 0（最大 {float(leaked.abs().max()):.3g}），未来信息泄露。",
+                f"T={T}: {count} weights above the diagonal are not exactly 0 (max {float(leaked.abs().max()):.3g}): "
+                "the future leaks.", mistakes() or named_variant("mask-missing", ctx.static)))
+        row_sums = weights.double().sum(-1)
+        if not torch.allclose(row_sums, torch.ones_like(row_sums), atol=1e-5):
+            worst = float((row_sums - 1).abs().max())
+            return figure(failed(f"T={T}：权重每行之和应为 1，最大偏差 {worst:.3g}。",
+                                 f"T={T}: each row of weights must sum to 1; worst deviation {worst:.3g}.", mistakes()))
+    return passed("未来位置的权重恰为 0，每行和为 1，没有 NaN。", "Future weights are exactly 0, rows sum to 1, no NaN.")
+
+
+@check("sdpa.values", part="sdpa", points=2, visibility="hidden",
+       title_zh="数值与 float64 参考一致", title_en="values match a float64 reference")
+def values(ctx: Context) -> Outcome:
+    cases = [((2, 3), 6, 8, 8, True, False), ((2, 3), 6, 8, 8, False, False), ((3,), 7, 12, 5, True, True),
+             ((2, 4), 5, 24, 24, True, False), ((1,), 16, 64, 64, False, True)]
+    for seed, (batch, T, d_k, d_v, is_causal, transposed) in enumerate(cases, start=20):
+        Q, K, V = qkv(ctx, batch, T, d_k, d_v, seed)
+        answer, problem = call(ctx, Q, K, V, is_causal, transpose_inputs=transposed)
+        label = (f"T={T}, d_k={d_k}, is_causal={is_causal}" + (", 非连续输入" if transposed else ""),
+                 f"T={T}, d_k={d_k}, is_causal={is_causal}" + (", non-contiguous inputs" if transposed else ""))
+        problem = problem or compare(ctx, answer, Q, K, V, is_causal, *label)
+        if problem:
+            return problem
+    return passed("因果与非因果、非连续输入、d_k 不是 2 的幂：全部与参考一致。",
+                  "Causal and not, non-contiguous inputs, d_k not a power of two: all match the reference.")
+

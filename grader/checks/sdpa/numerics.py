@@ -1,0 +1,110 @@
+"""Part 1, numerics: float16 / bfloat16, nothing flowing from the future, the gradients."""
+from __future__ import annotations
+
+import torch
+
+from grader import diagnosis, reference
+from grader.checks import Context, Outcome, check, failed, passed
+from grader.checks.common import (GRADIENT_MISTAKES, compare_gradients, dtype_handling_advice, is_dtype_handling,
+                                  low_precision_passed, named_variant, needs_correct_values)
+from grader.checks.sdpa.probing import call, compare, diagnose_numbers, qkv, tensor
+
+
+@check("sdpa.low_precision", part="sdpa", points=1, visibility="hidden",
+       title_zh="float16 / bfloat16 输入", title_en="float16 / bfloat16 inputs")
+def low_precision(ctx: Context) -> Outcome:
+    return needs_correct_values(ctx, "sdpa", _low_precision(ctx), own=("mask-value-overflow",))
+
+
+def _low_precision(ctx: Context) -> Outcome:
+    notes = []
+    for seed, dtype in enumerate((torch.float16, torch.bfloat16), start=30):
+        name = str(dtype).replace("torch.", "")
+        Q, K, V = qkv(ctx, (2, 2), 6, 16, 16, seed, dtype=dtype)
+        answer, problem = call(ctx, Q, K, V, True)
+        advice = dtype_handling_advice(ctx, answer["error"], name) if "error" in answer else None
+        if advice:
+            notes.append(advice)
+            continue
+        # the reference starts from the same rounded inputs, so only the student's arithmetic differs
+        problem = problem or compare(ctx, answer, Q, K, V, True, name, name)
+        if problem:
+            return problem
+    return low_precision_passed(notes)
+
+
+@check("sdpa.no_future_leak", part="sdpa", points=1, visibility="hidden",
+       title_zh="改变未来位置不影响过去的输出，梯度也不回传到未来",
+       title_en="changing the future leaves earlier outputs unchanged; no gradient flows to the future")
+def no_future_leak(ctx: Context) -> Outcome:
+    T, cut = 8, 3
+    Q, K, V = qkv(ctx, (2, 2), T, 8, 8, 40)
+    g = ctx.generator(41)
+    Q2, K2, V2 = (x.clone() for x in (Q, K, V))
+    for x in (Q2, K2, V2):
+        x[..., cut:, :] = torch.randn(x[..., cut:, :].shape, generator=g) * 5
+    first, problem = call(ctx, Q, K, V, True)
+    second, problem2 = call(ctx, Q2, K2, V2, True)
+    if problem or problem2:
+        return problem or problem2
+    a, b = tensor(first, "out")[..., :cut, :], tensor(second, "out")[..., :cut, :]
+    if not torch.equal(a, b):
+        change = float(torch.nan_to_num((a - b).abs(), nan=float("inf")).max())
+        return failed(f"只改变了位置 ≥{cut} 的输入，位置 <{cut} 的输出却变了（最大变化 {change:.3g}）。",
+                      f"Only positions >= {cut} changed, yet outputs before {cut} changed (max change {change:.3g}).",
+                      diagnose_numbers(first, Q, K, V, True, ctx.static) or named_variant("mask-missing", ctx.static))
+    cotangent = torch.zeros(*Q.shape[:-1], V.shape[-1])
+    cotangent[..., :cut, :] = torch.randn(cotangent[..., :cut, :].shape, generator=g)
+    answer, problem = call(ctx, Q, K, V, True, grad=True, cotangent=cotangent)
+    if problem:
+        return problem
+    grads = answer.get("grads")
+    if not grads or any(gr is None for gr in grads[1:]):
+        return failed("输出没有连到 K、V 的梯度。", "The output has no gradient path to K and V.", ["broken-grad"])
+    for name, gr in zip("KV", grads[1:]):
+        future_grad = gr["value"][..., cut:, :]
+        if (future_grad != 0).any():
+            return failed(f"过去位置的输出对未来的 {name} 有非零梯度（最大 {float(future_grad.abs().max()):.3g}）。",
+                          f"Earlier outputs have a non-zero gradient with respect to future {name} "
+                          f"(max {float(future_grad.abs().max()):.3g}).", ["mask-missing"])
+    return passed("改变未来位置时过去的输出逐位不变，对未来的梯度恰为 0。",
+                  "Earlier outputs are bit-for-bit unchanged and their gradient to the future is exactly 0.")
+
+
+@check("sdpa.gradients", part="sdpa", points=1, visibility="hidden",
+       title_zh="梯度正确（float64 gradcheck 与参考梯度）", title_en="gradients are right (float64 gradcheck and reference)")
+def gradients(ctx: Context) -> Outcome:
+    return needs_correct_values(ctx, "sdpa", _gradients(ctx), own=GRADIENT_MISTAKES)
+
+
+def _gradients(ctx: Context) -> Outcome:
+    for seed, is_causal in ((50, True), (51, False)):
+        Q, K, V = (x.double() for x in qkv(ctx, (2,), 5, 4, 3, seed))
+        cotangent = torch.randn(2, 5, 3, generator=ctx.generator(seed + 100), dtype=torch.float64)
+        answer, problem = call(ctx, Q, K, V, is_causal, grad=True, cotangent=cotangent, gradcheck=True)
+        tolerance = (1e-5, 1e-4)
+        if problem and is_dtype_handling(answer.get("error")):
+            # float64 is the grader's choice, not the exercise's: code written for float32 (a float32
+            # mask, a .float() softmax) is checked in float32, without gradcheck, which needs float64
+            Q, K, V, cotangent = (x.float() for x in (Q, K, V, cotangent))
+            answer, problem = call(ctx, Q, K, V, is_causal, grad=True, cotangent=cotangent)
+            tolerance = (1e-4, 1e-3)
+        if problem:
+            return problem
+        grads = answer.get("grads")
+        if not grads or any(g is None for g in grads):
+            missing = ", ".join(n for n, g in zip("QKV", grads or [None] * 3) if g is None)
+            return failed(f"梯度没有传到 {missing}：计算图被切断了。", f"No gradient reaches {missing}: the graph is cut.",
+                          ["broken-grad"])
+        leaves = [x.clone().requires_grad_(True) for x in (Q, K, V)]
+        out, _ = reference.attention(*leaves, is_causal)
+        expected = torch.autograd.grad(out, leaves, cotangent.to(out.dtype))
+        problem = compare_gradients(list("QKV"), grads, expected, tolerance)
+        if problem:
+            return problem
+        gradcheck = answer.get("gradcheck", {"passed": True})  # absent: the float32 fallback above
+        if not gradcheck.get("passed"):
+            detail = (gradcheck.get("error") or {}).get("message", "")[:300]
+            return failed(f"gradcheck 未通过：{detail}", f"gradcheck failed: {detail}",
+                          diagnosis.from_error(gradcheck.get("error") or {}, ctx.static))
+    return passed("Q、K、V 的梯度与参考一致，gradcheck 通过。", "Gradients for Q, K, V match the reference; gradcheck passes.")

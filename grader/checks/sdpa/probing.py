@@ -1,0 +1,147 @@
+"""Part 1's probes as the checks use them: inputs, one call with its structural checks, the
+comparison with the float64 reference, and the shape probe other checks draw an input from."""
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from grader import diagnosis, reference, scale_factor
+from grader.checks import Context, Outcome, failed
+from grader.checks.common import TOLERANCE, failed_with_error, named_variant, resource_failure, where_largest
+from grader.sandbox.requests import Probe, SdpaRequest
+
+# (batch dims, T, d_k, d_v): zero to three leading dims (the stub promises any number), T = 1,
+# long T, d_k != d_v, heads != positions, a width that is not a power of two.
+SHAPES = [((2, 3), 5, 8, 8), ((), 6, 8, 8), ((4,), 1, 4, 4), ((2, 2, 3), 4, 6, 10), ((1, 2), 128, 16, 16),
+          ((3,), 7, 12, 5), ((), 1, 4, 6)]
+# Which accepted shape the device and loop probes use: (B, H, T, d) first, as the exercise teaches.
+LEADING_DIMS_PREFERENCE = {2: 0, 3: 1, 1: 2, 0: 3}
+
+
+def qkv(ctx: Context, batch, T, d_k, d_v, seed: int, scale: float = 1.0, dtype=torch.float32):
+    g = ctx.generator(seed)
+    Q = (torch.randn(*batch, T, d_k, generator=g) * scale).to(dtype)
+    K = (torch.randn(*batch, T, d_k, generator=g) * scale).to(dtype)
+    V = torch.randn(*batch, T, d_v, generator=g).to(dtype)
+    return Q, K, V
+
+
+def tensor(answer: dict, key: str) -> torch.Tensor | None:
+    item = answer.get(key) or {}
+    return item.get("value") if item.get("kind") == "tensor" else None
+
+
+def structure_problem(answer: dict, out_shape, weights_shape) -> Outcome | None:
+    """Part 1 must return the tuple (out, weights) with the documented shapes."""
+    shape = answer.get("structure", {})
+    if shape.get("length") != 2 or shape.get("kind") not in ("tuple", "list"):
+        got = shape.get("kind") if shape.get("length") is None else f"{shape.get('kind')} of length {shape.get('length')}"
+        return failed(f"应返回二元组 (out, weights)，实际返回了 {got}。",
+                      f"Expected the tuple (out, weights), got {got}.", ["wrong-return"])
+    for key, expected in (("out", out_shape), ("weights", weights_shape)):
+        item = answer.get(key, {})
+        if item.get("kind") != "tensor":
+            return failed(f"{key} 应是张量，实际是 {item.get('kind')}。", f"{key} should be a tensor, got {item.get('kind')}.",
+                          ["wrong-return"])
+        if tuple(item["shape"]) != tuple(expected):
+            return failed(f"{key} 的形状应为 {tuple(expected)}，实际为 {tuple(item['shape'])}。",
+                          f"{key} should have shape {tuple(expected)}, got {tuple(item['shape'])}.", ["wrong-return"])
+    return None
+
+
+def call(ctx: Context, Q, K, V, is_causal=None, **options) -> tuple[dict, Outcome | None]:
+    """Run the student's function and apply the structural checks every check relies on."""
+    answer = ctx.student.call(Probe.SDPA, SdpaRequest(Q=Q, K=K, V=V, is_causal=is_causal, **options))
+    if "error" in answer:
+        return answer, name_rank_crash(ctx, failed_with_error(ctx, answer["error"], "调用 scaled_dot_product_attention",
+                                                              "calling scaled_dot_product_attention"), Q.dim() - 2)
+    T = Q.shape[-2]
+    return answer, structure_problem(answer, (*Q.shape[:-1], V.shape[-1]), (*Q.shape[:-2], T, T))
+
+
+def name_rank_crash(ctx: Context, problem: Outcome | None, leading: int) -> Outcome | None:
+    """A crash no catalog id explains, on inputs with as many leading dims as sdpa.shapes found the
+    code assumes wrongly: that finding names it here too."""
+    shapes = ctx.outcomes.get("sdpa.shapes")
+    if problem and not problem.mistakes and shapes and "hardcoded-dims" in shapes.mistakes \
+            and any(p and len(s[0]) == leading for s, p in ctx.probed.get("sdpa", [])):
+        problem.mistakes = ["hardcoded-dims"]
+    return problem
+
+
+def probe_shapes(ctx: Context) -> list[tuple[tuple, Outcome | None]]:
+    """Every promised shape with the default flag and is_causal=False: (shape, its first problem or
+    None). Run once per grading: sdpa.shapes judges it, the device and loop probes take an input from it."""
+    if "sdpa" not in ctx.probed:
+        results = []
+        for seed, shape in enumerate(SHAPES):
+            Q, K, V = qkv(ctx, *shape, seed)
+            problem = None
+            for is_causal in (None, False):
+                _, problem = call(ctx, Q, K, V, is_causal)
+                if problem:
+                    problem = dataclasses.replace(problem, zh=f"输入 Q{tuple(Q.shape)}、V{tuple(V.shape)}：" + problem.zh,
+                                                  en=f"Inputs Q{tuple(Q.shape)}, V{tuple(V.shape)}: " + problem.en)
+                    break
+            results.append((shape, problem))
+            if problem and resource_failure(problem):  # no other shape will do better, and each try costs seconds
+                break
+        ctx.probed["sdpa"] = results
+    return ctx.probed["sdpa"]
+
+
+def accepted_shape(ctx: Context) -> tuple | None:
+    """A promised shape the code runs on with the right output shapes (its values aside), or None."""
+    accepted = [shape for shape, problem in probe_shapes(ctx) if problem is None]
+    return min(accepted, key=lambda s: (LEADING_DIMS_PREFERENCE[len(s[0])], s[1] == 1, s[1]), default=None)
+
+
+def diagnose_numbers(answer: dict, Q, K, V, is_causal: bool, static: dict) -> list[str]:
+    """Which catalogued mistake reproduces the student's weights (or output)."""
+    weights, out = tensor(answer, "weights"), tensor(answer, "out")
+    variants_w, variants_o = {}, {}
+    for variant in reference.SDPA_VARIANTS:
+        if not is_causal and variant.startswith("mask"):
+            continue
+        variants_o[variant], variants_w[variant] = reference.attention(Q, K, V, is_causal, variant)
+    found = diagnosis.matching_variant(weights, variants_w) if weights is not None else None
+    found = found or (diagnosis.matching_variant(out, variants_o) if out is not None else None)
+    # no catalogued variant: softmax(dim=1) written for 3-D input gives other numbers on 4-D input
+    return named_variant(found, static) or [m for m in ("hardcoded-dims",) if m in static]
+
+
+def weights_figure(answer: dict, Q, K, V, is_causal: bool) -> dict | None:
+    """The first head's attention matrix, the student's beside the expected one, for feedback."""
+    weights = tensor(answer, "weights")
+    if weights is None or weights.dim() < 2:
+        return None
+    first = (0,) * (weights.dim() - 2)
+    _, expected = reference.attention(Q, K, V, is_causal)
+    return {"student": weights[first].double().tolist(), "expected": expected[first].tolist()}
+
+
+def with_figure(outcome: Outcome, answer: dict, Q, K, V, is_causal: bool) -> Outcome:
+    if any(m.startswith("mask") or m in ("softmax-dim", "is-causal-typo") for m in outcome.mistakes):
+        outcome.figure = weights_figure(answer, Q, K, V, is_causal)
+    return outcome
+
+
+def compare(ctx: Context, answer: dict, Q, K, V, is_causal: bool, label_zh: str, label_en: str) -> Outcome | None:
+    """out and weights against the float64 reference at the input dtype's tolerance."""
+    atol, rtol = TOLERANCE[Q.dtype]
+    expected_out, expected_w = reference.attention(Q, K, V, is_causal)
+    for key, expected in (("weights", expected_w), ("out", expected_out)):
+        actual = tensor(answer, key)
+        if not diagnosis.close(actual, expected, atol, rtol):
+            error, index = where_largest(actual, expected)
+            scale = scale_factor.finding(scale_factor.factor_from_weights(Q, K, tensor(answer, "weights"), is_causal),
+                                         scale_factor.sizes_of_attention(Q, V))
+            outcome = with_figure(scale_factor.named(failed(
+                f"{label_zh}：{key} 与参考实现不符，最大误差 {error:.3g}（位置 {index}，容差 atol={atol:g}, rtol={rtol:g}）。",
+                f"{label_en}: {key} differs from the reference, max error {error:.3g} at {index} "
+                f"(tolerance atol={atol:g}, rtol={rtol:g}).",
+                diagnose_numbers(answer, Q, K, V, is_causal, ctx.static)), scale), answer, Q, K, V, is_causal)
+            outcome.cause = "values"
+            return outcome
+    return None

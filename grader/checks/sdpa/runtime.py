@@ -1,0 +1,80 @@
+"""Part 1, how it runs: on the input's device, without Python loops, by hand, within the rules.
+
+The device and loop probes judge only devices and op counts, on a shape the code accepts (from
+the shape probe), so a wrong value or a wrong shape elsewhere never hides these findings.
+"""
+from __future__ import annotations
+
+from grader import diagnosis
+from grader.checks import Context, Outcome, check
+from grader.checks.common import (TOLERANCE, device_sweep, failed_with_error, loop_verdict,
+                                  not_checked_without_a_shape, same_on_cuda)
+from grader.checks.gates import forbidden_api_gate, rules_gate
+from grader.checks.sdpa.probing import accepted_shape, call, qkv, tensor
+from grader.sandbox.requests import Probe, SdpaRequest
+
+
+@check("sdpa.device", part="sdpa", points=0.5, visibility="hidden",
+       title_zh="在 GPU 上也能运行（遮罩跟随输入的设备）", title_en="runs on the GPU (the mask follows the input's device)")
+def device(ctx: Context) -> Outcome:
+    shape = accepted_shape(ctx)
+    if shape is None:
+        return not_checked_without_a_shape("sdpa")
+    Q, K, V = qkv(ctx, *shape, 60)
+
+    def run(is_causal, where: str):
+        answer = ctx.student.call(Probe.SDPA, SdpaRequest(Q=Q, K=K, V=V, is_causal=is_causal, device=where))
+        return answer.get("error"), answer.get("out", {})
+
+    def agrees_on_cuda(is_causal, value):
+        answer, problem = call(ctx, Q, K, V, is_causal)
+        return None if problem else same_on_cuda(tensor(answer, "out"), value, TOLERANCE[Q.dtype])
+
+    # the default flag: a misspelled is_causal parameter must not hide the device finding
+    return device_sweep(ctx, [(f"Q{tuple(Q.shape)}", None)], run, lambda _: diagnosis.device_mistake(ctx.static),
+                        agrees_on_cuda)
+
+
+def loop_shapes(leading: int) -> list[tuple[tuple, int]]:
+    """(leading dims, T) for the op count: a base, then the last leading dim (heads), T and the first
+    leading dim (batch) grown one at a time, as far as the accepted rank has them."""
+    base = (1,) * (leading - 1) + (2,) if leading else ()
+    grown = [(base, 4)]
+    if leading:
+        grown.append((base[:-1] + (8,), 4))
+    grown.append((base, 16))
+    if leading >= 2:
+        grown.append(((4,) + base[1:], 4))
+    return grown
+
+
+@check("sdpa.vectorized", part="sdpa", points=0.5, visibility="hidden",
+       title_zh="没有逐头/逐位置的 Python 循环", title_en="no Python loop over heads or positions")
+def vectorized(ctx: Context) -> Outcome:
+    shape = accepted_shape(ctx)
+    if shape is None:
+        return not_checked_without_a_shape("sdpa")
+    counts = {}
+    for seed, (batch, T) in enumerate(loop_shapes(len(shape[0])), start=70):
+        Q, K, V = qkv(ctx, batch, T, 8, 8, seed)
+        label = "×".join(map(str, (*batch, T)))
+        for _ in range(2):  # the second call: a mask cached on the first call is not a loop
+            answer = ctx.student.call(Probe.SDPA, SdpaRequest(Q=Q, K=K, V=V, is_causal=None, count_ops=True))
+            if "error" in answer:  # ops are counted whatever the values; only a crash stops the count
+                return failed_with_error(ctx, answer["error"], f"统计算子（{label}）", f"counting ops ({label})")
+        counts[label] = answer["ops"]
+    return loop_verdict(counts, next(iter(counts)))
+
+
+@check("sdpa.own_implementation", part="sdpa", points=0, visibility="hidden", gate=True,
+       title_zh="自己实现注意力（不调用 F.scaled_dot_product_attention）",
+       title_en="attention implemented by hand (no F.scaled_dot_product_attention)")
+def own_implementation(ctx: Context) -> Outcome:
+    return forbidden_api_gate(ctx, "sdpa")
+
+
+@check("sdpa.rules", part="sdpa", points=0, visibility="hidden", gate=True,
+       title_zh="遵守评分规则（不篡改环境、不用私有接口）",
+       title_en="keeps to the grading rules (no tampering, no private interfaces)")
+def rules(ctx: Context) -> Outcome:
+    return rules_gate(ctx, "sdpa")

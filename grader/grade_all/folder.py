@@ -1,0 +1,33 @@
+"""Grading a folder of submissions: one row per student, whatever the submission does."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.assignment import MAX_SCORE
+from grader.grade import grade_submission
+from grader.grade_all.discovery import find_submissions, student_folder
+from grader.grade_all.parallel import in_parallel
+
+
+def failed_report(error: BaseException, stage: str) -> dict:
+    """The row of a submission the grader could not grade (unreadable file, grader bug): 0 points."""
+    return {"score": 0.0, "max_score": MAX_SCORE, "checks": [], "mistakes": [], "advice": [],
+            "error": f"{stage}: {type(error).__name__}: {error}"}
+
+
+def grade_one(student: str, path: Path, folder: Path, cache: Path | None = None, fix_credit: float = 0.0) -> dict:
+    """`folder`: the student's own folder, which the submission may not leave through a link."""
+    try:
+        report = grade_submission(path, folder=folder, cache=cache, fix_credit=fix_credit)
+    except Exception as error:  # a grader bug: still a row
+        report = failed_report(error, "grading failed")
+    return {"submission": str(path), "student": student, **report}
+
+
+def grade_class(root: Path, jobs: int = 1, progress: bool = False, cache: Path | None = None,
+                fix_credit: float = 0.0) -> list[dict]:
+    """One language-neutral report per submission under `root`, in the order of `find_submissions`; `cache`: the report
+    cache's folder (grader.report_cache), none by default; `fix_credit`: grader.fixes's fraction."""
+    submissions = find_submissions(root)
+    return in_parallel(lambda item: grade_one(*item, student_folder(root, item[1]), cache, fix_credit), submissions,
+                       len(submissions), jobs, progress, "submission")

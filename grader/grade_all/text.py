@@ -1,0 +1,98 @@
+"""The text renderer: the table of students and the class summary (what to re-teach)."""
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+
+from grader.assignment import MAX_SCORE
+from grader.catalog import catalog
+from grader.clean_text import printable
+from grader.policy import RULE_MISTAKES
+
+
+def class_summary(reports: list[dict], lang: str) -> str:
+    """Score distribution, then what to re-teach: the most frequent mistakes (and, apart, the advice that
+    cost no point) and the checks failed most often."""
+    zh = lang == "zh"
+    lines = [f"{'提交数' if zh else 'Submissions'}: {len(reports)}"]
+    if not reports:
+        return lines[0]
+    scores = [r["score"] for r in reports]
+    top = max(r["max_score"] for r in reports) or MAX_SCORE
+    lines.append(f"{'平均分' if zh else 'Mean'}: {statistics.mean(scores):.2f} / {top:g}   "
+                 f"{'中位数' if zh else 'Median'}: {statistics.median(scores):g}   "
+                 f"{'满分' if zh else 'Full marks'}: {sum(s >= top for s in scores)}   "
+                 f"{'零分' if zh else 'Zero'}: {sum(s == 0 for s in scores)}")
+    parts = {}
+    for report in reports:
+        for check in report["checks"]:
+            got, most = parts.get(check["part"], (0.0, 0.0))
+            parts[check["part"]] = (got + check["points"], most + check["max_points"])
+    if parts:
+        lines.append(("各部分得分率" if zh else "Per part") + ": " + "   ".join(
+            f"{part} {100 * got / most:.0f}%" for part, (got, most) in parts.items() if most))
+    lines.append("分数分布:" if zh else "Score distribution:")
+    bins = Counter(min(int(s / top * 5), 4) for s in scores)
+    width = max(bins.values())
+    for b in range(5):
+        low, high = b * top / 5, (b + 1) * top / 5
+        bar = "#" * round(40 * bins[b] / width) if bins[b] else ""
+        lines.append(f"  [{low:4g}, {high:4g}{']' if b == 4 else ')'} {bins[b]:4d} {bar}")
+    known = catalog()
+    for key, heading_zh, heading_en in (
+            ("mistakes", "最常见的错误（建议重讲）:", "Most frequent mistakes (worth re-teaching):"),
+            ("advice", "最常见的建议（不扣分）:", "Most frequent advice (no points lost):")):
+        counts = Counter(m for r in reports for m in r.get(key, []))
+        if counts:
+            lines.append(heading_zh if zh else heading_en)
+        for mistake, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:10]:
+            title = known.get(mistake, {}).get("title_zh" if zh else "title_en", "")
+            lines.append(f"  {count:4d} {100 * count / len(reports):4.0f}%  {mistake:<20} {title}")
+    failed = Counter((c["id"], c.get("title_zh" if zh else "title_en", "")) for r in reports for c in r["checks"]
+                     if not c["passed"])
+    if failed:
+        lines.append("最常失败的检查:" if zh else "Checks failed most often:")
+        for (check, title), count in sorted(failed.items(), key=lambda item: (-item[1], item[0]))[:8]:
+            lines.append(f"  {count:4d} {100 * count / len(reports):4.0f}%  {check:<24} {title}")
+    refused = [r for r in reports if r.get("refused")]
+    if refused:
+        lines.append(f"{'未评分（提交被拒绝）' if zh else 'Not graded (hand-in refused)'} ({len(refused)}):")
+        for r in refused:
+            title = known.get(r["refused"], {}).get("title_zh" if zh else "title_en", "")
+            lines.append(f"  {printable(r['student'], keep_newlines=False)}: {title} ({r['refused']})")
+    lines += rule_breakers(reports, zh)
+    errors = [r for r in reports if r.get("error")]
+    if errors:
+        lines.append(f"{'评分程序无法评分' if zh else 'Could not be graded'} ({len(errors)}):")
+        lines += [f"  {printable(r['student'], keep_newlines=False)}: {r['error']}" for r in errors]
+    incomplete = [r["student"] for r in reports if r.get("isolation_missing")]
+    if incomplete:
+        lines.append(f"{'隔离不完整' if zh else 'Graded with incomplete isolation'}: {', '.join(incomplete)}")
+    return printable("\n".join(lines))  # student names are file names, errors may quote them
+
+
+def rule_breakers(reports: list[dict], zh: bool) -> list[str]:
+    """Tampering and broken grading rules, by student: they score 0 on the part, and need a person."""
+    flagged = [(r.get("student", "?"), [m for m in r["mistakes"] if m in RULE_MISTAKES]) for r in reports]
+    flagged = [(student, ids) for student, ids in flagged if ids]
+    if not flagged:
+        return []
+    heading = "篡改或违反评分规则（请老师跟进）" if zh else "Tampering or broken grading rules (follow up)"
+    return [f"{heading} ({len(flagged)}):"] + [f"  {student}: {', '.join(ids)}" for student, ids in flagged]
+
+
+def table(reports: list[dict], gradebook: dict[str, tuple[float, float] | None] | None = None,
+          differing: frozenset[str] = frozenset()) -> str:
+    """A row per student: score, mistakes, the grader's error; with `gradebook`, the gradebook's score
+    beside it, marked `≠` for the `differing` students."""
+    width = max([len(r["student"]) for r in reports] + [8])
+    rows = []
+    for r in reports:
+        row = f"{printable(r['student'], keep_newlines=False):<{width}} {r['score']:5g} / {r['max_score']:g}"
+        if gradebook is not None:
+            entry = gradebook.get(r["student"])
+            row += f"   gradebook {'—' if entry is None else f'{entry[0]:g} / {entry[1]:g}':>9}"
+            row += " ≠" if r["student"] in differing else ""
+        note = ", ".join(r["mistakes"]) + (f"  [{r['error']}]" if r.get("error") else "")
+        rows.append(f"{row}  {note}".rstrip())
+    return printable("\n".join(rows))

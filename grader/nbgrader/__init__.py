@@ -1,0 +1,26 @@
+"""The kit's side of nbgrader: its plugins, configured in the course's nbgrader_config.py, and the course
+driver `grade-all --nbgrader` uses.
+
+One transformation per module, like nbgrader's own preprocessors:
+
+| module | class | where in nbgrader | what it does |
+| --- | --- | --- | --- |
+| `discard_kit_metadata` | `DiscardKitMetadata` | `Autograde.sanitize_preprocessors`, the kit's first step | drops every `attention_kit` metadata entry the student's notebook carries, so the kit's notes are only its own |
+| `restore_cell_metadata` | `RestoreCellMetadata` | `Autograde.sanitize_preprocessors`, before `OverwriteCells` | matches submitted cells to the release notebook by what they define; restores their nbgrader metadata |
+| `restore_missing_cells` | `RestoreMissingCells` | same, right after | puts back locked release cells (provided code, tests) the notebook lacks |
+| `grade_with_hidden_graders` | `GradeWithHiddenGraders` | `Autograde.autograde_preprocessors`, in place of `Execute` | grades the code cells in the sandbox; writes verdicts, pictures and scores into the test cells |
+| `hide_hidden_tests` | `HideHiddenTests` | `GenerateFeedback.preprocessors` | removes the hidden test blocks from feedback pages |
+| `plain_math` | `PlainMath` | `GenerateFeedback.preprocessors`, before `SanitizeFeedback` | rewrites the LaTeX in markdown cells as text with `<sub>`/`<sup>` (the page runs no MathJax) |
+| `sanitize_feedback` | `SanitizeFeedback` | `GenerateFeedback.preprocessors`, last | cleans markdown, raw cells, outputs and metadata (nh3) so nothing a student wrote is live markup |
+| `feedback_page_policy` | `FeedbackPageExporter` | `GenerateFeedback.exporter_class` | nbgrader's HTML page plus a Content-Security-Policy (no script, nothing loaded) and text outputs wrapped by the browser |
+| `safe_extractor` | `SafeExtractor` | `ZipCollectApp.extractor_plugin` | extracts hand-in archives with sizes, ratios, paths, links and student ownership checked; names every refusal |
+| `collector` | `ColabFileNameCollector` | `ZipCollectApp.collector_plugin` | maps Colab downloads `<student_id>_<any name>.ipynb` to the assignment's notebook |
+
+`course` (the course driver of `grade-all --nbgrader`: nbgrader's sanitize pass and the kit's grading step
+in this process, through nbgrader's public API) and `autograde_run` (its one `nbgrader autograde` child and
+that child's log) serve `grade-all`, not nbgrader.
+
+`release_cells` (what the release notebook's cells are, what a cell defines),
+`attention_figure` (the attention-matrix picture) and `archive_members` (an archive's members,
+sizes bounded while reading) are helpers.
+"""

@@ -1,0 +1,210 @@
+"""`nbgrader zip_collect` plugin: map Colab downloads `<student_id>_<any name>.ipynb` to the assignment's notebook.
+
+Colab names a student's file after whatever they did with it: `attention.ipynb`,
+`Copy of attention.ipynb`, `attention (1).ipynb`, `Copy of attention (2).ipynb`, and in Chinese
+`attention.ipynb 的副本` (which may come without a final `.ipynb`). The student id is everything
+before the first `_` (letters, digits, `-` and `.`, starting with a letter or digit); the rest
+only has to be a notebook. Every file lands in `submitted/<student_id>/<assignment>/<notebook>.ipynb`.
+
+Nothing is dropped silently: a file that cannot be mapped (no student id, not a notebook, not
+readable) is named in a warning and again in the summary logged before collection starts. When a
+student has several files, the newest (modification time, then Colab's copy number) is collected
+and the others are named as skipped. A notebook without the `.ipynb` suffix is renamed in the
+extracted folder (suffix appended) so that nbgrader copies it under the right name.
+
+A file larger than `max_notebook_bytes` (64 MiB: a Colab notebook with plots is a few MiB) is left
+out before it is read, and so is a link (never followed) or any other non-regular file.
+
+The plan is made once the extracted folder is complete: at start-up when there is no archive
+folder to extract (nbgrader then collects `extracted/` as the instructor filled it), otherwise when
+the kit's `SafeExtractor` has extracted the archives (it calls `plan_collection`). With another
+extractor, the plan is made at the first file nbgrader asks about.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+from nbgrader.apps.zipcollectapp import ZipCollectApp
+from nbgrader.plugins import FileNameCollectorPlugin
+from nbgrader.utils import find_all_notebooks
+from traitlets import Int
+
+STUDENT_ID = re.compile(r"^(?P<student_id>[^\W_](?:[^\W_]|[.\-])*)_(?P<name>.+)$")
+_COPY_PREFIX = re.compile(r"^(?:copy of\s+)+", re.IGNORECASE)
+_COPY_NUMBER = re.compile(r"\s*\((\d+)\)\s*$")
+_COPY_SUFFIX = re.compile(r"\s*(?:的副本|副本|- copy|copy)\s*$", re.IGNORECASE)
+_IGNORED_DIRS = {"__MACOSX", ".ipynb_checkpoints"}
+MAX_NOTEBOOK_BYTES = 64 << 20
+"""Largest notebook collected. Real Colab notebooks with plots are a few MiB, rarely tens; a bigger file
+is padding or pasted data, and reading it costs the instructor's machine memory for nothing."""
+
+
+def student_id_of(name: str) -> str | None:
+    """The student id a file name starts with (`<student_id>_<name>`), or None when it starts with none."""
+    match = STUDENT_ID.match(unicodedata.normalize("NFC", name))
+    return match.group("student_id") if match else None
+
+
+@dataclass
+class Candidate:
+    path: Path
+    student_id: str
+    notebook: str  # the released notebook it maps to, e.g. attention.ipynb
+    copy_number: int
+
+
+def notebook_stem(name: str) -> tuple[str, int]:
+    """`Copy of attention (2).ipynb` -> ("attention", 2); `attention.ipynb 的副本` -> ("attention", 0)."""
+    name = unicodedata.normalize("NFC", name).strip()
+    number = 0
+    for _ in range(4):  # the decorations nest: "Copy of attention.ipynb 的副本 (1).ipynb"
+        before = name
+        if name.lower().endswith(".ipynb"):
+            name = name[: -len(".ipynb")].strip()
+        name = _COPY_PREFIX.sub("", name)
+        found = _COPY_NUMBER.search(name)
+        if found:
+            number = max(number, int(found.group(1)))
+            name = name[: found.start()]
+        name = _COPY_SUFFIX.sub("", name).strip()
+        if name == before:
+            break
+    return name, number
+
+
+def is_notebook_file(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(data, dict) and "nbformat" in data and ("cells" in data or "worksheets" in data)
+
+
+def collect_folder(app: ZipCollectApp, step: str) -> Path:
+    """One of zip_collect's folders (`step`: its archive or extracted directory), from its public settings,
+    as ZipCollectApp's private `_format_collect_path` builds it."""
+    return Path(os.path.join(app.coursedir.root, app.collect_directory_structure).format(
+        downloaded=app.downloaded_directory, assignment_id=app.coursedir.assignment_id, collect_step=step))
+
+
+class ColabFileNameCollector(FileNameCollectorPlugin):
+    """Collect `<student_id>_<any name>` notebooks whatever Colab called the copy; report every file left out."""
+
+    max_notebook_bytes = Int(MAX_NOTEBOOK_BYTES, help="Largest notebook file collected.").tag(config=True)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.plan: dict[str, Candidate] = {}  # file path -> what it is collected as
+        self.left_out: dict[str, str] = {}  # file path -> why it is not collected
+        self.planned = False
+        app = self.parent
+        if self.is_zip_collect(app) and not collect_folder(app, app.archive_directory).is_dir():
+            self.plan_collection(collect_folder(app, app.extracted_directory))
+
+    @staticmethod
+    def is_zip_collect(app) -> bool:
+        return isinstance(app, ZipCollectApp)
+
+    def plan_collection(self, extracted: Path) -> None:
+        """Plan over the extracted folder as it is now complete (called again after extraction)."""
+        self.plan.clear()
+        self.left_out.clear()
+        self.make_plan(extracted, self.released_notebooks(self.parent) if self.is_zip_collect(self.parent) else None)
+
+    @staticmethod
+    def released_notebooks(app) -> list[str]:
+        """The assignment's notebooks (top level of its release folder: released solutions are not one)."""
+        coursedir = app.coursedir
+        folder = coursedir.format_path(coursedir.release_directory, ".", coursedir.assignment_id)
+        return sorted(name for name in find_all_notebooks(folder) if os.sep not in name and "/" not in name)
+
+    def make_plan(self, extracted: Path, released: list[str] | None) -> None:
+        """Decide, before nbgrader lists the files, which file each student's submission is and which are left out."""
+        self.planned = True
+        if not extracted.is_dir():
+            return
+        by_student: dict[tuple[str, str], list[Candidate]] = {}
+        for root, dirs, files in os.walk(extracted):
+            for linked in [d for d in dirs if (Path(root) / d).is_symlink()]:
+                self.left_out[str(Path(root) / linked)] = "a link to a folder: links are never followed"
+            dirs[:] = sorted(d for d in dirs if d not in _IGNORED_DIRS and not (Path(root) / d).is_symlink())
+            for file in sorted(files):
+                path = Path(root) / file
+                candidate, reason = self.map_file(path, released)
+                if candidate is None:
+                    self.left_out[str(path)] = reason
+                    continue
+                if candidate.path != path:  # renamed to end in .ipynb
+                    self.log.warning("Renamed %r to %r: a notebook without the .ipynb suffix", file, candidate.path.name)
+                by_student.setdefault((candidate.student_id, candidate.notebook), []).append(candidate)
+        for (student, notebook), files in by_student.items():
+            files.sort(key=lambda c: (c.path.stat().st_mtime, c.copy_number, c.path.name))
+            chosen = files[-1]
+            self.plan[str(chosen.path)] = chosen
+            for older in files[:-1]:
+                self.left_out[str(older.path)] = (f"student {student} has a newer file for {notebook}: "
+                                                  f"{chosen.path.name!r} is collected instead")
+        for path, reason in sorted(self.left_out.items()):
+            self.log.warning("Not collected: %r (%s)", os.path.relpath(path, extracted), reason)
+        students = sorted({c.student_id for c in self.plan.values()})
+        self.log.warning(
+            "Colab collector: %d notebook(s) for %d student(s) will be collected; %d file(s) left out%s",
+            len(self.plan), len(students), len(self.left_out),
+            (": " + "; ".join(f"{os.path.relpath(p, extracted)} ({r})" for p, r in sorted(self.left_out.items())))
+            if self.left_out else "",
+        )
+
+    def map_file(self, path: Path, released: list[str] | None) -> tuple[Candidate | None, str]:
+        """What a file is collected as, or why it cannot be; `released` None accepts any notebook name."""
+        name = unicodedata.normalize("NFC", path.name)
+        if name.startswith(".") or any(part in _IGNORED_DIRS for part in path.parts):
+            return None, "a hidden or system file"
+        match = STUDENT_ID.match(name)
+        if not match:
+            return None, "no student id: the name must be <student_id>_<name>.ipynb, id of letters, digits, - and ."
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            return None, "a link, not a file: links are never followed"
+        if not stat.S_ISREG(info.st_mode):
+            return None, "not a regular file"
+        if info.st_size > self.max_notebook_bytes:
+            return None, (f"{info.st_size / (1 << 20):.1f} MiB, over the {self.max_notebook_bytes / (1 << 20):.0f} MiB "
+                          f"limit for one notebook: not read; a Colab notebook with plots is a few MiB "
+                          f"(ask the student to clear large outputs and download it again)")
+        if not is_notebook_file(path):
+            return None, "not a notebook (no readable nbformat JSON)"
+        stem, number = notebook_stem(match.group("name"))
+        if released is None or f"{stem}.ipynb" in released:
+            notebook = f"{stem}.ipynb"
+        elif len(released) == 1:
+            notebook = released[0]
+            if stem != Path(released[0]).stem:
+                self.log.info("%r: taken as %s, the assignment's only notebook", name, notebook)
+        else:
+            return None, f"cannot tell which of the released notebooks {released} it is"
+        if not name.lower().endswith(".ipynb"):
+            renamed = path.with_name(path.name + ".ipynb")
+            if renamed.exists():
+                return None, f"a file named {renamed.name!r} is already there"
+            path.rename(renamed)
+            path = renamed
+        return Candidate(path, match.group("student_id"), notebook, number), ""
+
+    def collect(self, submitted_file: str) -> dict | None:
+        if not self.planned:  # another extractor, or outside zip_collect: plan now, over what is there
+            app = self.parent
+            self.plan_collection(collect_folder(app, app.extracted_directory) if self.is_zip_collect(app)
+                                 else Path(submitted_file).parent)
+        candidate = self.plan.get(submitted_file)
+        if candidate is None:
+            reason = self.left_out.get(submitted_file, "not seen when the collection was planned")
+            self.log.warning("Skipping %r: %s", os.path.basename(submitted_file), reason)
+            return None
+        return {"student_id": candidate.student_id, "file_id": candidate.notebook}

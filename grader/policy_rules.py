@@ -1,0 +1,262 @@
+"""The grading rules as a walk over one top-level statement: what honest attention code never needs.
+
+The tables name what is allowed or denied; `Rules.breaches` yields each breach with what was seen,
+in Chinese and English. Which parts a breach costs is `policy_attribution`'s job.
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+import torch
+
+ALLOWED_MODULES = {"torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "math", "typing", "dataclasses",
+                   "numpy", "einops", "einops.layers.torch", "__future__", "functools", "itertools", "collections",
+                   "sys", "time", "warnings"}
+# sys is there for printing (print(..., file=sys.stderr)); nothing else of it
+ALLOWED_SYS = ("sys.stdout", "sys.stderr", "sys.float_info", "sys.maxsize")
+# public torch namespaces that reach the dispatcher, the compiler stack, files or other processes
+DENIED_TORCH = ("torch.ops", "torch.library", "torch.overrides", "torch.utils", "torch.jit", "torch.fx",
+                "torch.compile", "torch.compiler", "torch.export", "torch.package", "torch.hub", "torch.classes",
+                "torch.multiprocessing", "torch.distributed", "torch.load", "torch.save")
+DENIED_ELSEWHERE = ("numpy.ctypeslib", "numpy.load", "numpy.save", "numpy.lib", "numpy.f2py", "numpy.distutils",
+                    "typing.get_type_hints", "typing.ForwardRef")
+FORBIDDEN_API = re.compile(r"^(scaled_dot_product\w*|multi_head_attention_forward|MultiheadAttention|"
+                           r"_native_multi_head_attention|\w*flash_attention\w*|\w*efficient_attention\w*)$")
+# never allowed, even where the student binds the same name (no scope games)
+EXIT_BUILTINS = {"exit", "quit", "setattr", "delattr"}
+ESCAPE_BUILTINS = {"eval", "exec", "compile", "globals", "locals", "vars", "__import__", "open", "breakpoint",
+                   "__builtins__", "__loader__", "__spec__", "getattr"}
+# ending or forking the process: the parent reports it, and the part scores 0
+ENDING_ATTRIBUTES = {"_exit", "exit", "abort", "kill", "killpg", "fork", "forkpty", "system", "execv", "execve",
+                     "posix_spawn", "spawnv"}
+ENDING_EXCEPTIONS = {"SystemExit", "KeyboardInterrupt", "GeneratorExit", "BaseException"}
+ALLOWED_DUNDER_ATTRIBUTES = {"__init__", "__class__", "__name__", "__qualname__", "__doc__"}
+ALLOWED_DUNDER_NAMES = {"__name__", "__file__", "__doc__"}
+ALLOWED_DUNDER_METHODS = {"__init__", "__post_init__", "__repr__", "__str__"}
+# attributes of frames, generators, tracebacks and code objects: a way out to the grader's globals
+INTERPRETER_ATTRIBUTES = re.compile(r"^(gi_\w+|cr_\w+|ag_\w+|f_(back|globals|locals|builtins|code|trace)|"
+                                    r"tb_\w+|co_\w+|mro)$")
+STAND_IN_ATTRIBUTES = {"is_meta", "is_fake", "data_ptr", "untyped_storage", "storage", "fake_mode"}
+STAND_IN_WORD = re.compile(r"(?<![a-z])meta(?![a-z])|faketensor", re.I)
+# builtin bases a student's own helper class may have (its own exception, say)
+PLAIN_BASES = {"object", "Exception", "ValueError", "RuntimeError", "TypeError", "AssertionError", "NamedTuple"}
+# the data attributes an honest module sets on its own layers (self.mask.requires_grad = False)
+NESTED_SELF_ATTRIBUTES = {"requires_grad", "p", "data", "weight", "bias", "training"}
+
+
+def _dotted(node: ast.AST) -> list[str] | None:
+    """a.b.c as ["a", "b", "c"], or None when the chain does not start at a plain name."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return [node.id] + parts[::-1]
+    return None
+
+
+def _named_getattr(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) >= 2 \
+        and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str)
+
+
+def _on_self(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) >= 2 \
+        and isinstance(call.args[0], ast.Name) and call.args[0].id == "self"
+
+
+def _is_dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__") and len(name) > 4
+
+
+def _import_mistake(module: str) -> str:
+    return "private-torch" if module.startswith("torch.") else "forbidden-import"
+
+
+def _nn_module_class(path: str) -> bool:
+    prefix = "torch.nn."
+    if not path.startswith(prefix) or "." in path[len(prefix):]:
+        return False
+    value = getattr(torch.nn, path[len(prefix):], None)
+    return isinstance(value, type) and issubclass(value, torch.nn.Module) and not FORBIDDEN_API.match(value.__name__)
+
+
+class Rules:
+    """Walks one top-level statement and yields (node, mistake, zh, en) for each breach."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.imported: dict[str, str] = {}  # local name -> dotted path of what it is bound to
+        self.classes = {s.name for s in ast.walk(tree) if isinstance(s, ast.ClassDef)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:  # `import a.b` binds a; `import a.b as c` binds c to a.b
+                    top = alias.name.split(".")[0]
+                    self.imported[alias.asname or top] = alias.name if alias.asname else top
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    if alias.name != "*":
+                        self.imported[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        self.bound_anywhere = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        self.bound_anywhere |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+        self.bound_anywhere |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                                  ast.ClassDef))}
+        self.bound_anywhere -= set(self.imported)
+
+    def breaches(self, statement: ast.stmt):
+        attribute_values = {id(n.value) for n in ast.walk(statement) if isinstance(n, ast.Attribute)}
+        docstrings = {id(n.value) for n in ast.walk(statement) if isinstance(n, ast.Expr)
+                      and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
+        # getattr(x, "name") is x.name, checked as such; only its computed-name form is an escape
+        named_getattr = {id(n.func) for n in ast.walk(statement) if isinstance(n, ast.Call)
+                         and (_named_getattr(n) or _on_self(n))}
+        for node in ast.walk(statement):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                yield from self._import(node)
+            elif isinstance(node, ast.Call):
+                yield from self._call(node)
+            elif isinstance(node, ast.Attribute):
+                yield from self._attribute(node)
+            elif isinstance(node, ast.Name) and id(node) not in named_getattr:
+                yield from self._name(node, id(node) in attribute_values)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                if STAND_IN_WORD.search(node.value):
+                    yield (node, "device-probing", f"字符串 {node.value[:40]!r} 在寻找评分用的替身设备",
+                           f"the string {node.value[:40]!r} looks for the grader's stand-in device")
+            elif isinstance(node, ast.ClassDef):
+                yield from self._class(node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_dunder(node.name) \
+                    and node.name not in ALLOWED_DUNDER_METHODS:
+                yield (node, "tampering", f"定义了特殊方法 {node.name}，会改变 Python 或 torch 对对象的处理",
+                       f"defines the special method {node.name}, which changes how Python or torch treats objects")
+            elif isinstance(node, ast.Raise) and node.exc is not None:
+                raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+                if isinstance(raised, ast.Name) and raised.id in ENDING_EXCEPTIONS:
+                    yield (node, "tampering", f"抛出 {raised.id} 会结束评分进程",
+                           f"raising {raised.id} ends the grading process")
+
+    def _import(self, node):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level or module not in ALLOWED_MODULES:
+                yield node, _import_mistake(module), f"导入了 {'.' * node.level}{module}", \
+                    f"imports {'.' * node.level}{module}"
+                return
+            for alias in node.names:
+                if alias.name == "*":
+                    yield node, "introspection", f"from {module} import * 导入了看不见的名字", \
+                        f"from {module} import * brings in names no one can see"
+                else:
+                    yield from self._path(node, f"{module}.{alias.name}")
+            return
+        for alias in node.names:
+            if alias.name not in ALLOWED_MODULES:
+                yield node, _import_mistake(alias.name), f"导入了 {alias.name}", f"imports {alias.name}"
+
+    def _path(self, node, path: str):
+        """A dotted path into an imported module: torch.ops.aten…, F.scaled_dot_product_attention, …"""
+        pieces = path.split(".")
+        if pieces[-1] in ENDING_ATTRIBUTES and pieces[0] != "torch":
+            yield node, "tampering", f"{path} 会结束或复制评分进程", f"{path} ends or copies the grading process"
+            return
+        if pieces[0] == "sys" and not any(path == a or path.startswith(a + ".") for a in ALLOWED_SYS):
+            yield node, "introspection", f"{path} 通向解释器内部", f"{path} reaches into the interpreter"
+            return
+        if FORBIDDEN_API.match(pieces[-1]):
+            yield node, "forbidden-api", f"{path} 是内置的注意力实现", f"{path} is the built-in attention"
+            return
+        if any(p.startswith("_") and not (p in ALLOWED_DUNDER_ATTRIBUTES) for p in pieces[1:]):
+            mistake = "private-torch" if pieces[0] == "torch" else "introspection"
+            yield node, mistake, f"{path} 是私有接口", f"{path} is a private interface"
+            return
+        if any(path == d or path.startswith(d + ".") for d in DENIED_TORCH + DENIED_ELSEWHERE):
+            mistake = "private-torch" if pieces[0] == "torch" else "introspection"
+            yield node, mistake, f"{path} 能绕过或改写 torch 的分派与评分", f"{path} reaches below the tensor ops the grader watches"
+            return
+        if any("fake" in p.lower() for p in pieces):
+            yield node, "device-probing", f"{path} 在寻找评分用的替身张量", f"{path} looks for the grader's stand-in tensors"
+
+    def _resolved(self, node: ast.AST) -> str | None:
+        chain = _dotted(node)
+        if chain and chain[0] in self.imported and chain[0] not in self.bound_anywhere:
+            return ".".join([self.imported[chain[0]]] + chain[1:])
+        return None
+
+    def _attribute(self, node: ast.Attribute):
+        path = self._resolved(node)
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            yield from self._assignment(node, path)
+            return
+        if path is not None:
+            yield from self._path(node, path)
+            return
+        name = node.attr
+        if FORBIDDEN_API.match(name) and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+            yield node, "forbidden-api", f".{name} 是内置的注意力实现", f".{name} is the built-in attention"
+        elif _is_dunder(name) and name not in ALLOWED_DUNDER_ATTRIBUTES:
+            yield node, "introspection", f"读取了特殊属性 {name}", f"reads the special attribute {name}"
+        elif name.startswith("_") and not _is_dunder(name) and not (isinstance(node.value, ast.Name)
+                                                                    and node.value.id == "self"):
+            yield node, "introspection", f"读取了别的对象的私有属性 {name}", f"reads the private attribute {name} of another object"
+        elif name in ENDING_ATTRIBUTES and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+            yield node, "tampering", f".{name} 会结束或复制评分进程", f".{name} ends or copies the grading process"
+        elif INTERPRETER_ATTRIBUTES.match(name):
+            yield node, "introspection", f"{name} 通向解释器的栈帧与全局变量", f"{name} leads to the interpreter's frames and globals"
+        elif name in STAND_IN_ATTRIBUTES:
+            yield node, "device-probing", f".{name} 在寻找评分用的替身设备", f".{name} looks for the grader's stand-in device"
+
+    def _assignment(self, node: ast.Attribute, path: str | None):
+        chain = _dotted(node)
+        target = ".".join(chain) if chain else ast.unparse(node)
+        if chain and chain[0] == "self" and (len(chain) == 2 or chain[-1] in NESTED_SELF_ATTRIBUTES) \
+                and not any(_is_dunder(p) for p in chain):
+            return
+        if path is not None and path.startswith("torch.backends."):  # TF32 switches: reset before every probe
+            return
+        yield node, "tampering", f"给 {target} 赋值会改变别人的对象", f"assigning to {target} changes an object that is not yours"
+
+    def _name(self, node: ast.Name, is_attribute_base: bool):
+        name = node.id
+        if isinstance(node.ctx, ast.Store) and _is_dunder(name):
+            yield node, "tampering", f"给特殊名字 {name} 赋值", f"assigns the special name {name}"
+            return
+        if not isinstance(node.ctx, ast.Load):
+            return
+        if name in self.imported and name not in self.bound_anywhere:
+            if not is_attribute_base and self.imported[name] in ALLOWED_MODULES:
+                yield node, "introspection", f"把模块 {name} 当作值来传递", f"passes the module {name} around as a value"
+            return
+        if name in EXIT_BUILTINS:
+            yield node, "tampering", f"{name}() 会结束进程或改写别人的对象", f"{name}() ends the process or rewrites objects that are not yours"
+        elif name in ESCAPE_BUILTINS or (_is_dunder(name) and name not in ALLOWED_DUNDER_NAMES):
+            yield node, "introspection", f"{name} 能动态执行代码或查找对象", f"{name} runs code or finds objects dynamically"
+
+    def _call(self, node: ast.Call):
+        func = node.func
+        if not isinstance(func, ast.Name):
+            return
+        if func.id == "getattr":
+            if _on_self(node):  # a module's own layers by name: nothing but its own attributes
+                return
+            if _named_getattr(node):
+                fake = ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load())
+                ast.copy_location(fake, node)
+                yield from self._attribute(fake)
+            else:
+                yield node, "introspection", "getattr 用计算出来的名字查找属性", "getattr looks up a computed attribute name"
+        elif func.id == "type" and len(node.args) == 3:
+            yield node, "introspection", "type(名字, 基类, 字典) 动态创建类", "type(name, bases, dict) creates a class dynamically"
+
+    def _class(self, node: ast.ClassDef):
+        for base in node.bases:
+            chain = _dotted(base)
+            if chain and len(chain) == 1 and (chain[0] in self.classes or chain[0] in PLAIN_BASES):
+                continue
+            path = self._resolved(base)
+            if path and (_nn_module_class(path) or path in ("typing.NamedTuple", "torch.autograd.Function")):
+                continue
+            shown = path or ast.unparse(base)
+            mistake = "tampering" if shown.startswith("torch") else "introspection"
+            yield base, mistake, f"类 {node.name} 继承了 {shown}", f"class {node.name} subclasses {shown}"
+        for keyword in node.keywords:
+            yield keyword.value, "introspection", f"类 {node.name} 用了 {keyword.arg}=", f"class {node.name} uses {keyword.arg}="

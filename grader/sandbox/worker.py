@@ -1,0 +1,181 @@
+"""The sandbox worker: loads one submission and answers probe requests with plain data.
+
+Runs in a child process that confines itself first (`confinement.confine`). Requests come from
+the trusted parent as pickles (a probe's name and its request's fields); answers go back as
+`torch.save` bytes holding only tensors, numbers, strings, lists and dicts, which the parent
+reads with `torch.load(weights_only=True)`.
+No verdict is computed here: student code can patch anything in this process.
+"""
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import os
+import pickle
+import re
+import subprocess
+import sys
+import types
+import warnings
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from grader.sandbox import probes
+from grader.sandbox.probes import SUBMISSION_FILE, describe_error
+from grader.assignment import GRADED_NAMES
+from grader.sandbox.confinement import Limits, confine
+from grader.process import single_threaded_torch
+
+# The built-in attention, denied in the worker however it is named. Python entry points are
+# replaced by wrappers that record the call and raise (F.…, torch.nn.functional.…, `from … import`
+# and nn.MultiheadAttention all reach these objects); every aten operator behind them gets a
+# raising kernel in the dispatcher itself, so torch.ops.aten.…, torch._C._nn.… and calls with the
+# dispatch modes disabled hit it too.
+FORBIDDEN = {
+    "F.scaled_dot_product_attention": (F, "scaled_dot_product_attention"),
+    "F.multi_head_attention_forward": (F, "multi_head_attention_forward"),
+    "nn.MultiheadAttention": (nn.MultiheadAttention, "__init__"),
+}
+FORBIDDEN_OP_NAME = re.compile(r"scaled_dot_product|multi_head_attention|flash_attention|efficient_attention|"
+                               r"_fused_sdp|cudnn_attention")
+# Composite operators have no backend kernel to replace: their CompositeImplicitAutograd entry is
+# the kernel. Meta kernels cannot be registered from Python; the composite entry covers meta too.
+DENIED_KEYS = ("CompositeImplicitAutograd", "CompositeExplicitAutograd", "Autograd", "CPU", "CUDA")
+FORBIDDEN_ATEN_OPS = sorted({schema.name.split("::", 1)[1] for schema in torch._C._jit_get_all_schemas()
+                             if schema.name.startswith("aten::") and FORBIDDEN_OP_NAME.search(schema.name)})
+TAMPER_WATCH = {
+    "torch.matmul": (torch, "matmul"), "torch.allclose": (torch, "allclose"), "torch.equal": (torch, "equal"),
+    "torch.softmax": (torch, "softmax"), "F.softmax": (F, "softmax"), "torch.Tensor.__eq__": (torch.Tensor, "__eq__"),
+    "torch.save": (torch, "save"), "torch.load": (torch, "load"), "os._exit": (os, "_exit"), "sys.exit": (sys, "exit"),
+}
+
+
+probes.warm_up()
+
+
+PROCESS_CREATION = [(os, "fork"), (os, "forkpty"), (os, "system"), (os, "posix_spawn"), (os, "posix_spawnp"),
+                    (os, "execv"), (os, "execve"), (subprocess.Popen, "__init__")]
+
+
+class Runtime:
+    """What the probes may observe about the student's process besides return values."""
+
+    def __init__(self) -> None:
+        self.forbidden_calls: set[str] = set()
+        self.tampering: set[str] = set()
+        for name, (owner, attr) in FORBIDDEN.items():
+            setattr(owner, attr, self._refusing(name))
+        self._denied_ops = torch.library.Library("aten", "IMPL")  # registrations live as long as this object
+        with warnings.catch_warnings():  # "overriding a previously registered kernel" is the point
+            warnings.simplefilter("ignore")
+            for op in FORBIDDEN_ATEN_OPS:
+                for key in DENIED_KEYS:
+                    with contextlib.suppress(RuntimeError):  # keys an operator cannot take
+                        self._denied_ops.impl(op, self._refusing(f"aten.{op}"), key)
+        for owner, attr in PROCESS_CREATION:  # the process-count limit stops what gets around this
+            if hasattr(owner, attr):
+                setattr(owner, attr, self._denied(f"{getattr(owner, '__name__', owner)}.{attr}"))
+        self.originals = {name: getattr(owner, attr) for name, (owner, attr) in TAMPER_WATCH.items()}
+
+    def _denied(self, name):
+        def deny(*args, **kwargs):
+            self.tampering.add(f"process creation ({name})")
+            raise PermissionError(f"grading sandbox: {name} is not allowed")
+
+        return deny
+
+    def _refusing(self, name):
+        def refuse(*args, **kwargs):
+            self.forbidden_calls.add(name)
+            raise RuntimeError(f"grading sandbox: {name} is the built-in attention; implement it yourself")
+
+        return refuse
+
+    def tampered(self) -> list[str]:
+        patched = {f"patched {n}" for n, (owner, attr) in TAMPER_WATCH.items() if getattr(owner, attr) is not self.originals[n]}
+        return sorted(patched | self.tampering)
+
+
+def load_student(source: str) -> tuple[dict, list[dict]]:
+    """Execute the extracted definitions one statement at a time; collect what failed."""
+    module = types.ModuleType("submission")  # registered, so dataclasses and pickling find it
+    sys.modules["submission"] = module
+    namespace = module.__dict__
+    lines = source.splitlines()
+    errors = []
+    try:
+        tree = ast.parse(source, SUBMISSION_FILE)
+    except SyntaxError as error:
+        return namespace, [describe_error(error, lines)]
+    for statement in tree.body:
+        try:
+            # dont_inherit: this module's own `from __future__ import annotations` must not leak into student code
+            code = compile(ast.Module(body=[statement], type_ignores=[]), SUBMISSION_FILE, "exec", dont_inherit=True)
+            exec(code, namespace)  # noqa: S102 - this is the sandboxed worker's whole purpose
+        except BaseException as error:  # SystemExit/KeyboardInterrupt from student code too
+            errors.append(describe_error(error, lines))
+    return namespace, errors
+
+
+def encode(answer: dict) -> bytes:
+    """An answer as torch.save bytes: a zip of stored (uncompressed) records, the only kind the
+    parent accepts (`answers.decode`); the connection frames it as multiprocessing does."""
+    buffer = io.BytesIO()
+    torch.save(answer, buffer)
+    return buffer.getvalue()
+
+
+def _answer(request: dict, namespace: dict, lines: list[str]) -> dict:
+    """A request the probe cannot take is the grader's bug, answered apart from what student code raised."""
+    problem = probes.request_problem(request["probe"], request["args"])
+    if problem is not None:
+        return {"bad_request": problem}
+    try:
+        return probes.PROBES[request["probe"]](namespace, lines, **request["args"])
+    except BaseException as error:
+        return {"error": describe_error(error, lines)}
+
+
+MAX_LOAD_ERRORS = 20  # the parent reports the first few; the rest would only be repeats
+
+
+def worker_main(connection, limits: Limits, source: str, use_cuda: bool) -> None:
+    """Entry point of the sandbox worker process (started by `sandbox.Worker`)."""
+    single_threaded_torch()
+    missing = confine(limits, keep_fd=connection.fileno(), cuda=use_cuda)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    runtime = Runtime()
+    worker_pid = os.getpid()
+    namespace, load_errors = load_student(source)
+    if os.getpid() != worker_pid:  # a fork that escaped the denial must never answer
+        os._exit(0)
+    lines = source.splitlines()
+    # only what the parent reads, so a long submission's ready message stays far below the answer caps
+    connection.send_bytes(encode({"ready": True, "load_errors": load_errors[:MAX_LOAD_ERRORS], "missing_isolation": missing,
+                                  "names": sorted(name for name in GRADED_NAMES if name in namespace),
+                                  "tampered": runtime.tampered()}))  # at definition time: the whole process
+    while True:
+        try:
+            request = pickle.loads(connection.recv_bytes())
+        except EOFError:
+            return
+        # Student code may have switched TF32 on (the seed notebook does); graded numerics must not use it.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        runtime.forbidden_calls.clear()
+        answer = _answer(request, namespace, lines)
+        if os.getpid() != worker_pid:
+            os._exit(0)
+        answer["forbidden_calls"] = sorted(runtime.forbidden_calls)
+        answer["tampered"] = runtime.tampered()
+        if use_cuda:  # RLIMIT_AS cannot bound CUDA memory: report the peak, the parent enforces the limit
+            answer["cuda_peak_bytes"] = int(torch.cuda.max_memory_allocated())
+        try:
+            payload = encode(answer)
+        except BaseException as error:  # e.g. a tensor subclass that refuses to serialise
+            payload = encode({"error": describe_error(error, lines), "tampered": ["unserialisable result"]})
+        connection.send_bytes(payload)

@@ -1,0 +1,215 @@
+"""Parent side of the isolation layer: start a confined worker per submission and talk to it.
+
+Workers are forked from a multiprocessing fork server that imported torch and the worker module once,
+so a submission costs a fork, not an interpreter and a torch import. The parent enforces wall
+time (per probe and per submission) and watches the worker's resident memory (the only memory
+limit that works with CUDA); the worker confines itself (`confinement.confine`). Answers are
+read with deadlines (`frames`) and bounded before they are trusted (`answers`): plain tensors,
+numbers, strings and small containers, nothing executable.
+"""
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import multiprocessing.forkserver
+import os
+import sys
+import pickle
+import signal
+import threading
+import time
+import types
+from pathlib import Path
+
+from grader.process import ROOT
+from grader.sandbox import answers, frames, worker_identity
+from grader.sandbox.confinement import Limits
+_context_lock = threading.Lock()
+_context = None
+
+
+def _fork_server():
+    """The shared fork server context, preloading torch and the worker module once per grading run."""
+    global _context
+    with _context_lock:
+        if _context is None:
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(["torch", "torch.nn.functional", "grader.sandbox.worker", "grader.sandbox.syscall_filter"])
+            _context = context
+    return _context
+
+
+def start_fork_server() -> None:
+    """Start the fork server now, so its torch import overlaps with the caller's own (this
+    module imports no torch at load time for that reason)."""
+    _fork_server()
+    multiprocessing.forkserver.ensure_running()
+
+
+@contextlib.contextmanager
+def _without_main_module():
+    """Hide __main__ while starting a worker, so multiprocessing does not re-run the caller's
+    script (pytest, nbgrader, a notebook) inside every worker."""
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
+
+
+def python_paths() -> list[str]:
+    """What the worker must still see: the interpreter's prefixes and its import path, minus the
+    kit's own repo (the grader modules are imported before confinement, so nothing is lost)."""
+    seen = [p for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *sys.path) if p and os.path.isdir(p)]
+    # both spellings: a venv reached through a symlink is imported by its own path, bound by its target's
+    paths = {os.path.realpath(p) for p in seen} | {os.path.abspath(p) for p in seen}
+    repo = str(ROOT)
+    paths = {p for p in paths if p != repo and not repo.startswith(p + os.sep) and p != "/"}
+    return sorted(p for p in paths if not any(p.startswith(other + os.sep) for other in paths))
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as children:
+            return [int(child) for child in children.read().split()]
+    except OSError:
+        return []
+
+
+def _process_tree(pid: int) -> list[int]:
+    """The worker and its descendants, parents first: the forked worker, then the pid 1 of its
+    namespace that runs student code (where the kernel allows namespaces)."""
+    tree = [pid]
+    for member in tree:
+        tree.extend(_children(member))
+    return tree
+
+
+def _resident_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _rss_bytes(pid: int) -> int:
+    """Resident memory of the process of the worker that runs student code: the largest in its
+    tree (the forked worker only waits for it and shares its pages)."""
+    return max(_resident_bytes(member) for member in _process_tree(pid))
+
+
+def _kill_descendants(pid: int) -> bool:
+    """Kill what the worker started, deepest first: its pid 1, whose end takes the rest of its
+    namespace with it. A pidfd, checked to be still in the tree once opened, cannot hit a
+    process that reused the number. True when something was killed."""
+    killed = False
+    for member in reversed(_process_tree(pid)[1:]):
+        try:
+            handle = os.pidfd_open(member)
+        except OSError:
+            continue
+        try:
+            if member in _process_tree(pid):
+                signal.pidfd_send_signal(handle, signal.SIGKILL)
+                killed = True
+        except OSError:
+            pass
+        finally:
+            os.close(handle)
+    return killed
+
+
+class WorkerFailure(Exception):
+    """The worker did not answer: `kind` is timeout, memory-limit, exited or crashed."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+
+
+class Worker:
+    """One confined child process holding one submission's code."""
+
+    def __init__(self, source: str, limits: Limits, use_cuda: bool) -> None:
+        self.limits = limits
+        self.uid = worker_identity.allocate() if os.geteuid() == 0 else None
+        limits_here = Limits(**{**limits.__dict__, "uid": self.uid})
+        context = _fork_server()
+        self._connection, child_end = context.Pipe(duplex=True)
+        from grader.sandbox import worker
+
+        self.process = context.Process(target=worker.worker_main, args=(child_end, limits_here, source, use_cuda),
+                                       daemon=True)
+        with _context_lock, _without_main_module():
+            self.process.start()
+        child_end.close()
+        self.ready = self._receive(limits.probe_seconds)
+
+    def _receive(self, seconds: float) -> dict:
+        """The next answer, read and decoded within `seconds` (a half-written frame included)."""
+        try:
+            frame = frames.read_frame(self._connection.fileno(), answers.MAX_FRAME_BYTES,
+                                      time.monotonic() + seconds, self._watch_memory)
+            return answers.decode(frame)
+        except frames.FrameTimeout:
+            self.close()
+            raise WorkerFailure("timeout", f"no answer within {seconds:.0f} s") from None
+        except frames.FrameClosed as error:
+            raise self._ended() from error
+        except (frames.FrameTooLarge, answers.AnswerRefused) as error:
+            self.close()
+            raise WorkerFailure("tampering", f"a forged answer: {error}") from None
+
+    def _watch_memory(self) -> None:
+        memory_cap = self.limits.memory_bytes + (2 << 30)  # RSS watchdog above the rlimit's own margin
+        if _rss_bytes(self.process.pid) > memory_cap:
+            self.close()
+            raise WorkerFailure("memory-limit", f"resident memory above {memory_cap >> 20} MiB")
+
+    def _ended(self) -> WorkerFailure:
+        """Why the worker's end of the pipe closed: the kernel's kill, an exit, or a crash."""
+        self.process.join(1)
+        code = self.process.exitcode
+        self.close()
+        if code is not None and code < 0 and -code == signal.SIGKILL:
+            return WorkerFailure("memory-limit", "the worker was killed (out of memory)")
+        if code is not None and code >= 0:
+            return WorkerFailure("exited", f"the submission ended the process (exit status {code})")
+        return WorkerFailure("crashed", f"the worker died (signal {-(code or 0)})")
+
+    def call(self, probe: str, fields: dict, seconds: float) -> dict:
+        """Send one request (a probe's name and its request's fields) and wait for its answer, both
+        within `seconds`: a worker that stops reading its pipe cannot hold the parent either."""
+        started = time.monotonic()
+        try:
+            frames.write_frame(self._connection.fileno(), pickle.dumps({"probe": probe, "args": fields}),
+                               started + seconds, self._watch_memory)
+        except frames.FrameTimeout:
+            self.close()
+            raise WorkerFailure("timeout", f"the worker took no request within {seconds:.0f} s") from None
+        except frames.FrameClosed as error:
+            raise self._ended() from error
+        return self._receive(max(0.0, seconds - (time.monotonic() - started)))
+
+    @property
+    def alive(self) -> bool:
+        return self.process.is_alive()
+
+    def close(self) -> None:
+        """End the worker and everything it started; return once they are gone."""
+        if self.process.is_alive():
+            if _kill_descendants(self.process.pid):
+                self.process.join(2)  # it reaps its pid 1 (the namespace is empty by then) and ends the same way
+            if self.process.is_alive():
+                self.process.kill()
+        self.process.join(5)
+        if self.uid is not None:
+            worker_identity.release(self.uid)
+            self.uid = None
+        self._connection.close()

@@ -1,0 +1,102 @@
+"""What each corpus file is, decided independently of the grader.
+
+`fails`: the probes of truth.py the file fails (empty = correct); tests/test_corpus.py checks truth.py agrees, so
+this table cannot lie. `mistakes`: the catalog ids the grader must report for it, and the first id it reports must
+be one of them; `advice`: advice ids it must report; `unnamed`: real bugs no catalog id names (they must still cost
+points, through the failing probes). `licence`: the licence its source states, as recorded in the file's header.
+
+Files whose source states no licence are kept but marked NONE_STATED. To leave them out, set INCLUDE_UNLICENSED to
+False (and `git rm` the files if they must go): the tests then ignore them, and still require the rest to be a
+corpus worth having (tests/test_corpus.py::test_the_licensed_files_alone_are_a_corpus).
+"""
+
+NONE_STATED = "none stated"
+INCLUDE_UNLICENSED = True
+
+ALL: dict[str, dict] = {
+    "nanogpt_causal_self_attention": {"licence": "MIT", "fails": [], "mistakes": []},
+    "mingpt_causal_self_attention": {"licence": "MIT", "fails": [], "mistakes": []},
+    "happyllm_multi_head_attention": {"licence": "CC-BY-NC-SA-4.0", "fails": [], "mistakes": []},
+    "cs336_bitkira_rearrange": {"licence": NONE_STATED, "fails": [], "mistakes": []},
+    "cs336_ishovkun_einsum": {"licence": NONE_STATED, "fails": [], "mistakes": []},
+    "timm_attention": {"licence": "Apache-2.0", "fails": [], "mistakes": []},
+    "vit_pytorch_attention": {"licence": "MIT", "fails": [], "mistakes": []},
+    # correct, but its -9e15 mask fill cannot be converted to float16
+    "uvadlc_tutorial6_multihead_attention": {"licence": "MIT", "fails": [], "mistakes": [],
+                                             "advice": ["mask-value-overflow"]},
+    # keys.transpose(1, 2): right only with exactly one leading dim
+    "raschka_causal_attention": {"licence": "Apache-2.0", "fails": ["sdpa.lead0", "sdpa.lead2", "sdpa.lead3"],
+                                 "mistakes": ["hardcoded-dims"]},
+    "nlp_milestones_sdpa": {"licence": NONE_STATED, "fails": ["sdpa.lead0", "sdpa.lead2", "sdpa.lead3"],
+                            "mistakes": ["hardcoded-dims"]},
+    # torch.bmm (+ transpose(1, 2), Softmax(dim=2)): 3-D tensors only
+    "d2l_dot_product_attention": {"licence": "MIT-0", "fails": ["sdpa.lead0", "sdpa.lead2", "sdpa.lead3"],
+                                  "mistakes": ["hardcoded-dims"]},
+    "fastspeech_modules_attention": {"licence": "MIT", "fails": ["sdpa.lead0", "sdpa.lead2", "sdpa.lead3"],
+                                     "mistakes": ["hardcoded-dims"]},
+    # `batch_size ...` einops patterns need a leading dim; seq_len_k vs seq_len_v is not contracted
+    "cs336_batch_size_einsum": {"licence": NONE_STATED,
+                                "fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead2", "sdpa.lead3"],
+                                "mistakes": ["hardcoded-dims"], "unnamed": ["einsum axis names differ"]},
+    # a (1, T, T) CPU mask: adds a batch dim to (T, d) input, and never follows the input to a GPU; -1e9 fill
+    "annotated_transformer_attention": {"licence": "MIT", "fails": ["sdpa.lead0", "sdpa.device", "mha.device"],
+                                        "mistakes": ["wrong-return", "mask-device"],
+                                        "advice": ["mask-value-overflow"]},
+    # attn_bias and temp_mask created without device=
+    "pytorch_docs_sdpa_reference": {"licence": "BSD-3-Clause", "fails": ["sdpa.device"], "mistakes": ["mask-device"]},
+    # `not attn_mask` on a whole tensor: every causal call raises
+    "pytorch_docs_2_0_sdpa_reference": {"licence": "BSD-3-Clause",
+                                        "fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead2", "sdpa.lead3",
+                                                  "sdpa.t1", "sdpa.device"],
+                                        "mistakes": [], "unnamed": ["`not tensor` in masked_fill"]},
+    # d_k = k.dim(): divides by sqrt(number of dims)
+    "hands_on_llms_dim_scale": {"licence": NONE_STATED,
+                                "fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead2", "sdpa.lead3"],
+                                "mistakes": ["wrong-scale"]},
+    # value.size(-1) ** 0.5: scales by sqrt(d_v), right only when d_v == d_k
+    "hf_gpt2_attention": {"licence": "Apache-2.0", "fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead2", "sdpa.lead3"],
+                          "mistakes": ["wrong-scale"]},
+    # GPT-Neo never scales the scores, in either part
+    "hf_gpt_neo_self_attention": {"licence": "Apache-2.0",
+                                  "fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead2", "sdpa.lead3",
+                                            "mha.values", "mha.b1", "mha.tmax"],
+                                  "mistakes": ["missing-scale"]},
+    # softmax(attn_scores, d_k): the key width used as the axis
+    "cs336_softmax_over_d_k": {"licence": NONE_STATED,
+                               "fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead2", "sdpa.lead3", "sdpa.t1",
+                                         "sdpa.device"], "mistakes": ["softmax-dim"]},
+    # torch.sqrt on a Python int raises; behind it F.dropout(p, 0.1) always on, and heads never merged
+    "slapo_tutorial_attention": {"licence": "Apache-2.0",
+                                 "fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead2", "sdpa.lead3", "sdpa.t1",
+                                           "sdpa.device", "mha.values", "mha.b1", "mha.t1", "mha.tmax",
+                                           "mha.device", "mha.loop"],
+                                 "mistakes": ["sqrt-of-int"],
+                                 "unnamed": ["dropout-in-eval and unmerged heads, hidden behind the TypeError"]},
+    # `q * dim_head ** 0.5` (multiplies by sqrt(d)), a causal mask without device=, a four-dims-only einsum
+    "lucidrains_quartic_attention": {"licence": "MIT",
+                                     "fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead2", "sdpa.lead3", "sdpa.t1",
+                                               "sdpa.device", "mha.values", "mha.b1", "mha.tmax", "mha.device"],
+                                     "mistakes": ["hardcoded-dims", "wrong-scale", "mask-device"]},
+    # torch.bmm (3-D only); heads scaled by sqrt(d_model); the head-major batch merged as if batch-major
+    "jadore_aiayn_2017_attention": {"licence": "MIT",
+                                    "fails": ["sdpa.lead0", "sdpa.lead2", "sdpa.lead3",
+                                              "mha.values", "mha.b1", "mha.t1", "mha.tmax"],
+                                    "mistakes": ["hardcoded-dims", "wrong-scale", "head-split"]},
+    # sequence-first ([T, B, dim]) code fed batch-first input: attends across the batch, never across time; -1e9 fill
+    "labml_mha_sequence_first": {"licence": "MIT", "fails": ["mha.values", "mha.b1", "mha.t1", "mha.tmax"],
+                                 "mistakes": [], "advice": ["mask-value-overflow"],
+                                 "unnamed": ["sequence-first layout: `seq_len, batch_size, _ = query.shape`"]},
+    # one Head module per head in a list comprehension
+    "raschka_mha_wrapper": {"licence": "Apache-2.0", "fails": ["mha.loop"], "mistakes": ["python-loop"]},
+    # Part 1 unpacks `B, T, C = x.shape` (3-D only); Part 2: the lecture's per-head loop with C = dim in the scale
+    "gyakobo_heads_loop": {"licence": "MIT",
+                           "fails": ["sdpa.lead0", "sdpa.lead2", "sdpa.lead3", "mha.values", "mha.b1", "mha.tmax",
+                                     "mha.loop"],
+                           "mistakes": ["hardcoded-dims", "wrong-scale", "python-loop"]},
+    # per-head loop, and each head scaled by C**-0.5 with C = dim, not the head size
+    "ng_video_lecture_heads": {"licence": NONE_STATED, "fails": ["mha.values", "mha.b1", "mha.tmax", "mha.loop"],
+                               "mistakes": ["wrong-scale", "python-loop"]},
+}
+
+EXPECTED: dict[str, dict] = {name: entry for name, entry in ALL.items()
+                             if INCLUDE_UNLICENSED or entry["licence"] != NONE_STATED}

@@ -1,0 +1,57 @@
+# expect: python-loop
+# part: sdpa
+# Two bugs: a Python loop over the leading dims (heads) and a mask that also hides the diagonal.
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class ModelArgs:
+    dim: int = 64
+    n_heads: int = 4
+    dropout: float = 0.0
+    max_seq_len: int = 256
+
+
+def scaled_dot_product_attention(Q, K, V, is_causal: bool = True):
+    if Q.dim() > 2:  # one head (one batch row) at a time
+        parts = [scaled_dot_product_attention(q, k, v, is_causal) for q, k, v in zip(Q, K, V)]
+        return torch.stack([o for o, _ in parts]), torch.stack([w for _, w in parts])
+    T, d_k = Q.shape
+    scores = Q @ K.T / math.sqrt(d_k)
+    if is_causal:
+        scores = scores.masked_fill(torch.ones(T, T, dtype=torch.bool, device=Q.device).triu(0), float("-inf"))
+    weights = scores.softmax(dim=-1)
+    return weights @ V, weights
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, args: ModelArgs, is_causal: bool = False):
+        super().__init__()
+        self.n_heads = args.n_heads
+        self.head_dim = args.dim // args.n_heads
+        self.wq = nn.Linear(args.dim, args.dim, bias=False)
+        self.wk = nn.Linear(args.dim, args.dim, bias=False)
+        self.wv = nn.Linear(args.dim, args.dim, bias=False)
+        self.wo = nn.Linear(args.dim, args.dim, bias=False)
+        self.attn_dropout = nn.Dropout(args.dropout)
+        self.resid_dropout = nn.Dropout(args.dropout)
+        self.is_causal = is_causal
+        L = args.max_seq_len
+        self.register_buffer("causal_mask", torch.triu(torch.ones(L, L, dtype=torch.bool), diagonal=1))
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        B, T, D = q.shape
+        q = self.wq(q).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+        k = self.wk(k).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+        v = self.wv(v).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+        att = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
+        if self.is_causal:
+            att = att.masked_fill(self.causal_mask[:T, :T], float("-inf"))
+        att = self.attn_dropout(att.softmax(dim=-1))
+        y = (att @ v).transpose(1, 2).reshape(B, T, D)
+        return self.resid_dropout(self.wo(y))

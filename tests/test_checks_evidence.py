@@ -1,0 +1,96 @@
+"""Each mistake on its own evidence, every promised shape, and no cascade of one diagnosis.
+
+The fixtures are real-code-style files in tests/submissions/: some combine two bugs, so that a
+finding that leaned on another check passing (devices, loops) would go missing.
+"""
+import ast
+from pathlib import Path
+
+import pytest
+
+from conftest import SUBMISSIONS
+from grader.assignment import PART, PART_IDS
+from grader.checks import checks_for
+
+MUTANTS = SUBMISSIONS / "mutants"
+CHECKS_PACKAGE = Path(__file__).resolve().parent.parent / "grader" / "checks"
+NEEDS_VALUES = "Not checked: needs correct values (see {part}.values)."
+
+
+def by_id(report: dict) -> dict:
+    return {c["id"]: c for c in report["checks"]}
+
+
+def lost(report: dict) -> list[str]:
+    return [c["id"] for c in report["checks"] if c["points"] < c["max_points"]]
+
+
+@pytest.mark.parametrize("name", ["hardcoded-dims.py", "hardcoded-dims__2.py"])
+def test_a_leading_dims_bug_costs_the_shapes_check_alone_and_is_named(graded, name):
+    # an einsum "b..." that crashes on (T, d); a (1, T, T) mask that adds a batch dim to (T, d)
+    report = graded(MUTANTS / name)
+    assert lost(report) == ["sdpa.shapes"], lost(report)
+    shapes = by_id(report)["sdpa.shapes"]
+    assert shapes["mistakes"] == ["hardcoded-dims"]
+    assert "wrong with 0" in shapes["message"] and "(6, 8)" in shapes["message"]
+    assert report["score"] == PART["sdpa"].points + PART["mha"].points - shapes["max_points"]
+
+
+def test_code_written_for_two_dim_input_still_shows_it_computes_attention(graded):
+    # transpose(0, 1), softmax(dim=1), Q.size(1): right for (T, d) only
+    report = graded(MUTANTS / "hardcoded-dims__3.py")
+    checks = by_id(report)
+    assert checks["sdpa.computes_attention"]["passed"], checks["sdpa.computes_attention"]["message"]
+    assert "Right with 0 leading dims" in checks["sdpa.shapes"]["message"]
+    crashed = [c for c in report["checks"] if not c["passed"] and c["message"].startswith("Error")]
+    assert crashed and all(c["mistakes"] == ["hardcoded-dims"] for c in crashed), crashed
+
+
+def test_a_mask_without_device_is_found_although_the_first_shape_crashes(graded):
+    report = graded(MUTANTS / "mask-device__3.py")
+    checks = by_id(report)
+    assert checks["sdpa.shapes"]["mistakes"] == ["hardcoded-dims"]
+    assert checks["sdpa.device"]["mistakes"] == ["mask-device"], checks["sdpa.device"]["message"]
+    assert {"hardcoded-dims", "mask-device"} <= set(report["mistakes"])
+
+
+@pytest.mark.parametrize("name, part, values_mistake", [("python-loop__3.py", "sdpa", "mask-diagonal"),
+                                                        ("python-loop__4.py", "mha", "missing-scale")])
+def test_a_python_loop_is_found_although_the_values_are_wrong(graded, name, part, values_mistake):
+    report = graded(MUTANTS / name)
+    checks = by_id(report)
+    assert checks[f"{part}.vectorized"]["mistakes"] == ["python-loop"], checks[f"{part}.vectorized"]["message"]
+    assert checks[f"{part}.device"]["passed"], checks[f"{part}.device"]["message"]
+    assert values_mistake in checks[f"{part}.values"]["mistakes"]
+
+
+@pytest.mark.parametrize("name, part, unrelated", [("mask-diagonal.py", "sdpa", ("sdpa.device", "sdpa.vectorized")),
+                                                   ("python-loop__4.py", "mha", ("mha.device",))])
+def test_a_check_that_needs_correct_values_says_so_without_repeating_the_diagnosis(graded, name, part, unrelated):
+    report = graded(MUTANTS / name)
+    checks = by_id(report)
+    assert not checks[f"{part}.values"]["passed"] and checks[f"{part}.values"]["mistakes"]
+    cascaded = [checks[f"{part}.low_precision"], checks[f"{part}.gradients"]]
+    for check in cascaded:
+        assert check["message"] == NEEDS_VALUES.format(part=part), check
+        assert check["mistakes"] == [] and not check["passed"]
+        assert check["message_zh"].startswith("未检查")
+    for independent in unrelated:  # titles that have nothing to do with the values bug
+        assert checks[independent]["passed"], checks[independent]["message"]
+
+
+def test_check_order_follows_the_declared_parts():
+    parts = [c.part for c in checks_for()]
+    assert parts == sorted(parts, key=PART_IDS.index)
+    assert set(parts) == set(PART_IDS)
+
+
+def test_no_part_imports_another_and_no_checks_module_is_long():
+    for module in CHECKS_PACKAGE.rglob("*.py"):
+        assert len(module.read_text(encoding="utf-8").splitlines()) <= 350, module
+        part = module.parent.name if module.parent != CHECKS_PACKAGE else None
+        imported = {node.module for node in ast.walk(ast.parse(module.read_text(encoding="utf-8")))
+                    if isinstance(node, ast.ImportFrom) and node.module}
+        others = {f"grader.checks.{other}" for other in PART_IDS if other != part}
+        assert not {name for name in imported if name.split(".")[:3] and ".".join(name.split(".")[:3]) in others}, \
+            (module, imported)

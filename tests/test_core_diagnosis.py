@@ -1,0 +1,57 @@
+"""Does diagnosis name the mistake behind an exception a probe reported, and only then?
+
+grader.diagnosis on error dicts as the worker sends them ({"type", "message", "where"}): no sandbox.
+"""
+import pytest
+
+from grader import assignment
+from grader.catalog import catalog
+from grader.diagnosis import ERROR_RULES, from_error
+
+MAX_SEQ_LEN = assignment.MODEL_ARGS["max_seq_len"]
+
+# (exception type, message, what the static pass found, the mistake it points to)
+CASES = [
+    ("NotImplementedError", "", {}, "not-implemented"),
+    ("NameError", "name 'matmul' is not defined", {}, "bare-matmul"),
+    ("NameError", f"name '{assignment.PART['mha'].graded_name}' is not defined", {}, "not-implemented"),
+    ("AttributeError", "module 'torch' has no attribute 'Tenser'", {}, "misspelled-tensor"),
+    ("AttributeError", "module 'torch.nn' has no attribute 'dropout'", {}, "dropout-lowercase"),
+    ("TypeError", "f() got an unexpected keyword argument 'is_causal'", {}, "is-causal-typo"),
+    ("RuntimeError", "view size is not compatible with input tensor's size and stride (at least one dimension spans "
+                     "across two contiguous subspaces). Use .reshape(...) instead.", {}, "missing-contiguous"),
+    ("timeout", "no answer within 10 s", {}, "timeout"),
+    ("memory-limit", "", {}, "memory-limit"),
+    ("SystemExit", "0", {}, "tampering"),
+    ("RuntimeError", "Expected all tensors to be on the same device, but found at least two devices, meta and cpu!",
+     {}, "mask-device"),
+    ("RuntimeError", "Expected all tensors to be on the same device, but found at least two devices, meta and cpu!",
+     {"hardcoded-device": [{"line": 3, "text": "x.cuda()"}]}, "hardcoded-device"),
+    ("RuntimeError", "Expected all tensors to be on the same device, but found at least two devices, meta and cpu!",
+     {"mask-not-buffer": [{"line": 3, "text": "self.mask = m"}]}, "mask-not-buffer"),
+]
+
+
+@pytest.mark.parametrize("kind, message, static, mistake", CASES, ids=[f"{c[3]}-{i}" for i, c in enumerate(CASES)])
+def test_an_error_points_to_its_mistake(kind, message, static, mistake):
+    assert from_error({"type": kind, "message": message, "where": None}, static) == [mistake]
+
+
+def test_torchs_own_meta_tensor_not_implemented_is_not_the_students_todo():
+    assert from_error({"type": "NotImplementedError", "message": "Cannot copy out of meta tensor; no data!"}, {}) == []
+
+
+def test_a_size_mismatch_is_an_unsliced_mask_only_at_max_seq_len():
+    error = {"type": "RuntimeError",
+             "message": f"The size of tensor a (5) must match the size of tensor b ({MAX_SEQ_LEN}) at dimension 3"}
+    assert from_error(error, {}, max_seq_len=MAX_SEQ_LEN) == ["mask-not-sliced"]
+    assert from_error(error, {}) == []
+    assert from_error(error, {}, max_seq_len=MAX_SEQ_LEN + 1) == []
+
+
+def test_an_unrecognised_error_names_no_mistake():
+    assert from_error({"type": "ValueError", "message": "too many values to unpack (expected 2)"}, {}) == []
+
+
+def test_every_mistake_diagnosis_can_name_is_in_the_catalog():
+    assert {mistake for _, _, mistake in ERROR_RULES} <= set(catalog())

@@ -1,0 +1,116 @@
+"""Is a report language-neutral until it is projected or rendered, with its mistakes in fix-first order?
+
+grader.report and grader.catalog on fixed outcomes: no sandbox.
+"""
+import json
+
+import pytest
+
+from grader import assignment
+from grader.catalog import FIX_FIRST, catalog, explain, fix_first
+from grader.checks import PARTS, Check, Outcome
+from grader.grade_all.text import class_summary
+from grader.report import build_report, in_language, render_text
+
+SDPA, MHA = (part.id for part in assignment.PARTS[:2])
+CONTRACT_CHECK_FIELDS = {"id", "part", "passed", "points", "max_points", "message", "mistakes"}
+
+
+def spec(id: str, part: str, points: float, gate: bool = False) -> Check:
+    return Check(id, part, points, "hidden", f"标题 {id}", f"title {id}", lambda ctx: None, gate)
+
+
+def fixed_report() -> dict:
+    return build_report([
+        (spec(f"{SDPA}.loop", SDPA, 1.0), Outcome(False, "算子数量随形状增长。", "The op count grows.", ["python-loop"])),
+        (spec(f"{SDPA}.values", SDPA, 3.0), Outcome(False, "权重不对。", "Wrong weights.", ["mask-diagonal"],
+                                                   {"line": 7, "text": "mask = triu(ones, 0)", "cell": 2})),
+        (spec(f"{SDPA}.half", SDPA, 1.0), Outcome(True, "float16 报错。", "float16 raises.", advice=["mask-value-overflow"])),
+        (spec(f"{MHA}.loads", MHA, 2.0), Outcome(False, "语法错误。", "Syntax error.", ["syntax-error"])),
+    ])
+
+
+def test_the_report_holds_both_languages_and_no_projected_text():
+    report = fixed_report()
+    for check in report["checks"]:
+        assert not {"message", "title"} & set(check)
+        assert check["title_zh"].startswith("标题") and check["title_en"].startswith("title")
+    values = report["checks"][1]
+    assert values["message_zh"].startswith("权重不对。") and explain("mask-diagonal", "zh") in values["message_zh"]
+    assert values["message_en"].startswith("Wrong weights.") and explain("mask-diagonal", "en") in values["message_en"]
+    assert "第 2 个代码单元，第 7 行" in values["message_zh"] and "code cell 2, line 7" in values["message_en"]
+    json.dumps(report)  # cacheable as it is
+
+
+def test_mistakes_are_ordered_fix_first_not_alphabetically():
+    """A syntax error stops everything, a wrong mask costs values, a loop only speed: fixed in that order."""
+    assert fixed_report()["mistakes"] == ["syntax-error", "mask-diagonal", "python-loop"]
+
+
+def test_advice_is_top_level_costs_nothing_and_is_not_a_mistake():
+    report = fixed_report()
+    assert report["advice"] == ["mask-value-overflow"] and "mask-value-overflow" not in report["mistakes"]
+    half = next(c for c in report["checks"] if c["id"] == f"{SDPA}.half")
+    assert half["points"] == half["max_points"] == 1.0
+    assert report["score"] == 1.0 and report["max_score"] == 7.0
+
+
+def test_an_id_that_also_cost_points_is_a_mistake_not_advice():
+    report = build_report([
+        (spec("a", SDPA, 1.0), Outcome(True, advice=["mask-value-overflow"])),
+        (spec("b", SDPA, 1.0), Outcome(False, "", "", ["mask-value-overflow"])),
+    ])
+    assert report["mistakes"] == ["mask-value-overflow"] and report["advice"] == []
+
+
+def test_a_failed_gate_zeroes_its_part_only():
+    report = build_report([(spec("g", SDPA, 0.0, gate=True), Outcome(False, "", "", ["forbidden-api"])),
+                           (spec("s", SDPA, 4.0), Outcome(True)), (spec("m", MHA, 3.0), Outcome(True))])
+    assert [c["points"] for c in report["checks"]] == [0.0, 0.0, 3.0]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_json_projection_is_the_contract_in_one_language(lang):
+    report = fixed_report()
+    projected = in_language(report, lang)
+    assert {"score", "max_score", "checks", "mistakes", "advice"} <= set(projected)
+    for neutral, check in zip(report["checks"], projected["checks"]):
+        assert CONTRACT_CHECK_FIELDS <= set(check)
+        assert check["message"] == neutral[f"message_{lang}"] and check["title"] == neutral[f"title_{lang}"]
+    assert projected["mistakes"] == report["mistakes"] and report["checks"][0].get("message") is None  # a copy
+
+
+@pytest.mark.parametrize("lang, other", [("zh", "en"), ("en", "zh")])
+def test_rendered_text_is_in_one_language(lang, other):
+    report = fixed_report()
+    text = render_text(report, lang)
+    values = report["checks"][1]
+    assert values[f"message_{lang}"].splitlines()[0] in text and values[f"message_{other}"].splitlines()[0] not in text
+    assert f"{PARTS[SDPA]}  1/5" in text and "✗ [0/3]" in text
+    assert ("诊断出的错误" if lang == "zh" else "Mistakes found") in text
+    assert "syntax-error, mask-diagonal, python-loop" in text
+    assert ("建议（不扣分）: mask-value-overflow" if lang == "zh" else "Advice (no points lost): mask-value-overflow") in text
+    assert explain("mask-value-overflow", lang) in text  # a passed check with advice shows why
+
+
+def test_every_catalog_id_has_a_fix_first_group():
+    assert {mistake: entry.get("fix_first") for mistake, entry in catalog().items()
+            if entry.get("fix_first") not in FIX_FIRST} == {}
+
+
+def test_fix_first_keeps_the_groups_order_and_puts_unknown_ids_last():
+    assert fix_first(["python-loop", "not-a-catalog-id", "submission-link", "wrong-return", "python-loop"]) == \
+        ["submission-link", "wrong-return", "python-loop", "not-a-catalog-id"]
+    groups = [FIX_FIRST.index(catalog()[m]["fix_first"]) for m in fix_first(catalog())]
+    assert groups == sorted(groups)
+
+
+def test_the_class_summary_counts_advice_apart_from_mistakes():
+    reports = [{"student": s, "score": 1.0, "max_score": 7.0, "checks": [], "mistakes": mistakes, "advice": advice}
+               for s, mistakes, advice in (("a", ["mask-diagonal"], ["mask-value-overflow"]),
+                                           ("b", [], ["mask-value-overflow"]), ("c", ["mask-diagonal"], []))]
+    text = class_summary(reports, "en")
+    mistakes, advice = text.split("Most frequent advice (no points lost):")
+    assert "Most frequent mistakes" in mistakes and "mask-diagonal" in mistakes and "mask-value-overflow" not in mistakes
+    assert advice.splitlines()[1].split()[:3] == ["2", "67%", "mask-value-overflow"]
+    assert "最常见的建议（不扣分）" in class_summary(reports, "zh")

@@ -1,0 +1,65 @@
+"""Does the report cache key change with every input a verdict depends on, and with nothing else?
+
+grader.report_cache.key on fixed inputs: no sandbox.
+"""
+import dataclasses
+
+import pytest
+
+from grader import report_cache
+from grader.sandbox.confinement import Limits
+from grader.source import submission_from_cells
+
+CELLS = ["import torch", "def scaled_dot_product_attention(Q, K, V, is_causal=True):\n    return Q, K"]
+CHECKS = ["sdpa.shapes", "sdpa.values"]
+TORCH = "2.13.0+cpu"
+
+
+def key(cells=CELLS, path="a.ipynb", is_notebook=True, checks=CHECKS, limits=None, cuda=False, torch_version=TORCH):
+    submission = submission_from_cells(cells, path, is_notebook=is_notebook)
+    return report_cache.key(submission, checks, limits or Limits(visible=["/usr"]), cuda, torch_version)
+
+
+def changed(value):
+    """Another value of the same kind, for any Limits field."""
+    if isinstance(value, bool):
+        return not value
+    if value is None:
+        return 12345
+    if isinstance(value, (int, float)):
+        return value + 1
+    return [*value, "/opt/elsewhere"]
+
+
+@pytest.mark.parametrize("field", [f.name for f in dataclasses.fields(Limits)])
+def test_every_limit_changes_the_key(field):
+    limits = Limits(visible=["/usr"])
+    other = dataclasses.replace(limits, **{field: changed(getattr(limits, field))})
+    assert key(limits=other) != key(limits=limits)
+
+
+@pytest.mark.parametrize("change", [
+    {"cells": [CELLS[0], CELLS[1].replace("return Q, K", "return K, Q")]},  # the code
+    {"cells": ["import torch\n" + CELLS[1]]},  # the same code from other cells: lines map elsewhere
+    {"cells": [*CELLS, "def broken(:"]},  # a syntax error the report quotes
+    {"is_notebook": False},  # places are "line n", not "cell c, line n"
+    {"checks": CHECKS[:1]},
+    {"cuda": True},
+    {"torch_version": "2.14.0+cpu"},
+], ids=["code", "cells", "syntax-error", "not-a-notebook", "checks", "cuda", "torch"])
+def test_each_input_changes_the_key(change):
+    assert key(**change) != key()
+
+
+def test_a_changed_grader_changes_the_key(monkeypatch):
+    before = key()
+    monkeypatch.setattr(report_cache, "grader_fingerprint", lambda: "another grader")
+    assert key() != before
+
+
+def test_nothing_else_changes_the_key():
+    """Not the file's name or folder (grade-all and nbgrader autograde name one notebook differently), not
+    a fresh but equal Limits, not the text of the student's experiments that never run (dropped lines)."""
+    assert key(path="submitted/alice/attention/attention.ipynb") == key(path="/tmp/x/Copy of attention.ipynb") == key()
+    assert key(limits=Limits(visible=["/usr"])) == key(limits=Limits(visible=["/usr"]))
+    assert key(cells=[*CELLS, "print('experiment')"]) == key(cells=[*CELLS, "plot(another_experiment)"])

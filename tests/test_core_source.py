@@ -1,0 +1,68 @@
+"""Does the reader turn notebook cells into the module the grader runs, keeping only what the graded names need?
+
+Pure text work (grader.source): no sandbox, no torch.
+"""
+from grader import assignment
+from grader.source import MAX_CODE_LINES, strip_magics, submission_from_cells
+
+IMPORTS = "import torch\nimport torch.nn as nn"
+SDPA = assignment.PART["sdpa"].graded_name
+MHA = assignment.PART["mha"].graded_name
+
+
+def definition(name: str, body: str = "return helper(Q)") -> str:
+    if name == MHA:
+        return f"class {name}(nn.Module):\n    def forward(self, q, k, v):\n        {body}"
+    return f"def {name}(Q, K, V, is_causal=True):\n    {body}"
+
+
+def test_graded_definitions_and_what_they_use_are_kept_everything_else_dropped():
+    """Is a helper from another cell kept, and are prints, plots and test calls left out?"""
+    cells = [IMPORTS, "def helper(x):\n    return x\n\nprint('plot')", definition(SDPA),
+             f"{SDPA}(1, 2, 3)\nunused = 5"]
+    submission = submission_from_cells(cells, "a.ipynb")
+    assert submission.refusal is None and not submission.syntax_errors
+    assert f"def {SDPA}(" in submission.source and "def helper(x):" in submission.source
+    assert "print('plot')" not in submission.source and "unused = 5" not in submission.source
+    assert f"{SDPA}(1, 2, 3)" not in submission.source
+
+
+def test_every_declared_graded_name_is_kept():
+    """Is each part's graded name (grader.assignment) extracted, whatever the parts are?"""
+    cells = [IMPORTS, "def helper(x):\n    return x"] + [definition(part.graded_name) for part in assignment.PARTS]
+    source = submission_from_cells(cells, "a.ipynb").source
+    for part in assignment.PARTS:
+        assert f" {part.graded_name}(" in source, part.id
+
+
+def test_a_line_of_the_module_maps_back_to_the_students_cell_and_line():
+    """Is an error's line in the executed module reported as (cell, line) of the notebook, counted from 1?"""
+    cells = [IMPORTS, "x = 1\n\n" + definition(SDPA, "return Q")]
+    submission = submission_from_cells(cells, "a.ipynb")
+    module_line = submission.source.splitlines().index("    return Q") + 1
+    assert submission.locate({"line": module_line, "text": "return Q"}) == {"line": 4, "text": "return Q", "cell": 2}
+    plain = submission_from_cells(cells, "a.py", is_notebook=False)
+    assert plain.locate({"line": module_line})["line"] == 4 and "cell" not in plain.locate({"line": module_line})
+
+
+def test_a_broken_cell_does_not_hide_the_others():
+    """Is a syntax error recorded with its cell and line while the other cells are still extracted?"""
+    cells = [IMPORTS, "def oops(:\n    pass", definition(SDPA, "return Q")]
+    submission = submission_from_cells(cells, "a.ipynb")
+    assert [(e["cell"], e["line"], e["type"]) for e in submission.syntax_errors] == [(1, 1, "SyntaxError")]
+    assert f"def {SDPA}(" in submission.source
+
+
+def test_magics_are_blanked_and_non_python_cells_dropped():
+    """Does a `%%time` cell keep its Python, while `%%bash` and `!pip` lines are not Python?"""
+    assert strip_magics("%%time\nx = 1") == "\nx = 1"
+    assert strip_magics("%%bash\nrm -rf /") == ""
+    assert strip_magics("!pip install einops\nimport einops") == "\nimport einops"
+    submission = submission_from_cells([IMPORTS, "%%time\n" + definition(SDPA, "return Q")], "a.ipynb")
+    assert f"def {SDPA}(" in submission.source and not submission.syntax_errors
+
+
+def test_code_over_the_line_cap_is_refused_before_parsing():
+    submission = submission_from_cells(["x = 1\n" * (MAX_CODE_LINES + 1)], "a.ipynb")
+    assert submission.refusal is not None and submission.refusal.mistake == "submission-too-large"
+    assert submission.source == ""

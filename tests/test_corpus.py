@@ -1,0 +1,105 @@
+"""Does the grader get real code right? A corpus of public attention implementations (tests/corpus/).
+
+Each file cites its source, its licence and its minimal adaptation. Whether it is correct is decided by
+tests/corpus/truth.py (float64 references written for this test), not by the grader; tests/corpus/expected.py
+records the verdicts and the mistake ids the grader must name.
+"""
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.assignment import MAX_SCORE
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+sys.path.insert(0, str(CORPUS))
+
+from expected import ALL, EXPECTED, NONE_STATED  # noqa: E402
+import truth  # noqa: E402
+
+ON_DISK = sorted(p for p in CORPUS.glob("*.py") if p.stem not in ("truth", "expected"))
+FILES = [p for p in ON_DISK if p.stem in EXPECTED]
+
+
+def failures(report: dict) -> str:
+    return json.dumps([c for c in report["checks"] if not c["passed"]], ensure_ascii=False, indent=1)[:4000]
+
+
+def header(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()[:16]
+
+
+def test_every_corpus_file_has_a_verdict_and_a_cited_source():
+    assert {p.stem for p in ON_DISK} <= set(ALL), "a corpus file without a row in expected.py"
+    assert set(EXPECTED) <= {p.stem for p in FILES}, "a row in expected.py without its file"
+    for path in FILES:
+        head = header(path)
+        assert head[0].startswith("# source:"), path.name
+        assert any(line.startswith("# adapted:") for line in head), path.name
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_the_table_records_the_licence_the_header_states(path):
+    licence_line = next(line for line in header(path) if line.startswith("# licence:"))
+    stated = licence_line.removeprefix("# licence:").strip()
+    licence = EXPECTED[path.stem]["licence"]
+    if licence == NONE_STATED:
+        assert stated.startswith(NONE_STATED), path.name
+    else:
+        assert not stated.startswith(NONE_STATED) and licence in stated.replace(" ", "-"), (path.name, stated)
+
+
+def test_the_corpus_holds_both_correct_and_buggy_code():
+    correct = [name for name, entry in EXPECTED.items() if not entry["fails"]]
+    assert len(EXPECTED) >= 15 and len(correct) >= 5 and len(EXPECTED) - len(correct) >= 10
+
+
+def test_the_licensed_files_alone_are_a_corpus():
+    """Dropping the files whose source states no licence must leave a corpus worth having."""
+    licensed = {name: entry for name, entry in ALL.items() if entry["licence"] != NONE_STATED}
+    correct = [name for name, entry in licensed.items() if not entry["fails"]]
+    buggy = [entry for entry in licensed.values() if entry["fails"]]
+    kinds = {mistake for entry in buggy for mistake in entry["mistakes"]}
+    assert len(licensed) >= 15 and len(correct) >= 5 and len(buggy) >= 10, (len(licensed), len(correct), len(buggy))
+    assert len(kinds) >= 6, kinds
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_truth_agrees_with_the_table(path):
+    assert truth.failures(path) == EXPECTED[path.stem]["fails"]
+
+
+def misgraded(entry: dict, report: dict) -> list[str]:
+    """How a report departs from the file's row in expected.py (empty: graded right)."""
+    if not entry["fails"]:
+        problems = [] if report["score"] == MAX_SCORE else [f"correct code scored {report['score']}"]
+        problems += [f"correct code blamed for {report['mistakes']}"] if report["mistakes"] else []
+    else:
+        problems = [] if report["score"] < MAX_SCORE else ["buggy code got full marks"]
+        missing = [m for m in entry["mistakes"] if m not in report["mistakes"]]
+        problems += [f"expected {entry['mistakes']}, got {report['mistakes']}"] if missing else []
+        # the first mistake is the one to fix first: it must be a real bug of this file, not a side effect
+        if entry["mistakes"] and report["mistakes"] and report["mistakes"][0] not in entry["mistakes"]:
+            problems.append(f"first mistake {report['mistakes'][0]!r} is none of {entry['mistakes']}")
+    missing_advice = [a for a in entry.get("advice", []) if a not in (report.get("advice") or [])]
+    return problems + ([f"expected advice {missing_advice}, got {report.get('advice')}"] if missing_advice else [])
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_grader_scores_and_names_what_the_truth_says(graded, path):
+    report = graded(path)
+    assert not misgraded(EXPECTED[path.stem], report), f"{path.name}: {misgraded(EXPECTED[path.stem], report)}\n" \
+                                                       f"{failures(report)}"
+
+
+def test_a_side_effect_named_first_is_misgrading():
+    """All the right ids, but led by one the file does not have: the student would fix the wrong thing first."""
+    entry = {"fails": ["sdpa.lead0"], "mistakes": ["hardcoded-dims"]}
+    led_by_side_effect = {"score": MAX_SCORE / 2, "mistakes": ["mask-device", "hardcoded-dims"], "advice": []}
+    assert misgraded(entry, led_by_side_effect)
+    assert not misgraded(entry, {**led_by_side_effect, "mistakes": ["hardcoded-dims", "mask-device"]})
+
+
+def test_correct_code_with_any_mistake_is_misgraded():
+    assert misgraded({"fails": [], "mistakes": []}, {"score": MAX_SCORE, "mistakes": ["python-loop"]})

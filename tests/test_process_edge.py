@@ -1,0 +1,51 @@
+"""The instructor edge: library functions change nothing process-wide (torch's threads, the report cache
+read from the environment), and the CLI alone turns a GraderError into `grader: ...` and its exit code."""
+from __future__ import annotations
+
+import torch
+
+from conftest import SUBMISSIONS
+from grader import cli
+from grader.errors import CourseError, UsageError
+from grader.grade import grade_submission
+from grader.process import REPORT_CACHE_ENV
+
+
+def test_grading_leaves_the_callers_torch_threads_alone(tmp_path):
+    """An instructor grading from a Jupyter kernel keeps the kernel's thread count."""
+    broken = tmp_path / "broken.ipynb"
+    broken.write_text('{"cells": [ not json', encoding="utf-8")
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        report = grade_submission(broken)
+        assert report["refused"] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_the_report_cache_is_used_only_when_given(tmp_path, monkeypatch):
+    chosen, from_env = tmp_path / "chosen", tmp_path / "from-env"
+    monkeypatch.setenv(REPORT_CACHE_ENV, str(from_env))
+    syntax_error = SUBMISSIONS / "hostile" / "syntax_error.py"
+    first = grade_submission(syntax_error, cache=chosen)
+    assert len(list(chosen.glob("*.json"))) == 1
+    assert grade_submission(syntax_error, cache=chosen) == first
+    assert grade_submission(syntax_error) == first  # no cache given: graded again, stored nowhere
+    assert not from_env.exists(), "library code read the cache folder from the environment"
+
+
+def test_the_cli_says_what_is_wrong_on_stderr_with_the_errors_exit_code(tmp_path, capsys):
+    assert cli.main(["grade", str(tmp_path / "missing.ipynb")]) == UsageError.exit_code
+    assert capsys.readouterr().err == f"grader: no such file: {tmp_path / 'missing.ipynb'}\n"
+    assert cli.main(["grade-all", str(tmp_path), "--shard", "1/2"]) == UsageError.exit_code
+    assert capsys.readouterr().err.startswith("grader: --db-url, --db-url-file, --shard and --force go with")
+
+
+def test_a_course_nbgrader_cannot_grade_is_a_course_error(tmp_path, capsys):
+    """An empty course: its new gradebook (created through alembic, on PATH by the entry point) has no
+    assignment, which the instructor must record first."""
+    status = cli.main(["grade-all", str(tmp_path), "--nbgrader", "attention"])
+    err = capsys.readouterr().err
+    assert status == CourseError.exit_code, err
+    assert err.startswith("grader: the gradebook (") and "has no assignment 'attention'" in err
