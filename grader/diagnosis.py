@@ -6,7 +6,7 @@ import re
 
 import torch
 
-from grader.assignment import GRADED_NAME
+from grader.assignment import GRADED_NAME, GRADED_NAMES
 
 DEVICE_MISMATCH = re.compile(
     r"Expected all tensors to be on the same device|is not on the expected device|"
@@ -41,7 +41,7 @@ ERROR_RULES = [
     ("SyntaxError", r"", "syntax-error"),
     ("IndentationError", r"", "syntax-error"),
     ("NameError", r"name 'matmul' is not defined", "bare-matmul"),
-    ("NameError", r"name '(scaled_dot_product_attention|MultiHeadAttention)' is not defined", "not-implemented"),
+    ("NameError", rf"name '({'|'.join(GRADED_NAMES)})' is not defined", "not-implemented"),
     ("AttributeError", r"module 'torch' has no attribute 'T[a-z]+'", "misspelled-tensor"),
     ("AttributeError", r"module 'torch\.nn' has no attribute 'dropout'", "dropout-lowercase"),
     ("AttributeError", r"'ModelArgs' object has no attribute", "args-field-name"),
