@@ -6,7 +6,7 @@ import re
 
 import torch
 
-from grader.assignment import GRADED_NAME
+from grader.assignment import GRADED_NAME, GRADED_NAMES
 
 DEVICE_MISMATCH = re.compile(
     r"Expected all tensors to be on the same device|is not on the expected device|"
@@ -22,6 +22,10 @@ RANK_ERROR = re.compile(r"Dimension out of range|values to unpack|must be a 3D t
                         r"einsum\(\)|permute|is invalid for input of size|size of tensor a|Expected size for first|"
                         r"cannot be multiplied|tuple index out of range|Wrong shape|dims? mismatch|number of dimensions",
                         re.I)
+# a dim that is no axis of any input the probes send (at most 5 dims): a size passed where softmax wants
+# its dim, as in `softmax(scores, d_k)`; an axis of another rank (`dim=3` on 3-D input) is hardcoded-dims
+NOT_AN_AXIS = re.compile(r"Dimension out of range \(expected to be in range of \[-\d+, \d+\], but got (-?\d+)\)")
+LARGEST_PROBED_RANK = 5
 
 # (exception type or None for any, message pattern, mistake id): first match wins.
 ERROR_RULES = [
@@ -37,7 +41,7 @@ ERROR_RULES = [
     ("SyntaxError", r"", "syntax-error"),
     ("IndentationError", r"", "syntax-error"),
     ("NameError", r"name 'matmul' is not defined", "bare-matmul"),
-    ("NameError", r"name '(scaled_dot_product_attention|MultiHeadAttention)' is not defined", "not-implemented"),
+    ("NameError", rf"name '({'|'.join(GRADED_NAMES)})' is not defined", "not-implemented"),
     ("AttributeError", r"module 'torch' has no attribute 'T[a-z]+'", "misspelled-tensor"),
     ("AttributeError", r"module 'torch\.nn' has no attribute 'dropout'", "dropout-lowercase"),
     ("AttributeError", r"'ModelArgs' object has no attribute", "args-field-name"),
@@ -63,12 +67,21 @@ def from_error(error: dict, static: dict, *, max_seq_len: int | None = None) -> 
             return [mistake]
     if is_device_mismatch(error):
         return [device_mistake(static)]
+    if is_softmax_over_a_size(error):
+        return ["softmax-dim"]
     size = SIZE_MISMATCH.search(message)
     if size and max_seq_len is not None and str(max_seq_len) in size.groups():
         return ["mask-not-sliced"]
     if is_rank_error(error, static):
         return ["hardcoded-dims"]
     return []
+
+
+def is_softmax_over_a_size(error: dict) -> bool:
+    axis = NOT_AN_AXIS.search(error.get("message", "")[:DEVICE_MESSAGE_HEAD])
+    where = error.get("where") or {}
+    place = f"{where.get('text', '')} {where.get('function', '')}".lower()  # the call, or the student's own softmax
+    return bool(axis) and abs(int(axis.group(1))) >= LARGEST_PROBED_RANK and "softmax" in place
 
 
 def is_rank_error(error: dict, static: dict) -> bool:

@@ -55,3 +55,24 @@ def test_an_unrecognised_error_names_no_mistake():
 
 def test_every_mistake_diagnosis_can_name_is_in_the_catalog():
     assert {mistake for _, _, mistake in ERROR_RULES} <= set(catalog())
+
+
+OUT_OF_RANGE = "Dimension out of range (expected to be in range of [-4, 3], but got {})"
+
+
+def test_a_size_passed_as_softmax_dim_is_softmax_dim():
+    """`softmax(scores, d_k)`: the key width where the dim belongs, in the call or inside the student's own softmax."""
+    in_call = {"line": 9, "text": "attn = F.softmax(scores, d_k)", "function": "scaled_dot_product_attention"}
+    in_own = {"line": 3, "text": "x = x - torch.max(x, dim=dim, keepdim=True).values", "function": "softmax"}
+    for where in (in_call, in_own):
+        assert from_error({"type": "IndexError", "message": OUT_OF_RANGE.format(8), "where": where}, {}) == ["softmax-dim"]
+
+
+def test_an_axis_of_another_rank_is_not_softmax_dim():
+    """`softmax(dim=3)` on 3-D input is an axis of another rank (hardcoded-dims when the text says so), and an
+    out-of-range dim away from any softmax names nothing."""
+    where = {"line": 9, "text": "attn = F.softmax(scores, dim=3)", "function": "scaled_dot_product_attention"}
+    static = {"hardcoded-dims": [{"line": 9, "text": "attn = F.softmax(scores, dim=3)"}]}
+    assert from_error({"type": "IndexError", "message": OUT_OF_RANGE.format(3), "where": where}, static) == ["hardcoded-dims"]
+    elsewhere = {"line": 5, "text": "s = q.transpose(8, 9)", "function": "scaled_dot_product_attention"}
+    assert "softmax-dim" not in from_error({"type": "IndexError", "message": OUT_OF_RANGE.format(8), "where": elsewhere}, {})

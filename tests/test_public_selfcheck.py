@@ -193,3 +193,17 @@ def test_notebook_cells_and_pytest_agree_on_every_mutant(colab_python, release_c
     for name in NAMED:
         ids = {m for part in found[name]["pytest"].values() for m in part}
         assert name.split("__")[0] in ids, f"{name}: self-check named {ids}"
+
+
+def test_the_standalone_selfcheck_declares_the_assignments_parts():
+    """release/ imports no grader, so selfcheck.py names the parts again: held equal to grader.assignment here."""
+    import importlib.util
+
+    from grader import assignment
+
+    spec = importlib.util.spec_from_file_location("selfcheck_declared", ROOT / "source" / "attention" / "selfcheck.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.SELFCHECK_TITLE == {part.marker: part.label for part in assignment.PARTS}
+    assert list(module.SELFCHECK_CHECKS) == list(module.SELFCHECK_GRADED) == [p.marker for p in assignment.PARTS]
+    assert {module.SELFCHECK_GRADED[p.marker][0] for p in assignment.PARTS} == set(assignment.GRADED_NAMES)

@@ -93,8 +93,8 @@ def part_results(submission):
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "part1: Part 1, scaled_dot_product_attention")
-    config.addinivalue_line("markers", "part2: Part 2, MultiHeadAttention")
+    for part, title in selfcheck.SELFCHECK_TITLE.items():
+        config.addinivalue_line("markers", f"{part}: {title}")
 
 
 def pytest_report_header(config):

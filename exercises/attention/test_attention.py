@@ -19,13 +19,7 @@ def verdict(part_results, submission, part: str, name: str) -> None:
         pytest.fail(selfcheck.explain_failure(failure, first_time), pytrace=False)
 
 
-@pytest.mark.part1
-@pytest.mark.parametrize("name", [name for name, _ in selfcheck.SELFCHECK_CHECKS["part1"]])
-def test_part1(part_results, submission, name):
-    verdict(part_results, submission, "part1", name)
-
-
-@pytest.mark.part2
-@pytest.mark.parametrize("name", [name for name, _ in selfcheck.SELFCHECK_CHECKS["part2"]])
-def test_part2(part_results, submission, name):
-    verdict(part_results, submission, "part2", name)
+@pytest.mark.parametrize("part, name", [pytest.param(part, name, marks=getattr(pytest.mark, part), id=f"{part}-{name}")
+                                        for part, checks in selfcheck.SELFCHECK_CHECKS.items() for name, _ in checks])
+def test_check(part_results, submission, part, name):
+    verdict(part_results, submission, part, name)

@@ -290,6 +290,9 @@ SELFCHECK_CHECKS = {
 }
 """part -> (check name, function); a part's functions take the graded names of that part."""
 SELFCHECK_GRADED = {"part1": ("scaled_dot_product_attention",), "part2": ("MultiHeadAttention", "ModelArgs")}
+SELFCHECK_TITLE = {"part1": "Part 1 · scaled_dot_product_attention", "part2": "Part 2 · MultiHeadAttention"}
+"""part (its pytest marker) -> its title. This folder stands alone (no grader import), so the parts are
+declared here again; tests/test_public_selfcheck.py holds them equal to grader.assignment."""
 
 
 def run_part(part, namespace):
@@ -323,7 +326,7 @@ def explain_failure(failure, first_time=True):
 def part_summary(part, results):
     """The whole part's verdict as text: one line per check, each mistake explained once."""
     failed = {name: f for name, f in results.items() if f is not None}
-    label = {"part1": "Part 1 · scaled_dot_product_attention", "part2": "Part 2 · MultiHeadAttention"}[part]
+    label = SELFCHECK_TITLE[part]
     if not failed:
         return f"✅ {label}：自检通过 / self-check passed ({len(results)}/{len(results)})"
     lines = [f"❌ {label}：{len(failed)}/{len(results)} 项自检未通过 / self-checks failed"]
