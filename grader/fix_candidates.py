@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from grader import syntax_tree
 from grader.assignment import GRADED_NAME
 from grader.fix_rules import RULES, Splice
 
@@ -72,7 +73,7 @@ def candidates(source: str, mistakes: list[str], parts: dict[str, list[str]]) ->
     """One candidate per mistake id with a rule that proposes an edit, in the order of `mistakes`.
     `parts`: mistake id -> the parts whose checks it failed (its edits stay in those parts' code)."""
     try:
-        tree = ast.parse(source)
+        tree = syntax_tree.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     lines = source.split("\n")

@@ -10,9 +10,9 @@ bodies, decorators, default values) costs both.
 """
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
 
+from grader import syntax_tree
 from grader.assignment import GRADED_NAME
 from grader.policy_attribution import attribution
 from grader.policy_rules import Rules
@@ -63,7 +63,7 @@ class Violation:
 def violations(source: str) -> list[Violation]:
     """Every rule the code breaks, each attributed to the parts whose points it costs."""
     try:
-        tree = ast.parse(source)
+        tree = syntax_tree.parse(source)
     except SyntaxError:
         return []  # nothing of it runs; the syntax error is reported elsewhere
     lines = source.splitlines()
