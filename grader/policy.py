@@ -11,6 +11,8 @@ bodies, decorators, default values) costs both.
 from __future__ import annotations
 
 import ast
+
+from grader import syntax_tree
 from dataclasses import dataclass
 
 from grader.assignment import GRADED_NAME
@@ -63,7 +65,7 @@ class Violation:
 def violations(source: str) -> list[Violation]:
     """Every rule the code breaks, each attributed to the parts whose points it costs."""
     try:
-        tree = ast.parse(source)
+        tree = syntax_tree.parse(source)
     except SyntaxError:
         return []  # nothing of it runs; the syntax error is reported elsewhere
     lines = source.splitlines()

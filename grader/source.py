@@ -23,6 +23,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader import syntax_tree
 from grader.assignment import GRADED_NAME, GRADED_NAMES, IMPORTS, model_args_source  # noqa: F401 (re-exported)
 
 # The notebook's provided cells (imports, ModelArgs): a notebook that lost them is still graded on its
@@ -300,7 +301,7 @@ def submission_from_cells(cells: list[str], path: str, is_notebook: bool = True)
         module_lines += lines
         origin += [(index, n) for n in range(1, len(lines) + 1)]
         try:
-            tree = ast.parse(cell)
+            tree = syntax_tree.parse(cell)
         except SyntaxError as error:
             syntax_errors.append(
                 {"cell": index, "line": error.lineno, "type": type(error).__name__, "message": error.msg,

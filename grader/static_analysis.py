@@ -11,7 +11,7 @@ from collections import defaultdict
 
 import torch
 
-from grader import static_dims
+from grader import static_dims, syntax_tree
 from grader.assignment import GRADED_NAMES, MODEL_ARGS_TYPES
 
 GRADED = GRADED_NAMES
@@ -48,7 +48,7 @@ def analyse(source: str) -> dict[str, list[dict]]:
     """Mistake id -> places ({"line", "text"}) where the text shows it."""
     findings: dict[str, list[dict]] = defaultdict(list)
     try:
-        tree = ast.parse(source)
+        tree = syntax_tree.parse(source)
     except SyntaxError:
         return {}
     lines = source.splitlines()
