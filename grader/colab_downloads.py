@@ -16,12 +16,12 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from grader import assignment
+from grader import assignment, syntax_tree
 from grader.build.config import ROOT, SOURCE_NOTEBOOK
 from grader.build.read_write import read_notebook
 from grader.build.strip_solution_markers import strip_solution_markers
 
-PROVIDED_CLASS = ast.parse(assignment.model_args_source()).body[0].name
+PROVIDED_CLASS = syntax_tree.parse(assignment.model_args_source()).body[0].name
 """`ModelArgs`: defined by a provided (locked) cell, so dropped from a .py's answers."""
 
 
@@ -31,7 +31,7 @@ def _bindings(node: ast.Import | ast.ImportFrom) -> set[tuple[str, str, str | No
     return {(module, alias.name, alias.asname) for alias in node.names}
 
 
-PROVIDED_IMPORTS = set().union(*(_bindings(node) for node in ast.parse(assignment.IMPORTS).body))
+PROVIDED_IMPORTS = set().union(*(_bindings(node) for node in syntax_tree.parse(assignment.IMPORTS).body))
 """What the provided imports cell binds: a .py's own copy of these imports is left to that cell."""
 
 
@@ -60,7 +60,7 @@ def answers_from_python(path: Path) -> dict[str, str]:
     starts = {part.graded_name: part.solution_cell for part in assignment.PARTS}
     cells: dict[str, list[str]] = {part.solution_cell: [] for part in assignment.PARTS}
     current = assignment.PARTS[0].solution_cell
-    for node in ast.parse(text).body:
+    for node in syntax_tree.parse(text).body:
         if _is_provided(node):
             continue
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in starts:

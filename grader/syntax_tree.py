@@ -1,20 +1,18 @@
-"""`ast.parse` for the grader's own process, one thread at a time.
+"""`ast.parse` for a process that grades in several threads at once (grade-all --jobs N).
 
-CPython 3.11 keeps the AST constructor's recursion depth in state all threads share (gh-106905): a
-thread switch inside `ast.parse` (a garbage collection running a finalizer, say) while another thread
-parses makes one of them fail with "SystemError: AST constructor recursion depth mismatch".
-`grade-all --jobs N` and its nbgrader pass parse student code in N threads, and such a failure
-would cost a student the grade, so every parse of student code in this process goes through here.
+CPython 3.11 keeps the AST constructor's recursion depth in interpreter-wide state: two threads
+converting a tree at the same time (one can be switched out mid-conversion by a garbage collection)
+raise "SystemError: AST constructor recursion depth mismatch" (python/cpython gh-106905 and its
+reports). One lock around the conversion serialises milliseconds of work per submission.
 """
 from __future__ import annotations
 
 import ast
 import threading
 
-_ONE_AT_A_TIME = threading.Lock()
+_CONVERSION = threading.Lock()
 
 
-def parse(source: str) -> ast.Module:
-    """ast.parse(source), raising what it raises (SyntaxError, RecursionError, ...)."""
-    with _ONE_AT_A_TIME:
-        return ast.parse(source)
+def parse(source: str, filename: str = "<unknown>") -> ast.Module:
+    with _CONVERSION:
+        return ast.parse(source, filename)

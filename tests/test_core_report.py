@@ -114,3 +114,13 @@ def test_the_class_summary_counts_advice_apart_from_mistakes():
     assert "Most frequent mistakes" in mistakes and "mask-diagonal" in mistakes and "mask-value-overflow" not in mistakes
     assert advice.splitlines()[1].split()[:3] == ["2", "67%", "mask-value-overflow"]
     assert "最常见的建议（不扣分）" in class_summary(reports, "zh")
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_rendered_text_explains_each_mistake_once(lang):
+    """Three checks naming one mistake: its catalog paragraph is printed at the first, then only its title."""
+    report = build_report([(spec(f"{SDPA}.{name}", SDPA, 1.0), Outcome(False, "错。", "Wrong.", ["mask-diagonal"]))
+                           for name in ("causal", "values", "leak")])
+    text = render_text(report, lang)
+    assert text.count(explain("mask-diagonal", lang)) == 1
+    assert text.count(f"[mask-diagonal] {catalog()['mask-diagonal'][f'title_{lang}']}") == 3

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS, header
-from grader.assignment import MAX_SCORE
+from grader.assignment import MAX_SCORE, PART
 from grader.checks import checks_for
 from grader.sandbox.confinement import Limits
 from grader.grade import default_limits, grade_submission
@@ -92,4 +92,5 @@ def test_cli_json_stays_clean_when_the_submission_prints(tmp_path):
                              "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0
     report = json.loads(result.stdout)
-    assert report["score"] == 10.0 and "x" * 100 not in result.stdout and "y" * 100 not in result.stderr
+    # Part 1 floods stdout on every call (its probes time out); Part 2 is correct and scores in full
+    assert report["score"] == PART["mha"].points and "x" * 100 not in result.stdout and "y" * 100 not in result.stderr

@@ -16,7 +16,9 @@ import sys
 import pytest
 
 from grader.build.config import ROOT
-from grader.assignment import MAX_SCORE
+from grader.assignment import MAX_SCORE, PART
+
+SDPA_TESTS, MHA_TESTS = PART["sdpa"].tests_cell, PART["mha"].tests_cell
 from grader.process import nbgrader_env
 from grader.nbgrader.hide_hidden_tests import remove_hidden_blocks
 from grader.source import load_submission, read_code_cells, submission_from_cells
@@ -71,14 +73,14 @@ def test_every_case_is_autograded_without_manual_grading(run):
 def test_a_mask_mistake_is_diagnosed_and_scored_below_full(run):
     """Is the mask-diagonal student's Part 1 scored down and the mistake in the stored report?"""
     scores = run.course.scores()["mask-diag.1"]
-    assert scores["sdpa_tests"][0] < 10 and scores["mha_tests"][0] == 10
+    assert scores[SDPA_TESTS][0] < PART["sdpa"].points and scores[MHA_TESTS][0] == PART["mha"].points
     assert "mask-diagonal" in run.course.report("mask-diag.1")["mistakes"]
 
 
 def test_a_gutted_notebook_is_graded_on_what_is_left(run):
     """With every code cell deleted but the MHA answer, is Part 1 scored 0 (not implemented) and Part 2 in full?"""
     scores = run.course.scores()["gutted"]
-    assert scores["sdpa_tests"][0] == 0 and scores["mha_tests"][0] == 10
+    assert scores[SDPA_TESTS][0] == 0 and scores[MHA_TESTS][0] == PART["mha"].points
     assert "not-implemented" in run.course.report("gutted")["mistakes"]
 
 

@@ -55,6 +55,8 @@ def check(id: str, *, part: str, points: float, visibility: str, title_zh: str, 
         def run(ctx: "Context") -> Outcome:
             outcome = function(ctx)
             ctx.outcomes[id] = outcome  # a later check may depend on it (common.needs_correct_values)
+            if not outcome.passed and outcome.where is None:
+                outcome.where = ctx.evidence_line(outcome.mistakes)
             return outcome
 
         REGISTRY.append(Check(id, part, points, visibility, title_zh, title_en, run, gate))
@@ -71,6 +73,15 @@ class Context:
     violations: list[Violation] = field(default_factory=list)  # grading rules broken, from policy.violations
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # check id -> outcome, for the checks run so far
     probed: dict[str, list] = field(default_factory=dict)  # part -> its shape probe's results, computed once
+
+    def evidence_line(self, mistakes: list[str]) -> dict | None:
+        """The student's line the text shows a mistake on (static analysis), to quote where a check named it
+        from behaviour alone (wrong numbers or shapes, no exception to point at)."""
+        for mistake in mistakes:
+            for place in self.static.get(mistake, [])[:1]:
+                return self.student.submission.locate({"line": place["line"], "text": place["text"],
+                                                       "function": "<module>"})
+        return None
 
     def generator(self, seed: int) -> torch.Generator:
         return torch.Generator().manual_seed(seed)

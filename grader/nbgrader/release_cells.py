@@ -8,6 +8,8 @@ says which cell holds which grade_id, in which order, with which nbgrader metada
 from __future__ import annotations
 
 import ast
+
+from grader import syntax_tree
 import copy
 import difflib
 import functools
@@ -45,7 +47,7 @@ def read_cell(source: str) -> CellText:
     """The names a cell's text binds; a cell that does not parse is read with a line pattern."""
     text = strip_magics(source)
     try:
-        tree = ast.parse(text)
+        tree = syntax_tree.parse(text)
     except SyntaxError:
         defined = frozenset(_TOP_DEF.findall(text))
         # an unparseable cell binds what its def lines name, plus an unknown rest if it imports
