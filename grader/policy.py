@@ -10,7 +10,6 @@ bodies, decorators, default values) costs both.
 """
 from __future__ import annotations
 
-import ast
 
 from grader import syntax_tree
 from dataclasses import dataclass
