@@ -10,9 +10,9 @@ bodies, decorators, default values) costs both.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 
 from grader import syntax_tree
-from dataclasses import dataclass
 
 from grader.assignment import GRADED_NAME
 from grader.policy_attribution import attribution
