@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader import syntax_tree
-
 from grader.assignment import GRADED_NAME
 from grader.policy_attribution import attribution
 from grader.policy_rules import Rules
