@@ -48,3 +48,26 @@ def explain(mistake: str, lang: str) -> str:
     """One paragraph: title, what went wrong, how to fix it, in the requested language."""
     entry = catalog()[mistake]
     return f"[{mistake}] {entry['title_' + lang]}: {entry['explain_' + lang]} {entry['fix_' + lang]}"
+
+
+EXPLAINED_ABOVE = {"zh": "（解释见上）", "en": "(explained above)"}
+SEE_ABOVE = {"zh": "（见上）", "en": " (see above)"}  # after a title
+
+
+def explained_once(text: str, mistakes: list[str], lang: str, explained: set[tuple[str, str]],
+                   with_title: bool = False) -> list[str]:
+    """A message's lines with each catalog explanation printed once: a line that is `explain(m, lang)` for a
+    mistake already in `explained` becomes a reference to it (with its title where asked); first sightings
+    are added."""
+    explanations = {explain(m, lang): m for m in mistakes if m in catalog()}
+    lines = []
+    for line in text.splitlines():
+        mistake = explanations.get(line)
+        if mistake and (mistake, lang) in explained:
+            reference = (catalog()[mistake][f"title_{lang}"] + SEE_ABOVE[lang]) if with_title else EXPLAINED_ABOVE[lang]
+            line = f"[{mistake}] {reference}"
+        elif mistake:
+            explained.add((mistake, lang))
+        lines.append(line)
+    return lines
+

@@ -13,7 +13,7 @@ here (grader.clean_text), once, so no consumer of a report (terminal, log, page)
 """
 from __future__ import annotations
 
-from grader.catalog import catalog, explain, fix_first
+from grader.catalog import explain, explained_once, fix_first
 from grader.checks import PARTS, Check, Outcome
 from grader.clean_text import printable
 from grader.fixes import render as render_fixes
@@ -95,7 +95,7 @@ def render_text(report: dict, lang: str) -> str:
     """The readable report in one language: per part, per check, with the diagnosis under each failure."""
     zh = lang == "zh"
     out = []
-    explained: set[str] = set()
+    explained: set[tuple[str, str]] = set()
     if report.get("submission"):
         out.append(printable(report["submission"], keep_newlines=False))
     for part, title in PARTS.items():
@@ -109,8 +109,8 @@ def render_text(report: dict, lang: str) -> str:
             out.append(f"  {mark} [{c['points']:g}/{c['max_points']:g}] {c['id']}  {c[f'title_{lang}']}")
             text = c[f"message_{lang}"]
             if text and (not c["passed"] or c["mistakes"] or c.get("advice")):
-                out += ["      " + line for line in _explained_once(text, c["mistakes"] + c.get("advice", []),
-                                                                    explained, lang)]
+                out += ["      " + line for line in explained_once(text, c["mistakes"] + c.get("advice", []), lang,
+                                                                   explained, with_title=True)]
     others = [c for c in report["checks"] if c["part"] not in PARTS and not c["passed"]]
     for c in others:
         out.append(f"\n✗ {c['id']}: " + c[f"message_{lang}"].replace("\n", "\n   "))
@@ -125,16 +125,3 @@ def render_text(report: dict, lang: str) -> str:
         out.append(("隔离不完整: " if zh else "Isolation incomplete: ") + "; ".join(report["isolation_missing"]))
     return printable("\n".join(out))  # also a report from an older cache, or built elsewhere
 
-
-def _explained_once(text: str, mistakes: list[str], explained: set[str], lang: str) -> list[str]:
-    """A check's message lines, with a catalog explanation already printed above cut to its title."""
-    lines = []
-    for line in text.splitlines():
-        mistake = next((m for m in mistakes if line == explain(m, lang)), None)
-        if mistake in explained:
-            title = catalog()[mistake][f"title_{lang}"]
-            line = f"[{mistake}] {title}（见上）" if lang == "zh" else f"[{mistake}] {title} (see above)"
-        elif mistake:
-            explained.add(mistake)
-        lines.append(line)
-    return lines

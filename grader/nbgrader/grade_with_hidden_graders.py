@@ -32,7 +32,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, Unicode
 
 from grader import assignment  # torch-free: nbgrader imports this module at start-up
-from grader.catalog import catalog, explain
+from grader.catalog import catalog, explain, explained_once
 from grader.nbgrader.attention_figure import display_data
 from grader.nbgrader.hide_hidden_tests import remove_hidden_blocks
 from grader.nbgrader.release_cells import kit_metadata
@@ -60,14 +60,8 @@ def check_lines(check: dict, explained: set[tuple[str, str]]) -> list[str]:
     if check["passed"] and not check["mistakes"] and not check.get("advice"):
         return lines
     for lang in ("zh", "en"):
-        explanations = {explain(m, lang): m for m in check["mistakes"] + check.get("advice", []) if m in catalog()}
-        for line in (check.get(f"message_{lang}") or "").splitlines():
-            mistake = explanations.get(line)
-            if mistake and (mistake, lang) in explained:
-                line = f"[{mistake}] " + ("（解释见上）" if lang == "zh" else "(explained above)")
-            elif mistake:
-                explained.add((mistake, lang))
-            lines.append(f"    {line}")
+        lines += [f"    {line}" for line in explained_once(check.get(f"message_{lang}") or "",
+                                                          check["mistakes"] + check.get("advice", []), lang, explained)]
         lines.append("")
     return lines
 
