@@ -54,7 +54,7 @@ class HiddenGraders:
         self.path = config.getoption("submission")
         self.lang = config.getoption("grader_lang")
         self._report: dict | None = None
-        self.explained: set[str] = set()  # catalog explanations already shown, by mistake id
+        self.explained: set[tuple[str, str]] = set()  # catalog explanations already shown: (mistake id, language)
 
     def report(self) -> dict:
         if self._report is None:
@@ -115,20 +115,14 @@ class CheckItem(pytest.Item):
     def repr_failure(self, excinfo, style=None):
         if not excinfo.errisinstance(CheckFailed):
             return super().repr_failure(excinfo, style)
-        from grader.catalog import catalog, explain
+        from grader.catalog import explained_once
 
         entry = excinfo.value.args[0]
         head = f"✗ [{entry['points']:g}/{entry['max_points']:g}] {entry['id']}  {entry['title']}"
         lines = [head] + ([f"mistakes: {', '.join(entry['mistakes'])}"] if entry["mistakes"] else [])
-        known = [m for m in entry["mistakes"] + entry.get("advice", []) if m in catalog()]
         for lang in ("zh", "en"):  # each mistake's catalog explanation once per session, as on the feedback page
-            explanations = {explain(m, lang): m for m in known}
-            for line in entry[f"message_{lang}"].splitlines():
-                mistake = explanations.get(line)
-                if mistake and mistake in self.graders.explained:
-                    line = f"[{mistake}] " + ("（解释见上）" if lang == "zh" else "(explained above)")
-                lines.append(line)
-        self.graders.explained.update(known)
+            lines += explained_once(entry[f"message_{lang}"], entry["mistakes"] + entry.get("advice", []), lang,
+                                    self.graders.explained)
         return "\n".join(lines)
 
     def reportinfo(self):
