@@ -60,15 +60,14 @@ class StudentCode:
                 self._record(failure)
                 raise
             ready = self._worker.ready
-            if not all(_is_list_of(ready.get(key), t) for key, t in (("load_errors", dict), ("names", str),
-                                                                    ("missing_isolation", str))):
+            if not all(_is_list_of(ready.get(key), t) for key, t in (("load_errors", dict), ("names", str))):
                 self._load_failure = WorkerFailure("tampering", "a forged ready message")
                 self._record(self._load_failure)
                 self.close()
                 raise self._load_failure
             self.load_errors = ready["load_errors"]
             self.names = ready["names"]
-            self.missing_isolation = ready["missing_isolation"]
+            self.missing_isolation = self._worker.missing_isolation
             self._attribute_tampering(PART_IDS, ready.get("tampered", []))  # done while loading: both parts
         return self._worker
 

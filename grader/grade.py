@@ -13,7 +13,7 @@ from grader.checks import Check, Context, Outcome, checks_for
 from grader.sandbox.confinement import Limits
 from grader.errors import UsageError
 from grader.report import build_report, in_language, refused_report, render_text
-from grader.sandbox.worker_process import python_paths
+from grader.sandbox.worker_process import SandboxUnavailable, python_paths
 from grader.source import Submission, load_submission
 
 
@@ -106,6 +106,8 @@ def _run_checks(submission: Submission, checks: list[Check], limits: Limits, use
             try:
                 skip = spec.part in blocked and not spec.id.endswith(".rules")
                 outcome = not_run(spec, violations, submission) if skip else spec.run(ctx)
+            except SandboxUnavailable:  # the grader cannot run the code at all: no score rather than a wrong one
+                raise
             except Exception:  # a bug in a check must not cost the student the other checks
                 detail = traceback.format_exc(limit=3).splitlines()[-1]
                 outcome = Outcome(False, f"评分程序内部错误：{detail}", f"Internal grader error: {detail}")

@@ -145,7 +145,14 @@ MAX_LOAD_ERRORS = 20  # the parent reports the first few; the rest would only be
 def worker_main(connection, limits: Limits, source: str, use_cuda: bool) -> None:
     """Entry point of the sandbox worker process (started by `sandbox.Worker`)."""
     single_threaded_torch()
-    missing = confine(limits, keep_fd=connection.fileno(), cuda=use_cuda)
+    try:
+        missing = confine(limits, keep_fd=connection.fileno(), cuda=use_cuda)
+    except Exception as error:  # the grader's own failure, told apart from the student's by coming first
+        connection.send_bytes(encode({"setup_failed": f"{type(error).__name__}: {error}"}))
+        return
+    # Sent before any student code runs, so the parent can trust it (and tell a sandbox that never
+    # started from a submission that ended its process).
+    connection.send_bytes(encode({"confined": True, "missing_isolation": missing}))
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     runtime = Runtime()
@@ -155,7 +162,7 @@ def worker_main(connection, limits: Limits, source: str, use_cuda: bool) -> None
         os._exit(0)
     lines = source.splitlines()
     # only what the parent reads, so a long submission's ready message stays far below the answer caps
-    connection.send_bytes(encode({"ready": True, "load_errors": load_errors[:MAX_LOAD_ERRORS], "missing_isolation": missing,
+    connection.send_bytes(encode({"ready": True, "load_errors": load_errors[:MAX_LOAD_ERRORS],
                                   "names": sorted(name for name in GRADED_NAMES if name in namespace),
                                   "tampered": runtime.tampered()}))  # at definition time: the whole process
     while True:

@@ -21,9 +21,10 @@ import time
 import types
 from pathlib import Path
 
+from grader.errors import GraderError
 from grader.process import ROOT
 from grader.sandbox import answers, frames, worker_identity
-from grader.sandbox.confinement import Limits
+from grader.sandbox.confinement import SCRATCH, Limits
 _context_lock = threading.Lock()
 _context = None
 
@@ -58,14 +59,29 @@ def _without_main_module():
         sys.modules["__main__"] = main
 
 
+def _caller_folders() -> set[str]:
+    """Folders on the import path only because of how grading was started: the current folder
+    (`python -m`, a notebook) and the folder of the script that called the grader. They hold the
+    instructor's files (often the class's submissions), never a package the worker needs."""
+    folders = {os.getcwd()}
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    if main_file:
+        folders.add(os.path.dirname(os.path.abspath(main_file)))
+    return folders | {os.path.realpath(folder) for folder in folders}
+
+
 def python_paths() -> list[str]:
     """What the worker must still see: the interpreter's prefixes and its import path, minus the
-    kit's own repo (the grader modules are imported before confinement, so nothing is lost)."""
-    seen = [p for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *sys.path) if p and os.path.isdir(p)]
+    kit's own repo (the grader modules are imported before confinement, so nothing is lost), the
+    caller's folders, and any folder that holds the worker's scratch folder (its /tmp must stay its own)."""
+    seen = [p for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix) if p and os.path.isdir(p)]
+    callers = _caller_folders()
+    seen += [p for p in sys.path if p and os.path.isdir(p) and os.path.abspath(p) not in callers
+             and os.path.realpath(p) not in callers]
     # both spellings: a venv reached through a symlink is imported by its own path, bound by its target's
     paths = {os.path.realpath(p) for p in seen} | {os.path.abspath(p) for p in seen}
-    repo = str(ROOT)
-    paths = {p for p in paths if p != repo and not repo.startswith(p + os.sep) and p != "/"}
+    kept_out = [str(ROOT), SCRATCH]
+    paths = {p for p in paths if not any(k == p or k.startswith(p.rstrip(os.sep) + os.sep) for k in kept_out)}
     return sorted(p for p in paths if not any(p.startswith(other + os.sep) for other in paths))
 
 
@@ -124,6 +140,11 @@ def _kill_descendants(pid: int) -> bool:
     return killed
 
 
+class SandboxUnavailable(GraderError):
+    """The worker could not confine itself (nothing of the submission ran): grading stops with the
+    reason instead of scoring the student 0 for it."""
+
+
 class WorkerFailure(Exception):
     """The worker did not answer: `kind` is timeout, memory-limit, exited or crashed."""
 
@@ -149,7 +170,20 @@ class Worker:
         with _context_lock, _without_main_module():
             self.process.start()
         child_end.close()
+        self.missing_isolation = self._confined(limits.probe_seconds)
         self.ready = self._receive(limits.probe_seconds)
+
+    def _confined(self, seconds: float) -> list[str]:
+        """The worker's first frame, sent before student code runs: the isolation layers that are
+        missing. A worker that fails before it is the grader's failure, never the student's."""
+        try:
+            setup = self._receive(seconds)
+        except WorkerFailure as failure:
+            raise SandboxUnavailable(f"the sandbox did not start: {failure.detail}") from None
+        if "setup_failed" in setup:
+            self.close()
+            raise SandboxUnavailable(f"the sandbox could not be set up: {setup['setup_failed']}")
+        return list(setup["missing_isolation"])
 
     def _receive(self, seconds: float) -> dict:
         """The next answer, read and decoded within `seconds` (a half-written frame included)."""
