@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SUBMISSIONS
+from conftest import REFERENCE, SUBMISSIONS
 from grader.assignment import PART, PART_IDS
 from grader.checks import checks_for
 
@@ -94,3 +94,17 @@ def test_no_part_imports_another_and_no_checks_module_is_long():
         others = {f"grader.checks.{other}" for other in PART_IDS if other != part}
         assert not {name for name in imported if name.split(".")[:3] and ".".join(name.split(".")[:3]) in others}, \
             (module, imported)
+
+
+def test_causal_weights_with_a_leaky_product_with_v_are_not_called_a_missing_mask(graded, tmp_path):
+    """The weights it returns are causal, yet the output reads future rows of V (as an einsum that names V's
+    sequence axis differently from the weights' key axis does): the leak is found, the mask is not blamed."""
+    leaky = tmp_path / "leaky_product.py"
+    leaky.write_text(REFERENCE.read_text(encoding="utf-8").replace(
+        "out = torch.matmul(weights, V)  # (..., T, d_v)", "out = torch.matmul(weights, V.flip(-2))  # (..., T, d_v)"))
+    assert leaky.read_text(encoding="utf-8") != REFERENCE.read_text(encoding="utf-8")
+    leak = by_id(graded(leaky))["sdpa.no_future_leak"]
+    assert not leak["passed"] and "mask-missing" not in leak["mistakes"], leak
+    assert "the mask is fine" in leak["message"] and "weights @ V" in leak["message"]
+    # and the check still names a mask that is missing, where the weights show it
+    assert "mask-missing" in by_id(graded(MUTANTS / "mask-missing.py"))["sdpa.no_future_leak"]["mistakes"]

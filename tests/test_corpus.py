@@ -82,6 +82,9 @@ def misgraded(entry: dict, report: dict) -> list[str]:
         # the first mistake is the one to fix first: it must be a real bug of this file, not a side effect
         if entry["mistakes"] and report["mistakes"] and report["mistakes"][0] not in entry["mistakes"]:
             problems.append(f"first mistake {report['mistakes'][0]!r} is none of {entry['mistakes']}")
+        # an id the file does not deserve sends the student after a bug they do not have
+        wrong = [m for m in report["mistakes"] if m not in entry["mistakes"] + entry.get("also", [])]
+        problems += [f"blamed for {wrong}, which it does not have"] if wrong else []
     missing_advice = [a for a in entry.get("advice", []) if a not in (report.get("advice") or [])]
     return problems + ([f"expected advice {missing_advice}, got {report.get('advice')}"] if missing_advice else [])
 
@@ -98,7 +101,15 @@ def test_a_side_effect_named_first_is_misgrading():
     entry = {"fails": ["sdpa.lead0"], "mistakes": ["hardcoded-dims"]}
     led_by_side_effect = {"score": MAX_SCORE / 2, "mistakes": ["mask-device", "hardcoded-dims"], "advice": []}
     assert misgraded(entry, led_by_side_effect)
-    assert not misgraded(entry, {**led_by_side_effect, "mistakes": ["hardcoded-dims", "mask-device"]})
+    assert misgraded(entry, {**led_by_side_effect, "mistakes": ["hardcoded-dims", "mask-device"]}), "not its bug"
+    side_effect_recorded = {**entry, "also": ["mask-device"]}
+    assert not misgraded(side_effect_recorded, {**led_by_side_effect, "mistakes": ["hardcoded-dims", "mask-device"]})
+
+
+def test_an_id_the_file_does_not_have_is_misgrading():
+    entry = {"fails": ["sdpa.values", "sdpa.no_future_leak"], "mistakes": ["hardcoded-dims"]}
+    assert misgraded(entry, {"score": 13, "mistakes": ["hardcoded-dims", "mask-missing"], "advice": []})
+    assert not misgraded(entry, {"score": 13, "mistakes": ["hardcoded-dims"], "advice": []})
 
 
 def test_correct_code_with_any_mistake_is_misgraded():

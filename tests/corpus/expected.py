@@ -2,7 +2,8 @@
 
 `fails`: the probes of truth.py the file fails (empty = correct); tests/test_corpus.py checks truth.py agrees, so
 this table cannot lie. `mistakes`: the catalog ids the grader must report for it, and the first id it reports must
-be one of them; `advice`: advice ids it must report; `unnamed`: real bugs no catalog id names (they must still cost
+be one of them, and it may report no other id unless it is listed in `also` (a side effect the file really shows,
+with the reason beside it); `advice`: advice ids it must report; `unnamed`: real bugs no catalog id names (they must still cost
 points, through the failing probes). `licence`: the licence its source states, as recorded in the file's header.
 
 Files whose source states no licence are kept but marked NONE_STATED. To leave them out, set INCLUDE_UNLICENSED to
@@ -87,8 +88,10 @@ ALL: dict[str, dict] = {
                                     # reference variant reproduces the pair, so the grader names neither (known limit)
                                     "unnamed": ["wrong-scale combined with a head/batch merge bug"]},
     # sequence-first ([T, B, dim]) code fed batch-first input: attends across the batch, never across time; -1e9 fill
+    # (read batch-first, each time step's output mixes only the batch's rows at that same step: the catalog's
+    # no-attention, "each position's output depends only on V at that same position")
     "labml_mha_sequence_first": {"licence": "MIT", "fails": ["mha.values", "mha.b1", "mha.t1", "mha.tmax"],
-                                 "mistakes": [], "advice": ["mask-value-overflow"],
+                                 "mistakes": ["no-attention"], "advice": ["mask-value-overflow"],
                                  "unnamed": ["sequence-first layout: `seq_len, batch_size, _ = query.shape`"]},
     # one Head module per head in a list comprehension
     "raschka_mha_wrapper": {"licence": "Apache-2.0", "fails": ["mha.loop"], "mistakes": ["python-loop"]},

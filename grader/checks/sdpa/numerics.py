@@ -33,6 +33,23 @@ def _low_precision(ctx: Context) -> Outcome:
     return low_precision_passed(notes)
 
 
+CAUSAL_WEIGHTS_LEAKY_OUTPUT = (
+    "你返回的注意力权重是因果的（未来位置的权重恰为 0），所以掩码没有问题：未来是在权重与 V 相乘时混进来的，"
+    "输出并不是 weights @ V。检查与 V 相乘的那一步（例如 einsum 里 V 的序列轴要和权重的键轴同名）。",
+    " Your returned weights are causal (future weights are exactly 0), so the mask is fine: the future comes in where "
+    "the weights meet V, and the output is not weights @ V. Check the product with V (in an einsum, for example, "
+    "V's sequence axis must have the same name as the weights' key axis).")
+
+
+def _weights_are_causal(answer: dict) -> bool:
+    """The returned weights are (..., T, T) with every entry above the diagonal exactly 0."""
+    weights = tensor(answer, "weights")
+    if weights is None or weights.dim() < 2 or weights.shape[-1] != weights.shape[-2]:
+        return False
+    future = torch.ones(weights.shape[-2:], dtype=torch.bool).triu(1)
+    return bool((weights[..., future] == 0).all())
+
+
 @check("sdpa.no_future_leak", part="sdpa", points=1, visibility="hidden",
        title_zh="改变未来位置不影响过去的输出，梯度也不回传到未来",
        title_en="changing the future leaves earlier outputs unchanged; no gradient flows to the future")
@@ -48,11 +65,15 @@ def no_future_leak(ctx: Context) -> Outcome:
     if problem or problem2:
         return problem or problem2
     a, b = tensor(first, "out")[..., :cut, :], tensor(second, "out")[..., :cut, :]
+    masked = _weights_are_causal(first) and _weights_are_causal(second)
     if not torch.equal(a, b):
         change = float(torch.nan_to_num((a - b).abs(), nan=float("inf")).max())
-        return failed(f"只改变了位置 ≥{cut} 的输入，位置 <{cut} 的输出却变了（最大变化 {change:.3g}）。",
-                      f"Only positions >= {cut} changed, yet outputs before {cut} changed (max change {change:.3g}).",
-                      diagnose_numbers(first, Q, K, V, True, ctx.static) or named_variant("mask-missing", ctx.static))
+        zh, en = (f"只改变了位置 ≥{cut} 的输入，位置 <{cut} 的输出却变了（最大变化 {change:.3g}）。",
+                  f"Only positions >= {cut} changed, yet outputs before {cut} changed (max change {change:.3g}).")
+        if masked:  # the mask works: the future comes in where the weights meet V, so mask-missing would mislead
+            return failed(zh + CAUSAL_WEIGHTS_LEAKY_OUTPUT[0], en + CAUSAL_WEIGHTS_LEAKY_OUTPUT[1],
+                          diagnose_numbers(first, Q, K, V, True, ctx.static))
+        return failed(zh, en, diagnose_numbers(first, Q, K, V, True, ctx.static) or named_variant("mask-missing", ctx.static))
     cotangent = torch.zeros(*Q.shape[:-1], V.shape[-1])
     cotangent[..., :cut, :] = torch.randn(cotangent[..., :cut, :].shape, generator=g)
     answer, problem = call(ctx, Q, K, V, True, grad=True, cotangent=cotangent)
@@ -64,9 +85,12 @@ def no_future_leak(ctx: Context) -> Outcome:
     for name, gr in zip("KV", grads[1:]):
         future_grad = gr["value"][..., cut:, :]
         if (future_grad != 0).any():
-            return failed(f"过去位置的输出对未来的 {name} 有非零梯度（最大 {float(future_grad.abs().max()):.3g}）。",
-                          f"Earlier outputs have a non-zero gradient with respect to future {name} "
-                          f"(max {float(future_grad.abs().max()):.3g}).", ["mask-missing"])
+            zh = f"过去位置的输出对未来的 {name} 有非零梯度（最大 {float(future_grad.abs().max()):.3g}）。"
+            en = (f"Earlier outputs have a non-zero gradient with respect to future {name} "
+                  f"(max {float(future_grad.abs().max()):.3g}).")
+            if masked:
+                return failed(zh + CAUSAL_WEIGHTS_LEAKY_OUTPUT[0], en + CAUSAL_WEIGHTS_LEAKY_OUTPUT[1])
+            return failed(zh, en, ["mask-missing"])
     return passed("改变未来位置时过去的输出逐位不变，对未来的梯度恰为 0。",
                   "Earlier outputs are bit-for-bit unchanged and their gradient to the future is exactly 0.")
 
