@@ -221,6 +221,22 @@ def scale(lines: list[bytes], graded: ast.AST) -> list[Splice]:
     return splices
 
 
+def sqrt_of_int(lines: list[bytes], graded: ast.AST) -> list[Splice]:
+    """`torch.sqrt(d_k)` -> `d_k ** 0.5`, `torch.rsqrt(d_k)` -> `d_k ** -0.5`: a power works on an int and a
+    tensor alike and needs no import (the regrade keeps it only where the argument was a number)."""
+    splices = []
+    for n in ast.walk(graded):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("sqrt", "rsqrt")
+                and isinstance(n.func.value, ast.Name) and n.func.value.id == "torch" and len(n.args) == 1
+                and not n.keywords and _one_line(n)):
+            continue
+        argument = _segment(lines, n.args[0])
+        atom = isinstance(n.args[0], (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.Constant))
+        base = argument if atom else f"({argument})"
+        splices.append(_replace(n, f"{base} ** {'0.5' if n.func.attr == 'sqrt' else '-0.5'}"))
+    return splices
+
+
 def mask_device(lines: list[bytes], graded: ast.AST) -> list[Splice]:
     """`torch.ones(T, T)` built in a call -> `torch.ones(T, T, device=Q.device)` (Q: the input)."""
     splices = []
@@ -297,6 +313,7 @@ RULES: dict[str, Callable[[list[bytes], ast.AST], list[Splice]]] = {
     "softmax-dim": softmax_dim,
     "missing-scale": scale,
     "wrong-scale": scale,
+    "sqrt-of-int": sqrt_of_int,
     "mask-device": mask_device,
     "hardcoded-device": hardcoded_device,
     "mask-not-buffer": mask_not_buffer,
