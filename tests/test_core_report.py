@@ -116,6 +116,16 @@ def test_the_class_summary_counts_advice_apart_from_mistakes():
     assert "最常见的建议（不扣分）" in class_summary(reports, "zh")
 
 
+def test_the_class_summary_counts_verified_fixes_by_mistake_and_their_points():
+    fix = {"mistake": "mask-diagonal", "points": 3.0}
+    reports = [{"student": s, "score": 1.0, "max_score": 20.0, "checks": [], "mistakes": ["mask-diagonal"], "fixes": f}
+               for s, f in (("a", [fix]), ("b", [fix, {**fix, "points": 1.0}]), ("c", []))]
+    text = class_summary(reports, "en")
+    assert text.split("Verified one-line fixes shown")[1].splitlines()[1].split()[:4] == ["2", "67%", "mask-diagonal", "+7"]
+    assert "已验证的一行修正" in class_summary(reports, "zh")
+    assert "Verified one-line fixes" not in class_summary([{**r, "fixes": []} for r in reports], "en")
+
+
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_rendered_text_explains_each_mistake_once(lang):
     """Three checks naming one mistake: its catalog paragraph is printed at the first, then only its title."""

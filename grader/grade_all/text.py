@@ -48,6 +48,7 @@ def class_summary(reports: list[dict], lang: str) -> str:
         for mistake, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:10]:
             title = known.get(mistake, {}).get("title_zh" if zh else "title_en", "")
             lines.append(f"  {count:4d} {100 * count / len(reports):4.0f}%  {mistake:<20} {title}")
+    lines += verified_fixes(reports, zh)
     failed = Counter((c["id"], c.get("title_zh" if zh else "title_en", "")) for r in reports for c in r["checks"]
                      if not c["passed"])
     if failed:
@@ -69,6 +70,27 @@ def class_summary(reports: list[dict], lang: str) -> str:
     if incomplete:
         lines.append(f"{'隔离不完整' if zh else 'Graded with incomplete isolation'}: {', '.join(incomplete)}")
     return printable("\n".join(lines))  # student names are file names, errors may quote them
+
+
+def verified_fixes(reports: list[dict], zh: bool) -> list[str]:
+    """How many students a verified one-line fix was shown to, by mistake, and the points those fixes would add:
+    the mistakes that cost a lot for a small slip (what `--fix-credit` would change)."""
+    fixes = [(fix["mistake"], fix["points"]) for r in reports for fix in r.get("fixes", [])]
+    if not fixes:
+        return []
+    students = Counter(m for r in reports for m in {fix["mistake"] for fix in r.get("fixes", [])})
+    points = Counter()
+    for mistake, gain in fixes:
+        points[mistake] += gain
+    heading = ("已验证的一行修正（学生自己的那一行，改动最小）:  学生数  占比  错误  可多得的分数" if zh else
+               "Verified one-line fixes shown (the student's own line, minimally edited): students, share, mistake, "
+               "points they would add")
+    known = catalog()
+    lines = [heading]
+    for mistake, count in sorted(students.items(), key=lambda item: (-item[1], item[0]))[:10]:
+        title = known.get(mistake, {}).get("title_zh" if zh else "title_en", "")
+        lines.append(f"  {count:4d} {100 * count / len(reports):4.0f}%  {mistake:<20} +{points[mistake]:g}  {title}")
+    return lines
 
 
 def rule_breakers(reports: list[dict], zh: bool) -> list[str]:
