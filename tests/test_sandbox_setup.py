@@ -15,7 +15,7 @@ from grader.grade import default_limits, grade_submission
 from grader.grade_all.folder import grade_one
 from grader.sandbox import worker
 from grader.sandbox.confinement import SCRATCH, Limits
-from grader.sandbox.worker_process import SandboxUnavailable
+from grader.sandbox.worker_process import SandboxUnavailable, Worker, WorkerFailure
 
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="the worker's own root and /tmp need root (CI runs as root)")
 
@@ -111,3 +111,12 @@ def scaled_dot_product_attention(Q, K, V, is_causal=True, _forged=_forge()):  # 
     assert result.returncode == 0, result.stderr[-2000:]
     report = json.loads(result.stdout)
     assert report["score"] == 0 and "tampering" in report["mistakes"], report["mistakes"]
+
+
+def test_a_submission_out_of_time_meets_a_timeout_not_a_grader_error():
+    """A worker started when the submission has almost no time left (a slow Part 1, then Part 2's fresh
+    worker): setting up is the grader's own work and gets its own deadline; loading the code gets what is left."""
+    slow = "import time\n\ndef scaled_dot_product_attention(Q, K, V, is_causal=True, _=time.sleep(5)):\n    pass\n"
+    with pytest.raises(WorkerFailure) as failure:
+        Worker(slow, Limits(**{**default_limits().__dict__, "probe_seconds": 0.001}), False)
+    assert failure.value.kind == "timeout"

@@ -140,6 +140,11 @@ def _kill_descendants(pid: int) -> bool:
     return killed
 
 
+# Forking and confining a worker is the grader's own work, so it is not held to what the submission has
+# left of its time (a slow Part 1 must not turn Part 2's fresh worker into a grader error).
+SETUP_SECONDS = 30.0
+
+
 class SandboxUnavailable(GraderError):
     """The worker could not confine itself (nothing of the submission ran): grading stops with the
     reason instead of scoring the student 0 for it."""
@@ -170,7 +175,7 @@ class Worker:
         with _context_lock, _without_main_module():
             self.process.start()
         child_end.close()
-        self.missing_isolation = self._confined(limits.probe_seconds)
+        self.missing_isolation = self._confined(SETUP_SECONDS)
         self.ready = self._receive(limits.probe_seconds)
 
     def _confined(self, seconds: float) -> list[str]:
