@@ -12,11 +12,16 @@ import torch
 SDPA_VARIANTS = ("missing-scale", "wrong-scale", "mask-diagonal", "mask-direction", "mask-multiplied",
                  "mask-after-softmax", "mask-after-softmax-inf", "softmax-dim", "mask-missing")
 # Module-only variants: the scale by sqrt(dim), softmax over the heads, heads split or merged wrong.
-MHA_VARIANTS = SDPA_VARIANTS + ("wrong-scale-width", "softmax-dim-heads", "head-split", "head-split-in",
-                                "head-split-out", "missing-out-proj")
+# Which of q, k, v each head-split variant views straight to (B, H, T, d): all three, or the one or two a
+# student wrote differently from the others (one line copied wrong).
+WRONG_SPLITS = {"head-split": "qkv", "head-split-in": "qkv", "head-split-q": "q", "head-split-k": "k",
+                "head-split-v": "v", "head-split-qk": "qk", "head-split-qv": "qv", "head-split-kv": "kv"}
+MHA_VARIANTS = SDPA_VARIANTS + ("wrong-scale-width", "softmax-dim-heads", *WRONG_SPLITS, "head-split-out",
+                                "missing-out-proj")
 # variant name -> the catalog id it demonstrates
 MISTAKE_OF = {"wrong-scale-width": "wrong-scale", "softmax-dim-heads": "softmax-dim", "mask-after-softmax-inf":
-              "mask-after-softmax", "head-split-in": "head-split", "head-split-out": "head-split"}
+              "mask-after-softmax", "head-split-out": "head-split",
+              **{variant: "head-split" for variant in WRONG_SPLITS if variant != "head-split"}}
 
 
 def causal_future(T: int, device=None) -> torch.Tensor:
@@ -57,11 +62,14 @@ def multi_head_attention(q, k, v, weights: dict, n_heads: int, is_causal: bool, 
     q, k, v = q.double(), k.double(), v.double()
     B, T, C = q.shape  # batch, sequence length, model width
     d = C // n_heads
-    if variant in ("head-split", "head-split-in"):  # view straight to (B, H, T, d): positions and heads mix
-        split = lambda x: x.reshape(B, n_heads, T, d)  # noqa: E731
-    else:
-        split = lambda x: x.view(B, T, n_heads, d).transpose(1, 2)  # noqa: E731  (B, H, T, d)
-    xq, xk, xv = split(q @ W["wq"].T), split(k @ W["wk"].T), split(v @ W["wv"].T)
+    wrong = WRONG_SPLITS.get(variant, "")
+
+    def split(x, name):
+        if name in wrong:  # viewed straight to (B, H, T, d): positions and heads mix
+            return x.reshape(B, n_heads, T, d)
+        return x.view(B, T, n_heads, d).transpose(1, 2)  # (B, H, T, d)
+
+    xq, xk, xv = split(q @ W["wq"].T, "q"), split(k @ W["wk"].T, "k"), split(v @ W["wv"].T, "v")
     scale = 1.0 / math.sqrt(C) if variant == "wrong-scale-width" else scale
     inner = variant if variant in SDPA_VARIANTS or variant == "softmax-dim-heads" else None
     y, _ = attention(xq, xk, xv, is_causal, inner, scale)  # (B, H, T, d)
