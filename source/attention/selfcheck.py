@@ -69,6 +69,12 @@ SELFCHECK_MISTAKES = {
     "missing-contiguous": ("缺少 contiguous()", "Missing .contiguous() before view",
                            "transpose(1, 2) 之后先 .contiguous() 再 .view(B, T, C)，或用 .reshape（TODO 2g）。",
                            "After transpose(1, 2) call .contiguous() before .view(B, T, C), or use .reshape (TODO 2g)."),
+    "mask-not-bool": ("掩码不是布尔类型", "Mask is not boolean",
+                      "建掩码时写 dtype=torch.bool，或传入 mask.bool()（tril 的“保留”掩码写 mask == 0）。",
+                      "Build the mask with dtype=torch.bool, or pass mask.bool() (for a tril keep-mask, mask == 0)."),
+    "sqrt-of-int": ("对 Python 整数调用 torch.sqrt", "torch.sqrt on a Python int",
+                    "对数字用 math.sqrt(d_k) 或 d_k ** 0.5（TODO 1a / 2d）。",
+                    "Use math.sqrt(d_k) or d_k ** 0.5 on a number (TODO 1a / 2d)."),
     "syntax-error": ("语法错误", "Syntax error", "先修好这一行的语法。", "Fix the syntax of this line first."),
     "value-mismatch": ("结果与参考实现不一致", "Result differs from PyTorch's reference",
                        "逐步对照公式检查：打分与缩放、遮罩、softmax 的维度、拆分/合并多头、wo。",
@@ -87,6 +93,9 @@ _ERROR_MISTAKES = (
     ("TypeError", "ModelArgs", "args-field-name"),
     ("RuntimeError", "view size is not compatible", "missing-contiguous"),
     ("RuntimeError", "must match the size", "mask-not-sliced"),
+    ("RuntimeError", "only supports boolean masks", "mask-not-bool"),
+    ("RuntimeError", "expected condition to be a boolean tensor", "mask-not-bool"),
+    ("TypeError", "must be Tensor, not int", "sqrt-of-int"),
 )
 
 
