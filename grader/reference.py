@@ -10,7 +10,7 @@ import math
 import torch
 
 SDPA_VARIANTS = ("missing-scale", "wrong-scale", "mask-diagonal", "mask-direction", "mask-multiplied",
-                 "mask-after-softmax", "mask-after-softmax-inf", "softmax-dim", "mask-missing")
+                 "mask-after-softmax", "mask-after-softmax-inf", "softmax-dim", "mask-missing", "is-causal-ignored")
 # Module-only variants: the scale by sqrt(dim), softmax over the heads, heads split or merged wrong.
 # Which of q, k, v each head-split variant views straight to (B, H, T, d): all three, or the one or two a
 # student wrote differently from the others (one line copied wrong).
@@ -24,6 +24,14 @@ MISTAKE_OF = {"wrong-scale-width": "wrong-scale", "softmax-dim-heads": "softmax-
               **{variant: "head-split" for variant in WRONG_SPLITS if variant != "head-split"}}
 
 
+def variants_for(variants: tuple[str, ...], is_causal: bool) -> list[str]:
+    """The variants that differ from the right answer for this `is_causal`: a wrong mask shows only where
+    a mask belongs, a mask applied whatever the flag says only where none does."""
+    if is_causal:
+        return [v for v in variants if v != "is-causal-ignored"]
+    return [v for v in variants if not v.startswith("mask")]
+
+
 def causal_future(T: int, device=None) -> torch.Tensor:
     """True strictly above the diagonal: the positions a query must not see."""
     return torch.ones(T, T, dtype=torch.bool, device=device).triu(1)
@@ -33,6 +41,7 @@ def attention(Q, K, V, is_causal: bool = True, variant: str | None = None, scale
     """softmax(Q K^T / sqrt(d_k) + M) V in float64; `variant` injects one catalogued mistake."""
     Q, K, V = Q.double(), K.double(), V.double()
     T, d_k = Q.size(-2), Q.size(-1)
+    is_causal = is_causal or variant == "is-causal-ignored"
     if scale is None:
         scale = {"missing-scale": 1.0, "wrong-scale": 1.0 / d_k}.get(variant, 1.0 / math.sqrt(d_k))
     scores = Q @ K.transpose(-2, -1) * scale  # (..., T, T)

@@ -69,6 +69,9 @@ SELFCHECK_MISTAKES = {
     "missing-contiguous": ("缺少 contiguous()", "Missing .contiguous() before view",
                            "transpose(1, 2) 之后先 .contiguous() 再 .view(B, T, C)，或用 .reshape（TODO 2g）。",
                            "After transpose(1, 2) call .contiguous() before .view(B, T, C), or use .reshape (TODO 2g)."),
+    "is-causal-ignored": ("不管 is_causal 都加了掩码", "Mask applied whatever is_causal says",
+                          "只在 is_causal 为 True 时加掩码：if is_causal:（模块里 if self.is_causal:，TODO 1b / 2e）。",
+                          "Mask only when is_causal is True: if is_causal: (in the module, if self.is_causal:; TODO 1b / 2e)."),
     "mask-not-bool": ("掩码不是布尔类型", "Mask is not boolean",
                       "建掩码时写 dtype=torch.bool，或传入 mask.bool()（tril 的“保留”掩码写 mask == 0）。",
                       "Build the mask with dtype=torch.bool, or pass mask.bool() (for a tril keep-mask, mask == 0)."),
@@ -151,8 +154,7 @@ def _name_sdpa_values(Q, K, V, out, weights, is_causal):
     """Which classic mistake produced these numbers, tried against PyTorch computed that wrong way."""
     d_k = Q.size(-1)
     wrong_ways = [("missing-scale", dict(scale=1.0)), ("wrong-scale", dict(scale=1.0 / d_k))]
-    if is_causal:
-        wrong_ways.append(("mask-missing", dict(is_causal=False)))
+    wrong_ways.append(("mask-missing", dict(is_causal=False)) if is_causal else ("is-causal-ignored", dict(is_causal=True)))
     for mistake, how in wrong_ways:
         options = {"is_causal": is_causal, **how}
         if _close(out, F.scaled_dot_product_attention(Q, K, V, **options)):
@@ -262,6 +264,10 @@ def check_mha_values(MultiHeadAttention, ModelArgs):
                        None)
         if mistake is None and is_causal and _close(y, _reference(mha)(x, x, x, need_weights=False)[0].detach()):
             mistake = "mask-missing"
+        future = torch.ones(5, 5, dtype=torch.bool).triu(diagonal=1)
+        if mistake is None and not is_causal and _close(y, _reference(mha)(x, x, x, attn_mask=future,
+                                                                              need_weights=False)[0].detach()):
+            mistake = "is-causal-ignored"
         if mistake is None:  # with one head the split order cannot matter: right there, wrong here is the split
             one = _mha(MultiHeadAttention, ModelArgs, is_causal=is_causal, n_heads=1).eval()
             if _close(_forward(one, x), _reference(one, n_heads=1)(x, x, x, attn_mask=mask, need_weights=False)[0].detach()):

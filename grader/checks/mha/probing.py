@@ -104,7 +104,7 @@ def accepted_config(ctx: Context) -> tuple | None:
 
 def diagnose_numbers(actual: torch.Tensor, call: dict, weights: dict, n_heads: int, is_causal: bool, static: dict) -> list[str]:
     variants = {variant: reference.multi_head_attention(call["q"], call["k"], call["v"], weights, n_heads, is_causal, variant)
-                for variant in reference.MHA_VARIANTS if is_causal or not variant.startswith("mask")}
+                for variant in reference.variants_for(reference.MHA_VARIANTS, is_causal)}
     return named_variant(diagnosis.matching_variant(actual, variants), static)
 
 

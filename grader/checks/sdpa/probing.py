@@ -101,9 +101,7 @@ def diagnose_numbers(answer: dict, Q, K, V, is_causal: bool, static: dict) -> li
     """Which catalogued mistake reproduces the student's weights (or output)."""
     weights, out = tensor(answer, "weights"), tensor(answer, "out")
     variants_w, variants_o = {}, {}
-    for variant in reference.SDPA_VARIANTS:
-        if not is_causal and variant.startswith("mask"):
-            continue
+    for variant in reference.variants_for(reference.SDPA_VARIANTS, is_causal):
         variants_o[variant], variants_w[variant] = reference.attention(Q, K, V, is_causal, variant)
     found = diagnosis.matching_variant(weights, variants_w) if weights is not None else None
     found = found or (diagnosis.matching_variant(out, variants_o) if out is not None else None)
