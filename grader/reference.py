@@ -87,3 +87,32 @@ def multi_head_attention(q, k, v, weights: dict, n_heads: int, is_causal: bool, 
     else:
         y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, C)
     return y if variant == "missing-out-proj" else y @ W["wo"].T
+
+
+def attention_dropout_placements(q, k, v, weights: dict, n_heads: int, p: float, seed: int) -> dict[str, torch.Tensor]:
+    """The causal module's train() output with only attn_dropout dropping (rate `p`), for each tensor it may be
+    applied to: "weights" (after softmax: right), "scores" (before softmax) and "heads" (to weights @ V). The
+    dropout mask is drawn as the worker draws it: `torch.manual_seed(seed)`, then one float32 nn.Dropout call on
+    a tensor of that place's shape; the arithmetic is float64."""
+    W = {name: w.double() for name, w in weights.items()}
+    B, T, C = q.shape
+    d = C // n_heads
+
+    def kept(shape) -> torch.Tensor:  # 0 or 1/(1-p), exactly nn.Dropout's draw after the worker's seeding
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            return torch.nn.functional.dropout(torch.ones(shape), p, training=True).double()
+
+    split = lambda x: x.view(B, T, n_heads, d).transpose(1, 2)  # noqa: E731  (B, H, T, d)
+    xq, xk, xv = split(q.double() @ W["wq"].T), split(k.double() @ W["wk"].T), split(v.double() @ W["wv"].T)
+    scores = xq @ xk.transpose(-2, -1) / math.sqrt(d)  # (B, H, T, T)
+    future = causal_future(T)
+    outputs = {}
+    for place in ("weights", "scores", "heads"):
+        s = scores * kept(scores.shape) if place == "scores" else scores
+        a = torch.softmax(s.masked_fill(future, float("-inf")), dim=-1)  # (B, H, T, T)
+        a = a * kept(a.shape) if place == "weights" else a
+        y = a @ xv  # (B, H, T, d)
+        y = y * kept(y.shape) if place == "heads" else y
+        outputs[place] = y.transpose(1, 2).reshape(B, T, C) @ W["wo"].T  # (B, T, C)
+    return outputs

@@ -98,6 +98,7 @@ def dropout(ctx: Context) -> Outcome:
         return failed("eval() 模式下 dropout=0.5 的输出仍然随机，或与 dropout=0 时不同：dropout 在评估时仍然生效。",
                       "In eval() mode the output with dropout=0.5 is random or differs from dropout=0: dropout is active "
                       "in evaluation.", ["dropout-in-eval"])
+    trained = {}
     for layer, other in (DROPOUTS, DROPOUTS[::-1]):
         # only this layer drops: its own effect must show in train()
         calls = [dict(x, mode="train", seed=3), dict(x, mode="train", seed=4)]
@@ -110,8 +111,36 @@ def dropout(ctx: Context) -> Outcome:
             return failed(f"train() 模式下只让 self.{layer} 丢弃时，两次前向结果完全相同：self.{layer} 没有被使用。",
                           f"In train() mode with only self.{layer} dropping, two forward passes are identical: "
                           f"self.{layer} is never applied.", ["dropout-not-applied"])
+        trained[layer] = train_1
+    misplaced = _misplaced_attention_dropout(trained[DROPOUTS[0]], out_tensor(plain[0]), x, weights, heads, seed=3)
+    if misplaced:
+        return failed(*misplaced, ["attn-dropout-placement"])
     return passed("train() 时两处 dropout 都生效，eval() 时输出确定且与 dropout=0 相同。",
                   "Both dropouts act in train(); in eval() the output is deterministic and equals dropout=0.")
+
+
+PLACES = {"scores": ("softmax 之前的分数（scores）", "the scores (before softmax)"),
+          "heads": ("注意力的输出（weights @ V）", "the heads' outputs (weights @ V)")}
+
+
+def _misplaced_attention_dropout(out, eval_out, x: dict, weights: dict, heads: int, seed: int) -> tuple[str, str] | None:
+    """Where self.attn_dropout was applied, if not to the weights: a NaN that only train() shows (a dropped −inf
+    score), or a train() output that a wrong place reproduces exactly and the right one does not. Code that
+    draws its random numbers another way matches no place and is never judged here."""
+    layer = DROPOUTS[0]
+    if bool(torch.isfinite(eval_out).all()) and not bool(torch.isfinite(out).all()):
+        return (f"train() 模式下只让 self.{layer} 丢弃时输出出现 NaN：dropout 作用在了已填 −inf 的分数上（0 × −inf）。",
+                f"In train() mode with only self.{layer} dropping, the output has NaN: the dropout multiplies "
+                f"scores already filled with −inf (0 × −inf).")
+    outputs = reference.attention_dropout_placements(x["q"], x["k"], x["v"], weights, heads, 0.5, seed)
+    if diagnosis.close(out, outputs["weights"], 1e-4, 1e-4):
+        return None
+    place = next((place for place in PLACES if diagnosis.close(out, outputs[place], 1e-4, 1e-4)), None)
+    if place is None:
+        return None
+    return (f"train() 模式下的输出与把 self.{layer} 用在{PLACES[place][0]}上完全一致，而不是用在 softmax 之后的权重上。",
+            f"The train() output is exactly what self.{layer} applied to {PLACES[place][1]} gives, not to the "
+            f"weights after softmax.")
 
 
 @check("mha.gradients", part="mha", points=1, visibility="hidden",
