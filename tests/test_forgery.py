@@ -306,3 +306,36 @@ def test_class_summary_lists_tampering_under_its_own_heading():
     heading = text.index("Tampering or broken grading rules (follow up) (2):")
     assert "alice: tampering" in text[heading:] and "carol: private-torch" in text[heading:] and "bob:" not in text
     assert "篡改或违反评分规则" in class_summary(reports, "zh")
+
+
+NOT_ATTENTION_SDPA = {
+    "zeros": "w = torch.zeros(*Q.shape[:-1], Q.size(-2))\n    return torch.zeros_like(V), w",
+    "uniform_causal": ("T = Q.size(-2)\n    w = torch.ones(T, T).tril()\n    w = (w / w.sum(-1, keepdim=True)).expand(*Q.shape[:-2], T, T)\n"
+                       "    return w @ V, w"),
+    "returns_q": "T = Q.size(-2)\n    return Q[..., :V.size(-1)] * 1.0, torch.eye(T).expand(*Q.shape[:-2], T, T)",
+}
+NOT_ATTENTION_MHA = {
+    "zeros": "return torch.zeros_like(self.wo(q))",
+    "returns_q": "return self.wo(self.resid_dropout(self.attn_dropout(self.wq(q))))",
+    "running_mean_of_v": ("x = self.wv(v)\n        T = x.size(1)\n        w = torch.ones(T, T).tril()\n"
+                          "        return self.wo((w / w.sum(-1, keepdim=True)) @ x)"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(set(NOT_ATTENTION_SDPA) | set(NOT_ATTENTION_MHA)))
+def test_other_outputs_without_attention_score_zero_on_their_part(graded, tmp_path, kind):
+    """Zeros, uniform (causal) weights, a copy of the query, a running mean of V: the weights never follow Q and K,
+    so shapes, masks and dropout earn nothing either."""
+    source = (FORGERY / "g_identity_weights_and_value_projection.py").read_text(encoding="utf-8")
+    sdpa_body = "T = Q.size(-2)\n    weights = torch.eye(T, device=Q.device).expand(*Q.shape[:-2], T, T)  # the future is exactly 0, rows sum to 1\n    return V + 0 * weights.sum(), weights"
+    mha_body = "return self.wo(self.resid_dropout(self.attn_dropout(self.wv(v))))"
+    assert sdpa_body in source and mha_body in source
+    source = source.replace(sdpa_body, NOT_ATTENTION_SDPA.get(kind, sdpa_body)).replace(
+        mha_body, NOT_ATTENTION_MHA.get(kind, mha_body))
+    path = tmp_path / f"{kind}.py"
+    path.write_text(source, encoding="utf-8")
+    report = graded(path)
+    for part in ("sdpa", "mha"):
+        earned = [c["id"] for c in report["checks"] if c["part"] == part and c["points"] > 0]
+        assert not earned, f"{kind}: {part} should score 0, got points for {earned}"
+    assert "no-attention" in report["mistakes"], report["mistakes"]
