@@ -270,3 +270,15 @@ def test_notebook_bytes_needs_stable_cell_ids():
     del nb.cells[0]["id"]
     with pytest.raises(ValueError):
         notebook_bytes(nb, "x.ipynb")
+
+
+def test_a_placeholder_colab_repo_is_warned_about_and_a_real_one_is_not(monkeypatch, capsys):
+    import grader.build as build
+
+    monkeypatch.setattr(build, "COLAB_REPO", build.COLAB_PLACEHOLDER_REPO)
+    build._warn_placeholder_colab_repo()
+    warned = capsys.readouterr().err
+    assert "COLAB_REPO is still the placeholder" in warned and "fails for students" in warned
+    monkeypatch.setattr(build, "COLAB_REPO", "a-course/attention-release")
+    build._warn_placeholder_colab_repo()
+    assert capsys.readouterr().err == ""
