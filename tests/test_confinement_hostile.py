@@ -3,10 +3,13 @@
 Each test runs a hostile submission (tests/submissions/confinement/) through the real grader, as
 root (as CI runs it), and checks the outcome on the host, not just the score.
 """
+import ast
+import errno
 import fcntl
 import json
 import os
 import select
+import socket
 import subprocess
 import sys
 import termios
@@ -224,3 +227,13 @@ def test_a_worker_uid_is_never_one_a_live_process_has(monkeypatch):
         for squatter in squatters:
             squatter.kill()
             squatter.wait()
+
+
+def test_the_worker_sees_a_minimal_dev_its_own_host_name_and_cannot_mount_or_type():
+    report = grade_submission(HOSTILE / "look_around.py")
+    messages = _sdpa_messages(report)
+    seen = ast.literal_eval(messages[messages.index("seen {") + len("seen "):].split("}", 1)[0] + "}")
+    assert seen["dev"] == ["fd", "full", "null", "shm", "urandom", "zero"], seen
+    assert seen["host"] == "grading-sandbox" and seen["host"] != socket.gethostname()
+    assert seen["mount"] == errno.EPERM and seen["tiocsti"] == errno.EPERM, seen  # refused, not merely failed
+    assert seen["tmp"] == ["work"], seen  # its own throwaway /tmp: the host's is not there
