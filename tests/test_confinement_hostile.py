@@ -237,3 +237,30 @@ def test_the_worker_sees_a_minimal_dev_its_own_host_name_and_cannot_mount_or_typ
     assert seen["host"] == "grading-sandbox" and seen["host"] != socket.gethostname()
     assert seen["mount"] == errno.EPERM and seen["tiocsti"] == errno.EPERM, seen  # refused, not merely failed
     assert seen["tmp"] == ["work"], seen  # its own throwaway /tmp: the host's is not there
+
+
+def test_a_worker_uid_is_never_an_accounts_nor_delegated_to_containers(monkeypatch, tmp_path):
+    """Users and groups from any NSS source (here a stand-in for LDAP) and /etc/subuid, /etc/subgid ranges."""
+    import pwd
+
+    from grader.sandbox import worker_identity
+
+    monkeypatch.setattr(worker_identity, "BAND", range(70600, 70606))
+    directory_user, real_getpwuid = 70600, pwd.getpwuid
+
+    def getpwuid(uid):
+        if uid == directory_user:
+            return ("ldap-user", "x", uid, uid, "", "/home/ldap-user", "/bin/sh")
+        return real_getpwuid(uid)
+
+    monkeypatch.setattr(worker_identity.pwd, "getpwuid", getpwuid)
+    (tmp_path / "subuid").write_text("alice:70601:2\n")
+    (tmp_path / "subgid").write_text("bob:70603:2\nmalformed line\n")
+    monkeypatch.setattr(worker_identity, "SUBORDINATE_IDS", (str(tmp_path / "subuid"), str(tmp_path / "subgid")))
+    uid = worker_identity.allocate()
+    try:
+        assert uid == 70605, uid
+        with pytest.raises(OSError, match="no unused uid"):
+            worker_identity.allocate()
+    finally:
+        worker_identity.release(uid)

@@ -18,6 +18,7 @@ import pwd
 import threading
 
 BAND = range(70000, 74000)
+SUBORDINATE_IDS = ("/etc/subuid", "/etc/subgid")  # uids and gids delegated to users' containers
 _taken: set[int] = set()
 _lock = threading.Lock()
 _turn = itertools.count()
@@ -36,7 +37,7 @@ def _has_an_account(uid: int) -> bool:
 
 def _subordinate_ranges() -> list[range]:
     ranges = []
-    for path in ("/etc/subuid", "/etc/subgid"):
+    for path in SUBORDINATE_IDS:
         try:
             with open(path, encoding="utf-8", errors="replace") as delegations:
                 for line in delegations:
