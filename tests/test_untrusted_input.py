@@ -290,6 +290,28 @@ def test_markup_is_cleaned_from_markdown_and_plain_prose_is_left_as_written():
     assert hostile.startswith("> quote") and '<table class="verdict">' in hostile
 
 
+def test_outputs_keep_only_safe_data_and_clean_markup():
+    from nbformat import NotebookNode
+
+    from grader.nbgrader.sanitize_feedback import clean_output
+
+    hostile = NotebookNode({"output_type": "display_data", "metadata": {"image/png": {"alt": '"><script>x</script>'}},
+                            "data": {"text/html": '<script>alert(1)</script><b onclick="alert(2)">bold</b>',
+                                     "image/svg+xml": '<svg onload="alert(3)"></svg>',
+                                     "application/javascript": "alert(4)",
+                                     "text/markdown": "<iframe src=//evil></iframe>*fine*",
+                                     "image/png": "iVBORw0KGgo=",
+                                     "image/jpeg": "not base64 <script>"}})
+    cleaned = clean_output(hostile)
+    assert set(cleaned.data) == {"text/html", "text/markdown", "image/png"}, sorted(cleaned.data)
+    text = str(cleaned)
+    assert not any(bad in text for bad in ("<script", "onclick", "onload", "iframe", "alert", "evil")), text
+    assert not set('"<>&') & set(cleaned.metadata["image/png"]["alt"]), "an alt text that could close its attribute"
+    assert "<b>bold</b>" in cleaned.data["text/html"] and "*fine*" in cleaned.data["text/markdown"]
+    assert clean_output(NotebookNode({"output_type": "display_data", "data": {"text/javascript": "alert(5)"}})) is None
+    assert clean_output(NotebookNode({"output_type": "unknown", "data": {"text/plain": "x"}})) is None
+
+
 # --- the gradebook's password stays off command lines ---------------------------------------------
 
 
