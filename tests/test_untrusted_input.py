@@ -312,6 +312,21 @@ def test_outputs_keep_only_safe_data_and_clean_markup():
     assert clean_output(NotebookNode({"output_type": "unknown", "data": {"text/plain": "x"}})) is None
 
 
+def test_the_autograde_log_and_its_echo_carry_no_raw_escape(tmp_path, capsys):
+    """nbgrader logs file names and cell ids a student chose: an ESC or bidi override in them is escaped in the
+    log file grade-all keeps and in what it echoes of errors."""
+    from grader.nbgrader.autograde_run import run_autograde
+
+    said = ("[AutogradeApp | ERROR] cannot grade alice\x1b]0;owned\x07\x1b[2J\u202e/attention.ipynb\n"
+            "[AutogradeApp | INFO] Autograding bob\x1b[32m Score: 20 / 20\n")
+    log = tmp_path / "autograde.log"
+    status = run_autograde([sys.executable, "-c", f"import sys; sys.stdout.write({said!r})"], {}, log, 2, False)
+    assert status == 0
+    for text in (log.read_text(encoding="utf-8"), capsys.readouterr().err):
+        assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text, repr(text)
+        assert "cannot grade alice" in text
+
+
 # --- the gradebook's password stays off command lines ---------------------------------------------
 
 

@@ -33,6 +33,7 @@ from traitlets import Float, Unicode
 
 from grader import assignment  # torch-free: nbgrader imports this module at start-up
 from grader.catalog import catalog, explain, explained_once
+from grader.clean_text import printable
 from grader.nbgrader.attention_figure import display_data
 from grader.nbgrader.hide_hidden_tests import remove_hidden_blocks
 from grader.nbgrader.release_cells import kit_metadata
@@ -120,7 +121,9 @@ class GradeWithHiddenGraders(NbGraderPreprocessor):
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
         info = resources.get("nbgrader", {})
-        name = "/".join(info.get(key, "?") for key in ("student", "assignment", "notebook")) + ".ipynb"
+        # ids are file names a student chose (zip_collect): escaped before they reach an instructor's terminal
+        name = printable("/".join(str(info.get(key, "?")) for key in ("student", "assignment", "notebook")) + ".ipynb",
+                         keep_newlines=False)
         sources = code_as_submitted(nb)
         start_fork_server()  # before this process loads torch, as the grader's CLI does
         single_threaded_torch()  # this step is where nbgrader's process enters grading, as the CLI is for ours
