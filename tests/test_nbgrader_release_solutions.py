@@ -109,3 +109,13 @@ def test_everything_nbgrader_writes_into_the_course_root_is_git_ignored(course):
     ignored = subprocess.run(["git", "check-ignore", "--no-index", "--stdin", "-z"], cwd=ROOT,
                              input="\0".join(candidates), capture_output=True, text=True).stdout.split("\0")
     assert sorted(set(candidates) - set(ignored)) == []
+
+
+def test_make_passes_force_through_only_when_asked():
+    """`make release-solutions FORCE=1`, as the refusal advises, runs the verb with --force; without it, never."""
+    def planned(*args: str) -> str:
+        return subprocess.run(["make", "-n", "release-solutions", *args], cwd=ROOT, capture_output=True, text=True,
+                              timeout=60).stdout.strip().splitlines()[-1]
+
+    assert planned("FORCE=1").endswith("-m grader release-solutions attention --force")
+    assert "--force" not in planned()
