@@ -91,7 +91,8 @@ def multi_head_attention(q, k, v, weights: dict, n_heads: int, is_causal: bool, 
 
 def attention_dropout_placements(q, k, v, weights: dict, n_heads: int, p: float, seed: int) -> dict[str, torch.Tensor]:
     """The causal module's train() output with only attn_dropout dropping (rate `p`), for each tensor it may be
-    applied to: "weights" (after softmax: right), "scores" (before softmax) and "heads" (to weights @ V). The
+    applied to: "weights" (after softmax: right), "scores" (before softmax), "heads" (to weights @ V) and "output"
+    (to the module's output after wo, resid_dropout's place: the two layers swapped). The
     dropout mask is drawn as the worker draws it: `torch.manual_seed(seed)`, then one float32 nn.Dropout call on
     a tensor of that place's shape; the arithmetic is float64."""
     W = {name: w.double() for name, w in weights.items()}
@@ -108,11 +109,12 @@ def attention_dropout_placements(q, k, v, weights: dict, n_heads: int, p: float,
     scores = xq @ xk.transpose(-2, -1) / math.sqrt(d)  # (B, H, T, T)
     future = causal_future(T)
     outputs = {}
-    for place in ("weights", "scores", "heads"):
+    for place in ("weights", "scores", "heads", "output"):
         s = scores * kept(scores.shape) if place == "scores" else scores
         a = torch.softmax(s.masked_fill(future, float("-inf")), dim=-1)  # (B, H, T, T)
         a = a * kept(a.shape) if place == "weights" else a
         y = a @ xv  # (B, H, T, d)
         y = y * kept(y.shape) if place == "heads" else y
-        outputs[place] = y.transpose(1, 2).reshape(B, T, C) @ W["wo"].T  # (B, T, C)
+        out = y.transpose(1, 2).reshape(B, T, C) @ W["wo"].T  # (B, T, C)
+        outputs[place] = out * kept(out.shape) if place == "output" else out
     return outputs

@@ -120,7 +120,9 @@ def dropout(ctx: Context) -> Outcome:
 
 
 PLACES = {"scores": ("softmax 之前的分数（scores）", "the scores (before softmax)"),
-          "heads": ("注意力的输出（weights @ V）", "the heads' outputs (weights @ V)")}
+          "heads": ("注意力的输出（weights @ V）", "the heads' outputs (weights @ V)"),
+          "output": ("wo 之后的模块输出（那是 resid_dropout 的位置：两个 dropout 用反了）",
+                     "the module's output after wo (resid_dropout's place: the two dropouts are swapped)")}
 
 
 def _misplaced_attention_dropout(out, eval_out, x: dict, weights: dict, heads: int, seed: int) -> tuple[str, str] | None:
@@ -138,9 +140,9 @@ def _misplaced_attention_dropout(out, eval_out, x: dict, weights: dict, heads: i
     place = next((place for place in PLACES if diagnosis.close(out, outputs[place], 1e-4, 1e-4)), None)
     if place is None:
         return None
-    return (f"train() 模式下的输出与把 self.{layer} 用在{PLACES[place][0]}上完全一致，而不是用在 softmax 之后的权重上。",
-            f"The train() output is exactly what self.{layer} applied to {PLACES[place][1]} gives, not to the "
-            f"weights after softmax.")
+    return (f"train() 模式下的输出正是把 self.{layer} 用在{PLACES[place][0]}上得到的，而它应该用在 softmax 之后的权重上。",
+            f"The train() output is exactly what you get with self.{layer} applied to {PLACES[place][1]}; it "
+            f"belongs on the weights after softmax.")
 
 
 @check("mha.gradients", part="mha", points=1, visibility="hidden",
