@@ -9,19 +9,25 @@ import math
 
 import torch
 
+# Which tensors a slip of one letter reads instead of Q, K, V: "wrong-input-QQV" is `softmax(Q @ Q.mT) @ V`.
+SDPA_WRONG_INPUTS = ("QQV", "KKV", "QKK", "QKQ")
 SDPA_VARIANTS = ("missing-scale", "wrong-scale", "mask-diagonal", "mask-direction", "mask-multiplied",
-                 "mask-after-softmax", "mask-after-softmax-inf", "softmax-dim", "mask-missing", "is-causal-ignored")
+                 "mask-after-softmax", "mask-after-softmax-inf", "softmax-dim", "mask-missing", "is-causal-ignored",
+                 *(f"wrong-input-{reads}" for reads in SDPA_WRONG_INPUTS))
 # Module-only variants: the scale by sqrt(dim), softmax over the heads, heads split or merged wrong.
 # Which of q, k, v each head-split variant views straight to (B, H, T, d): all three, or the one or two a
 # student wrote differently from the others (one line copied wrong).
 WRONG_SPLITS = {"head-split": "qkv", "head-split-in": "qkv", "head-split-q": "q", "head-split-k": "k",
                 "head-split-v": "v", "head-split-qk": "qk", "head-split-qv": "qv", "head-split-kv": "kv"}
+# Which module input wq, wk and wv each read: "wrong-input-kkv" is `self.wq(k)`, `self.wk(k)`, `self.wv(v)`.
+MHA_WRONG_INPUTS = tuple(a + b + c for a in "qkv" for b in "qkv" for c in "qkv" if a + b + c != "qkv")
 MHA_VARIANTS = SDPA_VARIANTS + ("wrong-scale-width", "softmax-dim-heads", *WRONG_SPLITS, "head-split-out",
-                                "missing-out-proj")
+                                "missing-out-proj", *(f"wrong-input-{reads}" for reads in MHA_WRONG_INPUTS))
 # variant name -> the catalog id it demonstrates
 MISTAKE_OF = {"wrong-scale-width": "wrong-scale", "softmax-dim-heads": "softmax-dim", "mask-after-softmax-inf":
               "mask-after-softmax", "head-split-out": "head-split",
-              **{variant: "head-split" for variant in WRONG_SPLITS if variant != "head-split"}}
+              **{variant: "head-split" for variant in WRONG_SPLITS if variant != "head-split"},
+              **{f"wrong-input-{reads}": "wrong-input" for reads in SDPA_WRONG_INPUTS + MHA_WRONG_INPUTS}}
 
 
 def variants_for(variants: tuple[str, ...], is_causal: bool) -> list[str]:
@@ -40,6 +46,9 @@ def causal_future(T: int, device=None) -> torch.Tensor:
 def attention(Q, K, V, is_causal: bool = True, variant: str | None = None, scale: float | None = None):
     """softmax(Q K^T / sqrt(d_k) + M) V in float64; `variant` injects one catalogued mistake."""
     Q, K, V = Q.double(), K.double(), V.double()
+    if variant and variant.removeprefix("wrong-input-") in SDPA_WRONG_INPUTS:
+        given = {"Q": Q, "K": K, "V": V}
+        Q, K, V = (given[name] for name in variant.removeprefix("wrong-input-"))
     T, d_k = Q.size(-2), Q.size(-1)
     is_causal = is_causal or variant == "is-causal-ignored"
     if scale is None:
@@ -78,7 +87,10 @@ def multi_head_attention(q, k, v, weights: dict, n_heads: int, is_causal: bool, 
             return x.reshape(B, n_heads, T, d)
         return x.view(B, T, n_heads, d).transpose(1, 2)  # (B, H, T, d)
 
-    xq, xk, xv = split(q @ W["wq"].T, "q"), split(k @ W["wk"].T, "k"), split(v @ W["wv"].T, "v")
+    given = {"q": q, "k": k, "v": v}
+    reads = variant.removeprefix("wrong-input-") if variant and variant.removeprefix("wrong-input-") in MHA_WRONG_INPUTS \
+        else "qkv"
+    xq, xk, xv = (split(given[read] @ W[f"w{name}"].T, name) for name, read in zip("qkv", reads))
     scale = 1.0 / math.sqrt(C) if variant == "wrong-scale-width" else scale
     inner = variant if variant in SDPA_VARIANTS or variant == "softmax-dim-heads" else None
     y, _ = attention(xq, xk, xv, is_causal, inner, scale)  # (B, H, T, d)

@@ -68,6 +68,16 @@ def needs_correct_values(ctx: Context, part: str, outcome: Outcome, own: tuple[s
                    f"Not checked: needs correct values (see {prerequisite}).", cause="cascade")
 
 
+def unread_is_not_cut(ctx: Context, part: str, outcome: Outcome) -> Outcome:
+    """A missing gradient where `<part>.values` found an input the code never reads (`Q @ Q.mT`, `self.wq(k)`):
+    that input has no gradient because it is unused, not because the graph was cut; say so, without broken-grad."""
+    values = ctx.outcomes.get(f"{part}.values")
+    if "broken-grad" not in outcome.mistakes or values is None or "wrong-input" not in values.mistakes:
+        return outcome
+    return Outcome(False, f"未检查：有个输入没有被读取，所以没有梯度（见 {part}.values）。",
+                   f"Not checked: an input the code never reads has no gradient (see {part}.values).", cause="cascade")
+
+
 def not_checked_without_a_shape(part: str) -> Outcome:
     """A check that needs one input the code runs on, where it ran on none."""
     return Outcome(False, f"未检查：代码在所有输入形状上都出错（见 {part}.shapes）。",

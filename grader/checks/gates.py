@@ -8,9 +8,10 @@ from grader.policy import for_part
 
 def attention_verdict(evidence: list[dict]) -> Outcome:
     """Each entry, for one input shape: {"label", "ran", "q", "k", "mixes"} (the output or weights
-    changed with Q / with K / at other positions when V changed at one). Property points need a
-    run that shows all three, and no run that shows less: identity, uniform or zero weights and a
-    projection of V alone all fail; a wrong but real attention (unscaled, wrong softmax dim, ...) passes."""
+    changed with Q / with K / at other positions when V changed at one). Property points need runs
+    whose output follows the queries or the keys and mixes V across positions: identity, uniform or zero
+    weights and a projection of V alone all fail; a wrong but real attention (unscaled, wrong softmax dim,
+    scores from one input read twice: `Q @ Q.mT`, `self.wq(k)`) passes, and its values check names the slip."""
     ran = [e for e in evidence if e["ran"]]
     if not ran:  # the first failure says why, and names its mistake
         first = evidence[0]["problem"]
@@ -18,14 +19,22 @@ def attention_verdict(evidence: list[dict]) -> Outcome:
         first.en = "The code returned no result, so nothing shows that it computes attention: this part scores 0. " + first.en
         return first
     for e in ran:
-        missing_zh = [t for t, ok in (("不随 Q 变化", e["q"]), ("不随 K 变化", e["k"]),
+        missing_zh = [t for t, ok in (("结果既不随 Q 也不随 K 变化", e["q"] or e["k"]),
                                       ("各位置的输出没有混合其他位置的 V", e["mixes"])) if not ok]
-        missing_en = [t for t, ok in (("does not change with Q", e["q"]), ("does not change with K", e["k"]),
+        missing_en = [t for t, ok in (("the result changes with neither Q nor K", e["q"] or e["k"]),
                                       ("no position's output mixes in V from other positions", e["mixes"])) if not ok]
         if missing_en:
-            return failed(f"{e['label']}：结果{'；'.join(missing_zh)}。这不是注意力，本部分记 0 分。",
-                          f"{e['label']}: the result {'; '.join(missing_en)}. That is not attention: this part scores 0.",
+            return failed(f"{e['label']}：{'；'.join(missing_zh)}。这不是注意力，本部分记 0 分。",
+                          f"{e['label']}: {'; '.join(missing_en)}. That is not attention: this part scores 0.",
                           ["no-attention"])
+    one_sided = next((e for e in ran if not (e["q"] and e["k"])), None)
+    if one_sided:  # attention over one input read twice: real attention with a slip the values check names
+        unused_zh, unused_en = ("Q", "Q") if not one_sided["q"] else ("K", "K")
+        return passed(f"输出对各位置的 V 加权混合，确实在计算注意力；但在 {one_sided['label']} 时结果不随 {unused_zh} 变化："
+                      f"分数或某个投影读错了输入（见 values 检查）。",
+                      f"The output mixes V across positions, so it computes attention; but with {one_sided['label']} the "
+                      f"result does not change with {unused_en}: the scores or a projection read the wrong input "
+                      f"(see the values check).")
     return passed("输出随 Q、K 变化，并对各位置的 V 加权混合：确实在计算注意力。",
                   "The output changes with Q and K and mixes V across positions: it computes attention.")
 

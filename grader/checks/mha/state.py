@@ -8,7 +8,7 @@ from grader import diagnosis, reference
 from grader.assignment import DROPOUTS, PROJECTIONS
 from grader.checks import Context, Outcome, check, failed, passed
 from grader.checks.common import (GRADIENT_MISTAKES, compare_gradients, dtype_handling_advice, is_dtype_handling,
-                                  low_precision_passed, needs_correct_values)
+                                  low_precision_passed, needs_correct_values, unread_is_not_cut)
 from grader.checks.mha.probing import (checked_calls, compare, first_error, inputs, linear_weights, model_args,
                                        out_tensor, run)
 from grader.sandbox.requests import MhaRequest, Probe
@@ -148,7 +148,7 @@ def _misplaced_attention_dropout(out, eval_out, x: dict, weights: dict, heads: i
 @check("mha.gradients", part="mha", points=1, visibility="hidden",
        title_zh="梯度流到输入和四个投影层且数值正确", title_en="gradients reach the inputs and all four projections, and are right")
 def gradients(ctx: Context) -> Outcome:
-    return needs_correct_values(ctx, "mha", _gradients(ctx), own=GRADIENT_MISTAKES)
+    return needs_correct_values(ctx, "mha", unread_is_not_cut(ctx, "mha", _gradients(ctx)), own=GRADIENT_MISTAKES)
 
 
 def _gradients(ctx: Context) -> Outcome:

@@ -9,8 +9,9 @@ from grader import reference
 from grader.checks import Context, Outcome, check, failed, passed
 from grader.checks.common import changed, named_variant, perturbed, resource_failure
 from grader.checks.gates import attention_verdict
-from grader.checks.sdpa.probing import (accepted_shape, call, compare, diagnose_numbers, probe_shapes, qkv, tensor,
-                                        with_figure)
+from grader.checks.sdpa.probing import (SHAPES, accepted_shape, call, compare, diagnose_numbers, probe_shapes, qkv,
+                                        tensor, with_figure)
+from grader.sandbox.requests import Probe, SdpaRequest
 
 # (batch dims, T, d_k, d_v, is_causal): the default, and non-causal, which the shape check also calls
 EVIDENCE = [((2, 3), 5, 8, 8, None), ((2, 3), 5, 8, 8, False), ((1, 2), 9, 16, 16, None)]
@@ -62,7 +63,24 @@ def shapes(ctx: Context) -> Outcome:
         return passed("所有形状（0 到 3 个前导维、T=1、长序列、d_k≠d_v）都正确。",
                       "All shapes right (zero to three leading dims, T = 1, long T, d_k != d_v).")
     shape, problem = failures[0]
+    if all(s[2] != s[3] for s, _ in failures) and all(p is None for s, p in results if s[2] == s[3]):
+        return value_dim_diagnosis(ctx, shape, problem)
     return leading_dims_diagnosis(ctx, results, shape, problem)
+
+
+def value_dim_diagnosis(ctx: Context, shape: tuple, problem: Outcome) -> Outcome:
+    """Right on every shape with d_k = d_v, wrong on each with d_k != d_v: a matter of V's width, not of ranks.
+    An output as wide as Q and K (`weights @ K`) read the wrong tensor."""
+    Q, K, V = qkv(ctx, *shape, SHAPES.index(shape))
+    answer = ctx.student.call(Probe.SDPA, SdpaRequest(Q=Q, K=K, V=V))
+    out = answer.get("out") or {}
+    as_wide_as_k = out.get("kind") == "tensor" and tuple(out["shape"])[-1:] == (shape[2],)
+    zh, en = ("d_k = d_v 时都正确，d_k ≠ d_v 时出错：", "Right whenever d_k = d_v, wrong whenever they differ: ")
+    if as_wide_as_k:
+        zh += "输出的最后一维是 d_k 而不是 d_v，输出乘的是 Q 或 K，不是 V。"
+        en += "the output's last dim is d_k, not d_v, so it multiplies Q or K, not V. "
+    return dataclasses.replace(problem, zh=zh + problem.zh, en=en + problem.en,
+                               mistakes=["wrong-input"] if as_wide_as_k else problem.mistakes)
 
 
 def leading_dims_diagnosis(ctx: Context, results: list, shape: tuple, problem: Outcome) -> Outcome:

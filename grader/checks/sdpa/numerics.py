@@ -6,7 +6,7 @@ import torch
 from grader import diagnosis, reference
 from grader.checks import Context, Outcome, check, failed, passed
 from grader.checks.common import (GRADIENT_MISTAKES, compare_gradients, dtype_handling_advice, is_dtype_handling,
-                                  low_precision_passed, named_variant, needs_correct_values)
+                                  low_precision_passed, named_variant, needs_correct_values, unread_is_not_cut)
 from grader.checks.sdpa.probing import call, compare, diagnose_numbers, qkv, tensor
 
 
@@ -80,9 +80,13 @@ def no_future_leak(ctx: Context) -> Outcome:
     if problem:
         return problem
     grads = answer.get("grads")
-    if not grads or any(gr is None for gr in grads[1:]):
+    values = ctx.outcomes.get("sdpa.values")
+    unread = values is not None and "wrong-input" in values.mistakes  # an input never read has no gradient: no leak
+    if not grads or (any(gr is None for gr in grads[1:]) and not unread):
         return failed("输出没有连到 K、V 的梯度。", "The output has no gradient path to K and V.", ["broken-grad"])
     for name, gr in zip("KV", grads[1:]):
+        if gr is None:
+            continue
         future_grad = gr["value"][..., cut:, :]
         if (future_grad != 0).any():
             zh = f"过去位置的输出对未来的 {name} 有非零梯度（最大 {float(future_grad.abs().max()):.3g}）。"
@@ -98,7 +102,7 @@ def no_future_leak(ctx: Context) -> Outcome:
 @check("sdpa.gradients", part="sdpa", points=1, visibility="hidden",
        title_zh="梯度正确（float64 gradcheck 与参考梯度）", title_en="gradients are right (float64 gradcheck and reference)")
 def gradients(ctx: Context) -> Outcome:
-    return needs_correct_values(ctx, "sdpa", _gradients(ctx), own=GRADIENT_MISTAKES)
+    return needs_correct_values(ctx, "sdpa", unread_is_not_cut(ctx, "sdpa", _gradients(ctx)), own=GRADIENT_MISTAKES)
 
 
 def _gradients(ctx: Context) -> Outcome:
