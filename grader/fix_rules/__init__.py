@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
-from grader.fix_rules.arithmetic import missing_contiguous, scale, softmax_dim, sqrt_of_int
+from grader.fix_rules.arithmetic import float_head_dim, missing_contiguous, scale, softmax_dim, sqrt_of_int
 from grader.fix_rules.masks import hardcoded_device, mask_device, mask_diagonal, mask_not_bool, mask_not_buffer
 from grader.fix_rules.names import bare_matmul, dropout_lowercase, is_causal_typo, misspelled_tensor
 from grader.fix_rules.splices import Splice
@@ -28,6 +28,7 @@ RULES: dict[str, Callable[[list[bytes], ast.AST], list[Splice]]] = {
     "wrong-scale": scale,
     "sqrt-of-int": sqrt_of_int,
     "mask-not-bool": mask_not_bool,
+    "float-head-dim": float_head_dim,
     "mask-device": mask_device,
     "hardcoded-device": hardcoded_device,
     "mask-not-buffer": mask_not_buffer,

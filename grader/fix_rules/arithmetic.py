@@ -95,3 +95,23 @@ def sqrt_of_int(lines: list[bytes], graded: ast.AST) -> list[Splice]:
         base = argument if atom else f"({argument})"
         splices.append(replace(n, f"{base} ** {'0.5' if n.func.attr == 'sqrt' else '-0.5'}"))
     return splices
+
+
+def float_head_dim(lines: list[bytes], graded: ast.AST) -> list[Splice]:
+    """`args.dim / args.n_heads` -> `args.dim // args.n_heads`: a true division of a size by a head count (or
+    head dim) that makes a size a float. Only a plain name divided by a plain name that says "head" is touched."""
+    splices = []
+    for n in ast.walk(graded):
+        if not (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) and one_line(n)):
+            continue
+        # a count of heads (`args.n_heads`, `self.head_dim`), never a scale such as `math.sqrt(self.head_dim)`
+        if not (isinstance(n.right, (ast.Name, ast.Attribute)) and "head" in segment(lines, n.right).lower()
+                and isinstance(n.left, (ast.Name, ast.Attribute))):
+            continue
+        between = lines[n.lineno - 1][n.left.end_col_offset:n.right.col_offset]
+        slash = between.find(b"/")
+        if slash >= 0 and between[slash:slash + 2] != b"//":
+            at = n.left.end_col_offset + slash
+            splices.append(Splice(n.lineno, at, at + 1, "//"))
+    return splices
+

@@ -72,6 +72,11 @@ SELFCHECK_MISTAKES = {
     "is-causal-ignored": ("不管 is_causal 都加了掩码", "Mask applied whatever is_causal says",
                           "只在 is_causal 为 True 时加掩码：if is_causal:（模块里 if self.is_causal:，TODO 1b / 2e）。",
                           "Mask only when is_causal is True: if is_causal: (in the module, if self.is_causal:; TODO 1b / 2e)."),
+    "float-head-dim": ("尺寸用了浮点除法", "A size computed with float division",
+                       "用整除：self.head_dim = args.dim // args.n_heads（TODO 2a）。",
+                       "Use integer division: self.head_dim = args.dim // args.n_heads (TODO 2a)."),
+    "missing-super-init": ("没有调用 super().__init__()", "super().__init__() not called",
+                           "把 super().__init__() 写成 __init__ 的第一行。", "Make super().__init__() the first line of __init__."),
     "mask-not-bool": ("掩码不是布尔类型", "Mask is not boolean",
                       "建掩码时写 dtype=torch.bool，或传入 mask.bool()（tril 的“保留”掩码写 mask == 0）。",
                       "Build the mask with dtype=torch.bool, or pass mask.bool() (for a tril keep-mask, mask == 0)."),
@@ -99,6 +104,9 @@ _ERROR_MISTAKES = (
     ("RuntimeError", "only supports boolean masks", "mask-not-bool"),
     ("RuntimeError", "expected condition to be a boolean tensor", "mask-not-bool"),
     ("TypeError", "must be Tensor, not int", "sqrt-of-int"),
+    ("TypeError", "found element of type float", "float-head-dim"),
+    ("TypeError", "'float' object cannot be interpreted as an integer", "float-head-dim"),
+    ("AttributeError", "before Module.__init__() call", "missing-super-init"),
 )
 
 
