@@ -114,8 +114,11 @@ def test_everything_nbgrader_writes_into_the_course_root_is_git_ignored(course):
 def test_make_passes_force_through_only_when_asked():
     """`make release-solutions FORCE=1`, as the refusal advises, runs the verb with --force; without it, never."""
     def planned(*args: str) -> str:
-        return subprocess.run(["make", "-n", "release-solutions", *args], cwd=ROOT, capture_output=True, text=True,
-                              timeout=60).stdout.strip().splitlines()[-1]
+        # under `make test` this runs as a sub-make, which would print "Entering directory" lines around the plan
+        env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+        plan = subprocess.run(["make", "-n", "--no-print-directory", "release-solutions", *args], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=60).stdout
+        return next(line for line in plan.splitlines() if "release-solutions" in line)
 
     assert planned("FORCE=1").endswith("-m grader release-solutions attention --force")
     assert "--force" not in planned()
