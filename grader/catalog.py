@@ -70,4 +70,3 @@ def explained_once(text: str, mistakes: list[str], lang: str, explained: set[tup
             explained.add((mistake, lang))
         lines.append(line)
     return lines
-

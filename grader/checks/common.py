@@ -68,11 +68,15 @@ def needs_correct_values(ctx: Context, part: str, outcome: Outcome, own: tuple[s
                    f"Not checked: needs correct values (see {prerequisite}).", cause="cascade")
 
 
-def unread_is_not_cut(ctx: Context, part: str, outcome: Outcome) -> Outcome:
-    """A missing gradient where `<part>.values` found an input the code never reads (`Q @ Q.mT`, `self.wq(k)`):
-    that input has no gradient because it is unused, not because the graph was cut; say so, without broken-grad."""
+def an_input_is_unread(ctx: Context, part: str) -> bool:
+    """`<part>.values` found an input the code never reads (`Q @ Q.mT`, `self.wq(k)`): it has no gradient at all."""
     values = ctx.outcomes.get(f"{part}.values")
-    if "broken-grad" not in outcome.mistakes or values is None or "wrong-input" not in values.mistakes:
+    return values is not None and "wrong-input" in values.mistakes
+
+
+def unread_is_not_cut(ctx: Context, part: str, outcome: Outcome) -> Outcome:
+    """A missing gradient of an input the code never reads: unused, not a cut graph; say so, without broken-grad."""
+    if "broken-grad" not in outcome.mistakes or not an_input_is_unread(ctx, part):
         return outcome
     return Outcome(False, f"未检查：有个输入没有被读取，所以没有梯度（见 {part}.values）。",
                    f"Not checked: an input the code never reads has no gradient (see {part}.values).", cause="cascade")

@@ -29,11 +29,11 @@ def attention_verdict(evidence: list[dict]) -> Outcome:
                           ["no-attention"])
     one_sided = next((e for e in ran if not (e["q"] and e["k"])), None)
     if one_sided:  # attention over one input read twice: real attention with a slip the values check names
-        unused_zh, unused_en = ("Q", "Q") if not one_sided["q"] else ("K", "K")
-        return passed(f"输出对各位置的 V 加权混合，确实在计算注意力；但在 {one_sided['label']} 时结果不随 {unused_zh} 变化："
+        unused = "Q" if not one_sided["q"] else "K"
+        return passed(f"输出对各位置的 V 加权混合，确实在计算注意力；但在 {one_sided['label']} 时结果不随 {unused} 变化："
                       f"分数或某个投影读错了输入（见 values 检查）。",
                       f"The output mixes V across positions, so it computes attention; but with {one_sided['label']} the "
-                      f"result does not change with {unused_en}: the scores or a projection read the wrong input "
+                      f"result does not change with {unused}: the scores or a projection read the wrong input "
                       f"(see the values check).")
     return passed("输出随 Q、K 变化，并对各位置的 V 加权混合：确实在计算注意力。",
                   "The output changes with Q and K and mixes V across positions: it computes attention.")

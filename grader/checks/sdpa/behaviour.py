@@ -9,9 +9,8 @@ from grader import reference
 from grader.checks import Context, Outcome, check, failed, passed
 from grader.checks.common import changed, named_variant, perturbed, resource_failure
 from grader.checks.gates import attention_verdict
-from grader.checks.sdpa.probing import (SHAPES, accepted_shape, call, compare, diagnose_numbers, probe_shapes, qkv,
-                                        tensor, with_figure)
-from grader.sandbox.requests import Probe, SdpaRequest
+from grader.checks.sdpa.probing import (accepted_shape, call, compare, diagnose_numbers, probe_shapes, qkv,
+                                        shape_inputs, tensor, with_figure)
 
 # (batch dims, T, d_k, d_v, is_causal): the default, and non-causal, which the shape check also calls
 EVIDENCE = [((2, 3), 5, 8, 8, None), ((2, 3), 5, 8, 8, False), ((1, 2), 9, 16, 16, None)]
@@ -71,8 +70,7 @@ def shapes(ctx: Context) -> Outcome:
 def value_dim_diagnosis(ctx: Context, shape: tuple, problem: Outcome) -> Outcome:
     """Right on every shape with d_k = d_v, wrong on each with d_k != d_v: a matter of V's width, not of ranks.
     An output as wide as Q and K (`weights @ K`) read the wrong tensor."""
-    Q, K, V = qkv(ctx, *shape, SHAPES.index(shape))
-    answer = ctx.student.call(Probe.SDPA, SdpaRequest(Q=Q, K=K, V=V))
+    answer, _ = call(ctx, *shape_inputs(ctx, shape))
     out = answer.get("out") or {}
     as_wide_as_k = out.get("kind") == "tensor" and tuple(out["shape"])[-1:] == (shape[2],)
     zh, en = ("d_k = d_v 时都正确，d_k ≠ d_v 时出错：", "Right whenever d_k = d_v, wrong whenever they differ: ")

@@ -5,8 +5,9 @@ import torch
 
 from grader import diagnosis, reference
 from grader.checks import Context, Outcome, check, failed, passed
-from grader.checks.common import (GRADIENT_MISTAKES, compare_gradients, dtype_handling_advice, is_dtype_handling,
-                                  low_precision_passed, named_variant, needs_correct_values, unread_is_not_cut)
+from grader.checks.common import (GRADIENT_MISTAKES, an_input_is_unread, compare_gradients, dtype_handling_advice,
+                                  is_dtype_handling, low_precision_passed, named_variant, needs_correct_values,
+                                  unread_is_not_cut)
 from grader.checks.sdpa.probing import call, compare, diagnose_numbers, qkv, tensor
 
 
@@ -46,8 +47,7 @@ def _weights_are_causal(answer: dict) -> bool:
     weights = tensor(answer, "weights")
     if weights is None or weights.dim() < 2 or weights.shape[-1] != weights.shape[-2]:
         return False
-    future = torch.ones(weights.shape[-2:], dtype=torch.bool).triu(1)
-    return bool((weights[..., future] == 0).all())
+    return bool((weights[..., reference.causal_future(weights.shape[-1])] == 0).all())
 
 
 @check("sdpa.no_future_leak", part="sdpa", points=1, visibility="hidden",
@@ -80,9 +80,8 @@ def no_future_leak(ctx: Context) -> Outcome:
     if problem:
         return problem
     grads = answer.get("grads")
-    values = ctx.outcomes.get("sdpa.values")
-    unread = values is not None and "wrong-input" in values.mistakes  # an input never read has no gradient: no leak
-    if not grads or (any(gr is None for gr in grads[1:]) and not unread):
+    # an input the code never reads has no gradient, and nothing of it leaks
+    if not grads or (any(gr is None for gr in grads[1:]) and not an_input_is_unread(ctx, "sdpa")):
         return failed("输出没有连到 K、V 的梯度。", "The output has no gradient path to K and V.", ["broken-grad"])
     for name, gr in zip("KV", grads[1:]):
         if gr is None:
