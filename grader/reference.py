@@ -30,6 +30,12 @@ MISTAKE_OF = {"wrong-scale-width": "wrong-scale", "softmax-dim-heads": "softmax-
               **{f"wrong-input-{reads}": "wrong-input" for reads in SDPA_WRONG_INPUTS + MHA_WRONG_INPUTS}}
 
 
+def _reads(variant: str | None, wrong_inputs: tuple[str, ...], right: str) -> str:
+    """The inputs a wrong-input variant reads in place of `right` ("QQV" for `Q @ Q.mT`); `right` for any other."""
+    reads = (variant or "").removeprefix("wrong-input-")
+    return reads if reads in wrong_inputs else right
+
+
 def variants_for(variants: tuple[str, ...], is_causal: bool) -> list[str]:
     """The variants that differ from the right answer for this `is_causal`: a wrong mask shows only where
     a mask belongs, a mask applied whatever the flag says only where none does."""
@@ -46,9 +52,8 @@ def causal_future(T: int, device=None) -> torch.Tensor:
 def attention(Q, K, V, is_causal: bool = True, variant: str | None = None, scale: float | None = None):
     """softmax(Q K^T / sqrt(d_k) + M) V in float64; `variant` injects one catalogued mistake."""
     Q, K, V = Q.double(), K.double(), V.double()
-    if variant and variant.removeprefix("wrong-input-") in SDPA_WRONG_INPUTS:
-        given = {"Q": Q, "K": K, "V": V}
-        Q, K, V = (given[name] for name in variant.removeprefix("wrong-input-"))
+    given = {"Q": Q, "K": K, "V": V}
+    Q, K, V = (given[name] for name in _reads(variant, SDPA_WRONG_INPUTS, "QKV"))
     T, d_k = Q.size(-2), Q.size(-1)
     is_causal = is_causal or variant == "is-causal-ignored"
     if scale is None:
@@ -88,8 +93,7 @@ def multi_head_attention(q, k, v, weights: dict, n_heads: int, is_causal: bool, 
         return x.view(B, T, n_heads, d).transpose(1, 2)  # (B, H, T, d)
 
     given = {"q": q, "k": k, "v": v}
-    reads = variant.removeprefix("wrong-input-") if variant and variant.removeprefix("wrong-input-") in MHA_WRONG_INPUTS \
-        else "qkv"
+    reads = _reads(variant, MHA_WRONG_INPUTS, "qkv")
     xq, xk, xv = (split(given[read] @ W[f"w{name}"].T, name) for name, read in zip("qkv", reads))
     scale = 1.0 / math.sqrt(C) if variant == "wrong-scale-width" else scale
     inner = variant if variant in SDPA_VARIANTS or variant == "softmax-dim-heads" else None
