@@ -38,16 +38,13 @@ def class_summary(reports: list[dict], lang: str) -> str:
         low, high = b * top / 5, (b + 1) * top / 5
         bar = "#" * round(40 * bins[b] / width) if bins[b] else ""
         lines.append(f"  [{low:4g}, {high:4g}{']' if b == 4 else ')'} {bins[b]:4d} {bar}")
-    known = catalog()
     for key, heading_zh, heading_en in (
             ("mistakes", "最常见的错误（建议重讲）:", "Most frequent mistakes (worth re-teaching):"),
             ("advice", "最常见的建议（不扣分）:", "Most frequent advice (no points lost):")):
         counts = Counter(m for r in reports for m in r.get(key, []))
         if counts:
             lines.append(heading_zh if zh else heading_en)
-        for mistake, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:10]:
-            title = known.get(mistake, {}).get("title_zh" if zh else "title_en", "")
-            lines.append(f"  {count:4d} {100 * count / len(reports):4.0f}%  {mistake:<20} {title}")
+        lines += ranked_mistakes(counts, len(reports), zh)
     lines += verified_fixes(reports, zh)
     failed = Counter((c["id"], c.get("title_zh" if zh else "title_en", "")) for r in reports for c in r["checks"]
                      if not c["passed"])
@@ -59,7 +56,7 @@ def class_summary(reports: list[dict], lang: str) -> str:
     if refused:
         lines.append(f"{'未评分（提交被拒绝）' if zh else 'Not graded (hand-in refused)'} ({len(refused)}):")
         for r in refused:
-            title = known.get(r["refused"], {}).get("title_zh" if zh else "title_en", "")
+            title = catalog().get(r["refused"], {}).get("title_zh" if zh else "title_en", "")
             lines.append(f"  {printable(r['student'], keep_newlines=False)}: {title} ({r['refused']})")
     lines += rule_breakers(reports, zh)
     errors = [r for r in reports if r.get("error")]
@@ -72,25 +69,31 @@ def class_summary(reports: list[dict], lang: str) -> str:
     return printable("\n".join(lines))  # student names are file names, errors may quote them
 
 
+def ranked_mistakes(counts: Counter, total: int, zh: bool, points: Counter | None = None) -> list[str]:
+    """The ten most frequent ids: count, share of the class, id, the points they would add (where given), title."""
+    known = catalog()
+    lines = []
+    for mistake, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:10]:
+        title = known.get(mistake, {}).get("title_zh" if zh else "title_en", "")
+        gain = f"+{points[mistake]:g}  " if points is not None else ""
+        lines.append(f"  {count:4d} {100 * count / total:4.0f}%  {mistake:<20} {gain}{title}")
+    return lines
+
+
 def verified_fixes(reports: list[dict], zh: bool) -> list[str]:
     """How many students a verified one-line fix was shown to, by mistake, and the points those fixes would add:
     the mistakes that cost a lot for a small slip (what `--fix-credit` would change)."""
-    fixes = [(fix["mistake"], fix["points"]) for r in reports for fix in r.get("fixes", [])]
-    if not fixes:
+    students, points = Counter(), Counter()
+    for r in reports:
+        students.update({fix["mistake"] for fix in r.get("fixes", [])})
+        for fix in r.get("fixes", []):
+            points[fix["mistake"]] += fix["points"]
+    if not students:
         return []
-    students = Counter(m for r in reports for m in {fix["mistake"] for fix in r.get("fixes", [])})
-    points = Counter()
-    for mistake, gain in fixes:
-        points[mistake] += gain
     heading = ("已验证的一行修正（学生自己的那一行，改动最小）:  学生数  占比  错误  可多得的分数" if zh else
                "Verified one-line fixes shown (the student's own line, minimally edited): students, share, mistake, "
                "points they would add")
-    known = catalog()
-    lines = [heading]
-    for mistake, count in sorted(students.items(), key=lambda item: (-item[1], item[0]))[:10]:
-        title = known.get(mistake, {}).get("title_zh" if zh else "title_en", "")
-        lines.append(f"  {count:4d} {100 * count / len(reports):4.0f}%  {mistake:<20} +{points[mistake]:g}  {title}")
-    return lines
+    return [heading] + ranked_mistakes(students, len(reports), zh, points)
 
 
 def rule_breakers(reports: list[dict], zh: bool) -> list[str]:
