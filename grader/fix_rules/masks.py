@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 
 from grader.fix_rules.splices import (Assignments, Splice, assignments_in, call_name, functions, input_name,
-                                     last_assigned, one_line, replace, segment)
+                                     last_assigned, one_line, replace, segment, self_attribute)
 from grader.static_analysis import CREATION_FUNCTIONS, DEVICE_STRINGS
 
 
@@ -37,9 +37,7 @@ def _buffer_value(graded: ast.AST, attribute: str) -> ast.AST | None:
             if isinstance(n, ast.Call) and call_name(n) == "register_buffer" and len(n.args) >= 2 \
                     and isinstance(n.args[0], ast.Constant) and n.args[0].value == attribute:
                 value = n.args[1]
-            elif isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == attribute
-                                                   and isinstance(t.value, ast.Name) and t.value.id == "self"
-                                                   for t in n.targets):
+            elif isinstance(n, ast.Assign) and any(self_attribute(t) == attribute for t in n.targets):
                 value = n.value
             if isinstance(value, ast.Name):
                 value = last_assigned(assignments_in(function), value.id, n.lineno) or value
@@ -54,8 +52,8 @@ def _marks_kept_positions(mask: ast.AST, assignments: Assignments, graded: ast.A
     base = origin if origin is not None else mask
     while isinstance(base, ast.Subscript):  # self.mask[:, :, :T, :T]
         base = base.value
-    if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id == "self":
-        base = _buffer_value(graded, base.attr) or base
+    if self_attribute(base):
+        base = _buffer_value(graded, self_attribute(base)) or base
     made_by = {call_name(n) for n in ast.walk(base) if isinstance(n, ast.Call)}
     if ("tril" in made_by) != ("triu" in made_by):
         return "tril" in made_by
@@ -148,8 +146,7 @@ def mask_not_buffer(lines: list[bytes], graded: ast.AST) -> list[Splice]:
             continue
         assignments = assignments_in(function)
         for n in ast.walk(function):
-            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Attribute) \
-                    and isinstance(n.targets[0].value, ast.Name) and n.targets[0].value.id == "self" \
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and self_attribute(n.targets[0]) \
                     and one_line(n) and _tensor_made_in(assignments, n.value, n.lineno):
                 text = f'self.register_buffer("{n.targets[0].attr}", {segment(lines, n.value)})'
                 splices.append(Splice(n.lineno, n.col_offset, n.end_col_offset, text))

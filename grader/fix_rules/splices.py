@@ -77,3 +77,10 @@ def last_assigned(assignments: Assignments, name: str, line: int) -> ast.AST | N
     lines, nodes = assignments.get(name, ([], []))
     index = bisect.bisect_left(lines, line)
     return nodes[index - 1].value if index else None
+
+
+def self_attribute(node: ast.AST) -> str | None:
+    """`attr` when the node is `self.attr`, else None."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
