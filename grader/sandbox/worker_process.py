@@ -19,7 +19,6 @@ import signal
 import threading
 import time
 import types
-from pathlib import Path
 
 from grader.errors import GraderError
 from grader.process import ROOT
