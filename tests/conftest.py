@@ -1,14 +1,70 @@
-"""Shared fixtures: a report cache so each submission is graded once per test session."""
+"""Shared fixtures: one report cache for the whole test session (each submission graded once, in this
+process and in every subprocess the tests start), and the test tiers (README, *Developing*)."""
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from grader import policy
 from grader.grade import grade_submission
-from grader.process import put_nbgrader_tools_on_path
+from grader.process import REPORT_CACHE_ENV, put_nbgrader_tools_on_path
 from grader.report import in_language
+from grader.sandbox import worker_process
 
 put_nbgrader_tools_on_path()  # a test session is an entry point: the Gradebook may run `alembic`
+
+TIERS = ("unit", "sandbox", "e2e")
+ENFORCED_RULES = policy.violations
+# One folder of reports for the session, shared with every `grader`/nbgrader subprocess through the
+# environment (the entry points read REPORT_CACHE_ENV). Its key holds everything that changes a verdict
+# (grader.report_cache); a test that must grade afresh removes the variable (monkeypatch.delenv).
+SESSION_REPORTS = Path(tempfile.mkdtemp(prefix="attention-kit-test-reports-"))
+os.environ[REPORT_CACHE_ENV] = str(SESSION_REPORTS)
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(SESSION_REPORTS, ignore_errors=True)
+
+
+def tier(item: pytest.Item) -> str | None:
+    """The item's tier: the closest tier marker (a test's own marker overrides its module's)."""
+    return next((mark.name for mark in item.iter_markers() if mark.name in TIERS), None)
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects: it must see each test's one tier
+def pytest_collection_modifyitems(config, items):
+    tests = [item for item in items if isinstance(item, pytest.Function)]
+    untiered = [item.nodeid for item in tests if tier(item) is None]
+    if untiered:
+        raise pytest.UsageError("tests without a tier marker (unit, sandbox or e2e; README *Developing*):\n  "
+                                + "\n  ".join(untiered))
+    closest = {item: tier(item) for item in tests}
+    for item in tests:  # the tier becomes the test's own marker, and its module's or class's default goes
+        for node in item.listchain()[:-1]:
+            node.own_markers[:] = [mark for mark in node.own_markers if mark.name not in TIERS]
+        if not any(mark.name == closest[item] for mark in item.own_markers):
+            item.add_marker(closest[item])
+
+
+@pytest.fixture(autouse=True)
+def unit_tier_starts_no_sandbox(request, monkeypatch):
+    """A `unit` test that starts a grading worker is in the wrong tier: it fails, whatever the grading
+    code around the start made of the refusal."""
+    if not isinstance(request.node, pytest.Function) or tier(request.node) != "unit":
+        yield
+        return
+    started = []
+
+    def refuse(self, *args, **kwargs):
+        started.append(True)
+        raise RuntimeError("a unit-tier test started a sandbox worker: mark it `sandbox`")
+
+    monkeypatch.setattr(worker_process.Worker, "__init__", refuse)
+    yield
+    assert not started, "a unit-tier test started a sandbox worker: mark it `sandbox`"
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
@@ -18,13 +74,17 @@ STUBS = ROOT / "exercises" / "attention" / "attention.py"
 
 @pytest.fixture(scope="session")
 def graded():
-    """graded(path) -> the JSON report as `grade --json --lang en` prints it; graded once per path, whatever the language."""
-    cache: dict[str, dict] = {}
+    """graded(path) -> the JSON report as `grade --json --lang en` prints it; graded once per session,
+    whatever the language, through the session's report cache. With the rules bypassed (below) it grades
+    afresh and keeps nothing: the cache's key does not hold a monkeypatch."""
+    memo: dict[str, dict] = {}
 
     def grade(path: Path, lang: str = "en") -> dict:
-        if str(path) not in cache:
-            cache[str(path)] = grade_submission(path)
-        return in_language(cache[str(path)], lang)
+        if policy.violations is not ENFORCED_RULES:
+            return in_language(grade_submission(path), lang)
+        if str(path) not in memo:
+            memo[str(path)] = grade_submission(path, cache=SESSION_REPORTS)
+        return in_language(memo[str(path)], lang)
 
     return grade
 
@@ -40,7 +100,8 @@ def header(path: Path, key: str) -> str | None:
 # The grading rules (grader/policy.py) refuse most hostile code before it runs. The sandbox must hold
 # on its own when a trick gets past them, so the sandbox's hostile tests grade with the rules off:
 # in this process through the fixture, in a child process through this command line.
-BYPASS_RULES = "import grader.policy; grader.policy.violations = lambda source: []"
+BYPASS_RULES = ("import os, grader.policy; grader.policy.violations = lambda source: []; "
+                f"os.environ.pop({REPORT_CACHE_ENV!r}, None)")  # and no cached report of the rules-on grading
 GRADER_WITHOUT_RULES = [sys.executable, "-c", f"{BYPASS_RULES}; import runpy; runpy.run_module('grader', run_name='__main__')"]
 
 

@@ -1,6 +1,6 @@
 """A throwaway nbgrader course for the tests: the repo's nbgrader_config.py, a course root of its own.
 
-`Course.create(path)` copies the source notebook and runs `nbgrader generate_assignment` there;
+`Course.create(path)` is a course with the assignment generated (`nbgrader generate_assignment`, run once per session and copied);
 `course.nbgrader(...)` runs any nbgrader command on it from the repo root (so the repo's
 nbgrader_config.py and its plugins apply, as for an instructor), exactly as `make demo` does.
 `shared_class(tmp_path_factory)` builds one class of Colab-case notebooks and runs zip_collect,
@@ -8,12 +8,14 @@ autograde and generate_feedback on it once per test session, for every test modu
 """
 from __future__ import annotations
 
+import atexit
 import copy
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +28,7 @@ from grader.process import nbgrader_env, open_gradebook
 
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 SUBMISSIONS = ROOT / "tests" / "submissions"
+_TEMPLATE: dict[str, Path] = {}  # the session's generated course, copied by Course.create
 
 
 @dataclass
@@ -41,12 +44,18 @@ class Course:
 
     @classmethod
     def create(cls, root: Path) -> "Course":
-        source = root / "source" / ASSIGNMENT
-        source.mkdir(parents=True)
-        shutil.copyfile(ROOT / SOURCE_NOTEBOOK, source / NOTEBOOK)
-        course = cls(root)
-        course.nbgrader("generate_assignment", ASSIGNMENT, "--force")
-        return course
+        """A course with the assignment generated: built once per session, then copied (generate_assignment
+        takes seconds; a copy of its result is the same course)."""
+        if "template" not in _TEMPLATE:
+            template = Path(tempfile.mkdtemp(prefix="attention-kit-course-"))
+            atexit.register(shutil.rmtree, template, ignore_errors=True)
+            source = template / "source" / ASSIGNMENT
+            source.mkdir(parents=True)
+            shutil.copyfile(ROOT / SOURCE_NOTEBOOK, source / NOTEBOOK)
+            cls(template).nbgrader("generate_assignment", ASSIGNMENT, "--force")
+            _TEMPLATE["template"] = template
+        shutil.copytree(_TEMPLATE["template"], root, dirs_exist_ok=True)
+        return cls(root)
 
     def nbgrader(self, *args: str, check: bool = True) -> Run:
         command = [sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={self.root}"]

@@ -24,6 +24,8 @@ from grader.assignment import MAX_SCORE
 from grader import diagnosis
 from grader.sandbox import answers, frames, worker
 
+pytestmark = pytest.mark.sandbox
+
 FORGED = SUBMISSIONS / "forged_answers"
 PARTS = ("sdpa", "mha")
 FORGED_NAMES = ("stalled_frame", "shared_reference_dag", "tuple_key_dag", "deflate_bomb")

@@ -22,6 +22,8 @@ from grader.build.python_module import python_module
 from grader.build.read_write import notebook_bytes
 from grader.build.strip_solution_markers import strip_solution_markers
 
+pytestmark = pytest.mark.unit
+
 RELEASE = ROOT / "release/attention/attention.ipynb"
 EXERCISES = ROOT / "exercises/attention/attention.py"
 SOLUTIONS_PY = ROOT / "solutions/attention/attention.py"
@@ -114,6 +116,7 @@ GENERATED = [target.path for target in TARGETS] + list(build.COPIES) + [SOURCE_N
 notebook's self-check cell, inlined from source/attention/selfcheck.py."""
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("path", GENERATED)
 def test_committed_file_equals_a_fresh_build(fresh_build, path):
     """Is every committed generated file, byte for byte, what the build produces from the source now?"""
@@ -129,6 +132,7 @@ def test_committed_file_equals_a_fresh_build(fresh_build, path):
         pytest.fail(f"{path} differs from a fresh build; run `make build` and commit:\n" + "\n".join(list(diff)[:40]))
 
 
+@pytest.mark.e2e
 def test_building_twice_changes_no_byte(fresh_build):
     """Does a second build produce exactly the bytes of the first?"""
     for path, data in render().items():

@@ -6,6 +6,10 @@ from grader.checks.common import device_sweep, needs_correct_values
 from grader.checks.sdpa.behaviour import leading_dims_diagnosis
 from grader.checks.sdpa.runtime import loop_shapes
 
+import pytest
+
+pytestmark = pytest.mark.unit
+
 
 def context(cuda: bool = False, **outcomes) -> Context:
     return Context(student=None, static={}, cuda=cuda, outcomes=outcomes)

@@ -12,6 +12,8 @@ from conftest import REFERENCE, SUBMISSIONS
 from grader.assignment import PART, PART_IDS
 from grader.checks import checks_for
 
+pytestmark = pytest.mark.sandbox
+
 MUTANTS = SUBMISSIONS / "mutants"
 CHECKS_PACKAGE = Path(__file__).resolve().parent.parent / "grader" / "checks"
 NEEDS_VALUES = "Not checked: needs correct values (see {part}.values)."
@@ -79,12 +81,14 @@ def test_a_check_that_needs_correct_values_says_so_without_repeating_the_diagnos
         assert checks[independent]["passed"], checks[independent]["message"]
 
 
+@pytest.mark.unit
 def test_check_order_follows_the_declared_parts():
     parts = [c.part for c in checks_for()]
     assert parts == sorted(parts, key=PART_IDS.index)
     assert set(parts) == set(PART_IDS)
 
 
+@pytest.mark.unit
 def test_no_part_imports_another_and_no_checks_module_is_long():
     for module in CHECKS_PACKAGE.rglob("*.py"):
         assert len(module.read_text(encoding="utf-8").splitlines()) <= 350, module

@@ -5,6 +5,8 @@ import pytest
 
 from grader.cli import VERBS, _parser
 
+pytestmark = pytest.mark.unit
+
 
 def verb_parsers() -> dict[str, argparse.ArgumentParser]:
     subparsers = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))

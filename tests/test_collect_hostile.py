@@ -28,6 +28,8 @@ from grader.build.config import ASSIGNMENT, ROOT
 from grader.process import nbgrader_env
 from nbgrader_course import release_course, release_notebook
 
+pytestmark = pytest.mark.e2e
+
 MiB = 1 << 20
 PADDING = b" " * MiB  # trailing spaces keep a notebook valid JSON and compress about 1000:1
 OLD = 1_700_000_000.0

@@ -8,6 +8,8 @@ from grader import assignment
 from grader.checks import checks_for
 from grader.colab_downloads import answers_from_python
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize("part", assignment.PARTS, ids=assignment.PART_IDS)
 def test_a_parts_declared_points_are_its_checks_points(part):

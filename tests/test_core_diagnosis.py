@@ -8,6 +8,8 @@ from grader import assignment
 from grader.catalog import catalog
 from grader.diagnosis import ERROR_RULES, from_error
 
+pytestmark = pytest.mark.unit
+
 MAX_SEQ_LEN = assignment.MODEL_ARGS["max_seq_len"]
 
 # (exception type, message, what the static pass found, the mistake it points to)

@@ -12,6 +12,8 @@ from grader.checks import PARTS, Check, Outcome
 from grader.grade_all.text import class_summary
 from grader.report import build_report, in_language, render_text
 
+pytestmark = pytest.mark.unit
+
 SDPA, MHA = (part.id for part in assignment.PARTS[:2])
 CONTRACT_CHECK_FIELDS = {"id", "part", "passed", "points", "max_points", "message", "mistakes"}
 

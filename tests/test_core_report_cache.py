@@ -10,6 +10,8 @@ from grader import report_cache
 from grader.sandbox.confinement import Limits
 from grader.source import submission_from_cells
 
+pytestmark = pytest.mark.unit
+
 CELLS = ["import torch", "def scaled_dot_product_attention(Q, K, V, is_causal=True):\n    return Q, K"]
 CHECKS = ["sdpa.shapes", "sdpa.values"]
 TORCH = "2.13.0+cpu"

@@ -5,6 +5,10 @@ Pure text work (grader.source): no sandbox, no torch.
 from grader import assignment
 from grader.source import MAX_CODE_LINES, strip_magics, submission_from_cells
 
+import pytest
+
+pytestmark = pytest.mark.unit
+
 IMPORTS = "import torch\nimport torch.nn as nn"
 SDPA = assignment.PART["sdpa"].graded_name
 MHA = assignment.PART["mha"].graded_name

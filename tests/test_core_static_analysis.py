@@ -7,6 +7,8 @@ import pytest
 from grader import assignment
 from grader.static_analysis import analyse
 
+pytestmark = pytest.mark.unit
+
 SDPA = assignment.PART["sdpa"].graded_name
 MHA = assignment.PART["mha"].graded_name
 

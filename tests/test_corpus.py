@@ -12,6 +12,8 @@ import pytest
 
 from grader.assignment import MAX_SCORE
 
+pytestmark = pytest.mark.sandbox
+
 CORPUS = Path(__file__).resolve().parent / "corpus"
 sys.path.insert(0, str(CORPUS))
 

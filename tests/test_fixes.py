@@ -19,6 +19,8 @@ from grader.fix_rules import RULES
 from grader.grade import grade, grade_submission
 from grader.source import load_submission
 
+pytestmark = pytest.mark.sandbox
+
 MUTANTS = sorted(p for p in (SUBMISSIONS / "mutants").glob("*.py") if header(p, "expect") in RULES)
 CORRECT = sorted((SUBMISSIONS / "correct").glob("*.py"))
 HOSTILE = SUBMISSIONS / "fixes"
@@ -42,6 +44,7 @@ def fixed_by_hand(path, fix, tmp_path):
     return copy
 
 
+@pytest.mark.unit
 def test_every_rule_has_mutants():
     assert {header(p, "expect") for p in MUTANTS} == set(RULES)
 
@@ -219,6 +222,7 @@ def test_nbgrader_notebook_fix_is_named_by_cell_and_credited_in_the_gradebook_sc
     assert fix["message_zh"] in sdpa_cell.outputs[0]["text"]
 
 
+@pytest.mark.e2e
 def test_grade_all_nbgrader_fix_credit_reaches_the_gradebook(tmp_path):
     """`grade-all COURSE --nbgrader attention --fix-credit 1`: the option reaches both the parallel grading
     and the one `nbgrader autograde` run, so the gradebook holds the credited score and agrees with the report."""

@@ -17,6 +17,8 @@ from grader.assignment import PART
 from grader.grade_all.text import class_summary
 from grader.source import load_submission, submission_from_cells
 
+pytestmark = pytest.mark.sandbox
+
 FORGERY = SUBMISSIONS / "forgery"
 ATTACKS = sorted(p for p in FORGERY.glob("*.py") if header(p, "twin"))
 HONEST_FILES = sorted(FORGERY.glob("honest_*.py")) + sorted((SUBMISSIONS / "correct").glob("*.py")) + [

@@ -25,6 +25,8 @@ from grader.grade_all.parallel import in_shard
 from grader.grade_all.text import class_summary
 from nbgrader_course import Course, colab_cases, mutant_notebook
 
+pytestmark = pytest.mark.sandbox
+
 MUTANTS = SUBMISSIONS / "mutants"
 HOSTILE = SUBMISSIONS / "hostile"
 
@@ -132,6 +134,7 @@ def test_cli_writes_a_json_list_with_submission_and_student(class_dir, by_jobs, 
     assert "Most frequent mistakes" in done.stdout
 
 
+@pytest.mark.unit
 def test_shards_partition_the_class():
     students = [f"student{n}" for n in range(200)]
     shares = [[s for s in students if in_shard(s, (k, 3))] for k in (1, 2, 3)]
@@ -184,6 +187,7 @@ def gradebook_totals(db_url: str, students) -> dict[str, float | None]:
     return totals
 
 
+@pytest.mark.e2e
 def test_nbgrader_gradebook_holds_grade_alls_scores(graded_course):
     course, students, done, reports = graded_course
     assert done.returncode == 0, done.stdout + done.stderr
@@ -205,6 +209,7 @@ def test_nbgrader_gradebook_holds_grade_alls_scores(graded_course):
         assert f"{student} " in done.stdout
 
 
+@pytest.mark.e2e
 def test_nbgrader_scores_equal_grader_grade(graded_course, tmp_path):
     """`grader grade` on the submitted file gives the same score, except where autograde had to put
     provided cells back (`deleted` lost ModelArgs): there on the autograded notebook, as README says."""
@@ -219,6 +224,7 @@ def test_nbgrader_scores_equal_grader_grade(graded_course, tmp_path):
     assert autograded == {s: reports[s]["score"] for s in ("deleted", "stripped")}
 
 
+@pytest.mark.e2e
 def test_nbgrader_feedback_works_after_grade_all(graded_course):
     course, students, _, _ = graded_course
     course.nbgrader("generate_feedback", "attention")
@@ -227,6 +233,7 @@ def test_nbgrader_feedback_works_after_grade_all(graded_course):
         assert "BEGIN HIDDEN TESTS" not in page
 
 
+@pytest.mark.e2e
 def test_nbgrader_rerun_reuses_the_cache_and_keeps_the_gradebook(graded_course):
     course, students, _, reports = graded_course
     done = subprocess.run([sys.executable, "-m", "grader", "grade-all", str(course.root), "--nbgrader", "attention",

@@ -27,7 +27,7 @@ from grader.process import nbgrader_env, open_gradebook
 from grader.grade_all.parallel import in_shard
 from nbgrader_course import Course, colab_cases, mutant_notebook
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 STUDENTS = ("ana", "ben", "chen", "dmitri", "eve", "fatima", "gao", "hana")
 

@@ -13,6 +13,8 @@ from grader.assignment import MAX_SCORE, PARTS
 from grader.catalog import catalog, explain
 from grader.checks import checks_for
 
+pytestmark = pytest.mark.sandbox
+
 CORRECT = sorted((SUBMISSIONS / "correct").glob("*.py"))
 MUTANTS = sorted((SUBMISSIONS / "mutants").glob("*.py"))
 ADVISORY = {"mask-value-overflow"}
@@ -58,6 +60,7 @@ def test_untouched_stubs_score_zero_with_not_implemented(graded):
     assert all(c["passed"] is False for c in report["checks"] if c["max_points"] > 0)
 
 
+@pytest.mark.unit
 def test_there_are_enough_correct_styles_and_a_mutant_for_every_code_mistake():
     assert len(CORRECT) >= 8
     covered = {header(p, "expect") for p in MUTANTS}
@@ -84,12 +87,14 @@ def test_every_failure_says_what_failed_in_chinese_then_english_and_explains_its
             assert check["message_en"].splitlines()[0] != check["message_zh"].splitlines()[0], where
 
 
+@pytest.mark.unit
 def test_every_mistake_has_zh_and_en_explanation_and_fix():
     for mistake, entry in catalog().items():
         for key in ("title", "explain", "fix"):
             assert entry[f"{key}_zh"].strip() and entry[f"{key}_en"].strip(), (mistake, key)
 
 
+@pytest.mark.unit
 def test_points_per_part_are_as_declared_and_ids_are_unique():
     checks = checks_for()
     assert len({c.id for c in checks}) == len(checks)

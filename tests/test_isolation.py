@@ -17,6 +17,8 @@ from grader.sandbox.confinement import Limits
 from grader.grade import default_limits, grade_submission
 from grader.grade_all.folder import grade_class
 
+pytestmark = pytest.mark.sandbox
+
 HOSTILE = sorted((SUBMISSIONS / "hostile").glob("*.py"))
 ALL_CHECK_IDS = {c.id for c in checks_for()}
 

@@ -24,7 +24,7 @@ from grader.nbgrader.hide_hidden_tests import remove_hidden_blocks
 from grader.source import load_submission, read_code_cells, submission_from_cells
 from nbgrader_course import COLAB_FILE_NAMES, LEFT_OUT, shared_class
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 CORRECT = [student for student in COLAB_FILE_NAMES if student not in ("mask-diag.1", "gutted", "forged")]
 PROVIDED_CELLS_DELETED = ["deleted", "gutted"]
 

@@ -11,6 +11,8 @@ import pytest
 
 from grader.nbgrader.collector import MAX_NOTEBOOK_BYTES, ColabFileNameCollector, notebook_stem
 
+pytestmark = pytest.mark.unit
+
 RELEASED = ["attention.ipynb"]
 NOTEBOOK = json.dumps({"nbformat": 4, "nbformat_minor": 0, "metadata": {}, "cells": []})
 

@@ -15,6 +15,10 @@ from grader.nbgrader.collector import ColabFileNameCollector
 from grader.source import read_code_cells, submission_from_cells
 from nbgrader_course import release_notebook
 
+import pytest
+
+pytestmark = pytest.mark.e2e
+
 
 def test_the_class_is_about_a_dozen_students_in_every_required_state():
     """Does the demo class have correct answers in several styles, classic mistakes, a stripped Colab notebook,

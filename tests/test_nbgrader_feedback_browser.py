@@ -25,7 +25,7 @@ from grader.catalog import explain
 from grader.nbgrader.feedback_page_policy import CONTENT_SECURITY_POLICY
 from nbgrader_course import Course, correct_notebook, shared_class
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 ARTIFACTS = ROOT / "artifacts"
 STUDENT = "mask-diag.1"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

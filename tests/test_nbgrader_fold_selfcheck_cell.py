@@ -5,6 +5,10 @@ from grader.build.config import SELFCHECK_CELL
 from grader.nbgrader.fold_selfcheck_cell import SELFCHECK_GRADE_ID, FoldSelfcheckCell
 from nbgrader_course import release_notebook
 
+import pytest
+
+pytestmark = pytest.mark.unit
+
 
 def test_selfcheck_cell_is_folded_to_its_title_and_others_untouched():
     nb = release_notebook()

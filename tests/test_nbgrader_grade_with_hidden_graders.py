@@ -16,6 +16,8 @@ from grader.catalog import explain
 from grader.nbgrader.grade_with_hidden_graders import GradeWithHiddenGraders, code_as_submitted, part_of
 from nbgrader_course import SUBMISSIONS, release_notebook
 
+pytestmark = pytest.mark.sandbox
+
 HIDDEN = {part: f'### BEGIN HIDDEN TESTS\nimport grader.hidden\ngrader.hidden.score_part("{part}")\n### END HIDDEN TESTS'
           for part in ("sdpa", "mha")}
 
@@ -64,20 +66,20 @@ def mask_diagonal():
     return grade_notebook(with_hidden_tests(cn.answered(release, answers)))
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_a_correct_notebook_gets_every_point(correct):
     """Does nbgrader read full marks for both test cells of the reference answers?"""
     for part in PARTS:
         assert utils.determine_grade(cell_of(correct, part.tests_cell)) == (part.points, part.points)
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_student_code_never_runs_in_nbgraders_process(correct, markers):
     """Is the notebook graded as text in the sandbox: top-level code never runs, definitions only in the worker?"""
     assert not any(marker.exists() for marker in markers)
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_outputs_are_stdout_picture_and_score_never_an_error(mask_diagonal):
     """Does a test cell get a stdout stream, a picture for a mask mistake, then the score, and no error or stderr?"""
     kinds = [o.output_type for o in cell_of(mask_diagonal, "sdpa_tests").outputs]
@@ -90,7 +92,7 @@ def test_outputs_are_stdout_picture_and_score_never_an_error(mask_diagonal):
     assert picture.metadata["image/png"]["alt"]
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_nbgrader_reads_the_reports_part_scores(mask_diagonal):
     """Is the score nbgrader reads from each test cell the report's score for that part?"""
     report = mask_diagonal.metadata["attention_kit"]["report"]
@@ -100,7 +102,7 @@ def test_nbgrader_reads_the_reports_part_scores(mask_diagonal):
     assert "mask-diagonal" in report["mistakes"] and report["score"] < MAX_SCORE
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_the_output_explains_the_mistake_in_both_languages(mask_diagonal):
     """Does the stdout carry each failed check's verdict and the zh and en diagnosis, each explanation once?"""
     text = cell_of(mask_diagonal, "sdpa_tests").outputs[0].text
@@ -109,7 +111,7 @@ def test_the_output_explains_the_mistake_in_both_languages(mask_diagonal):
     assert text.count("Diagonal masked too") == 1 and "(explained above)" in text
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_the_verdict_is_one_line_per_paragraph(mask_diagonal):
     """Is each diagnosis one whole line, left for the notebook or page to wrap, so no line starts with 、 or 。?"""
     lines = [line.strip() for line in cell_of(mask_diagonal, "sdpa_tests").outputs[0].text.splitlines()]

@@ -9,6 +9,10 @@ from nbformat.v4 import new_code_cell, new_notebook
 from grader.build.config import ROOT, SOURCE_NOTEBOOK
 from grader.nbgrader.hide_hidden_tests import HideHiddenTests
 
+import pytest
+
+pytestmark = pytest.mark.unit
+
 HIDDEN = "### BEGIN HIDDEN TESTS\nimport grader.hidden\ngrader.hidden.score_part(\"sdpa\")\n### END HIDDEN TESTS"
 
 

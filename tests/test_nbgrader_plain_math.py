@@ -10,6 +10,10 @@ from grader.build.config import ROOT, SOURCE_NOTEBOOK
 from grader.nbgrader.plain_math import MAX_DEPTH, PlainMath, plain_math, without_math
 from grader.nbgrader.sanitize_feedback import SanitizeFeedback
 
+import pytest
+
+pytestmark = pytest.mark.unit
+
 
 def test_the_forms_the_exercise_uses_read_as_text():
     """Are roots, fractions, \\mathrm, sub- and superscripts and symbols written as text with <sub>/<sup>?"""

@@ -15,7 +15,7 @@ from grader.process import nbgrader_env
 from grader.release_solutions import ungraded
 from nbgrader_course import COLAB_FILE_NAMES, shared_class
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture()

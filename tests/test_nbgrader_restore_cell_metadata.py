@@ -9,6 +9,8 @@ import colab_notebooks as cn
 from grader.nbgrader.restore_cell_metadata import RestoreCellMetadata
 from nbgrader_course import apply, ids, release_course, release_notebook
 
+pytestmark = pytest.mark.unit
+
 GRADED = ["imports", "model_args", "selfcheck", "sdpa", "sdpa_tests", "mha", "mha_tests"]
 
 

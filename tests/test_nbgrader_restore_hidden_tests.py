@@ -10,7 +10,7 @@ import colab_notebooks as cn
 from grader.nbgrader.restore_hidden_tests import RestoreHiddenTests
 from nbgrader_course import Course, apply
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")

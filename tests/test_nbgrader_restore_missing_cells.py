@@ -8,6 +8,8 @@ import colab_notebooks as cn
 from grader.nbgrader.restore_missing_cells import RestoreMissingCells
 from nbgrader_course import apply, ids, release_course, release_notebook, repaired
 
+pytestmark = pytest.mark.unit
+
 GRADED = ["imports", "model_args", "selfcheck", "sdpa", "sdpa_tests", "mha", "mha_tests"]
 
 

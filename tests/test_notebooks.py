@@ -10,6 +10,8 @@ from nbclient import NotebookClient
 from grader.build.colab_badge import colab_url
 from grader.build.config import COLAB_PLACEHOLDER, ROOT, SOURCE_NOTEBOOK
 
+pytestmark = pytest.mark.unit
+
 RELEASE = "release/attention/attention.ipynb"
 SOLUTION = "solutions/attention/attention.ipynb"
 NOTEBOOKS = [SOURCE_NOTEBOOK, RELEASE, SOLUTION]
@@ -108,7 +110,7 @@ def test_colab_badge_points_at_the_file_itself(path):
     assert COLAB_PLACEHOLDER not in title
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_untouched_release_runs_to_the_end_with_a_failed_self_check_per_part():
     """Run top to bottom, does the student notebook raise nowhere, print a ❌ not-implemented verdict (on stderr,
     which `nbgrader validate` counts as failed) in each test cell, and still reach the throughput section?"""
@@ -122,7 +124,7 @@ def test_untouched_release_runs_to_the_end_with_a_failed_self_check_per_part():
     assert "PyTorch F.sdpa" in "".join(o.get("text", "") for o in bench.outputs)
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_solution_notebook_runs_clean_on_cpu():
     """Does the solution notebook run top to bottom without an error, throughput section and both self-checks included?"""
     nb = execute(SOLUTION)

@@ -16,6 +16,8 @@ from grader.grade import grade_submission
 from grader.sandbox import probes, requests
 from grader.sandbox.requests import BadRequest, MhaInterfaceRequest, MhaRequest, Probe, SdpaRequest, checked
 
+pytestmark = pytest.mark.unit
+
 INTERNAL_ERROR = ("Internal grader error", "评分程序内部错误")
 
 
@@ -134,6 +136,7 @@ def assert_a_grader_error(check: dict, says: str) -> None:
 
 @pytest.mark.parametrize("fields, says", [({"is_casual": True}, "unexpected keyword argument 'is_casual'"),
                                           ({"is_causal": "True"}, "is_causal must be None or a bool")])
+@pytest.mark.sandbox
 def test_a_typo_in_a_check_is_a_grader_error_not_the_students_mistake(fields, says):
     def run(ctx) -> Outcome:
         ctx.student.call(Probe.SDPA, SdpaRequest(**qkv(), **fields))
@@ -142,6 +145,7 @@ def test_a_typo_in_a_check_is_a_grader_error_not_the_students_mistake(fields, sa
     assert_a_grader_error(grade_with(run), says)
 
 
+@pytest.mark.sandbox
 def test_a_request_the_worker_cannot_apply_is_a_grader_error(monkeypatch):
     """Parent and worker disagree on a probe's fields (a field added to a request, not to its probe):
     the worker answers "bad request", the parent confirms it, and nothing is blamed on the student."""
@@ -184,6 +188,7 @@ def scaled_dot_product_attention(Q, K, V, is_causal=True):
 '''
 
 
+@pytest.mark.sandbox
 def test_a_forged_bad_request_answer_is_tampering_and_gains_nothing(graded, rules_bypassed, tmp_path):
     """Part 1 forges the worker's "bad request" answer; its twin returns nothing. Part 2 is right in both."""
     reference = REFERENCE.read_text(encoding="utf-8")

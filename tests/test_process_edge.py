@@ -10,6 +10,10 @@ from grader.errors import CourseError, UsageError
 from grader.grade import grade_submission
 from grader.process import REPORT_CACHE_ENV
 
+import pytest
+
+pytestmark = pytest.mark.sandbox
+
 
 def test_grading_leaves_the_callers_torch_threads_alone(tmp_path):
     """An instructor grading from a Jupyter kernel keeps the kernel's thread count."""
@@ -35,6 +39,7 @@ def test_the_report_cache_is_used_only_when_given(tmp_path, monkeypatch):
     assert not from_env.exists(), "library code read the cache folder from the environment"
 
 
+@pytest.mark.unit
 def test_the_cli_says_what_is_wrong_on_stderr_with_the_errors_exit_code(tmp_path, capsys):
     assert cli.main(["grade", str(tmp_path / "missing.ipynb")]) == UsageError.exit_code
     assert capsys.readouterr().err == f"grader: no such file: {tmp_path / 'missing.ipynb'}\n"

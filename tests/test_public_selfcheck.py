@@ -40,7 +40,7 @@ NAMED = [
     "wrong-scale", "wrong-scale__2",
 ]
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="session")
@@ -71,6 +71,7 @@ def selfcheck(python: Path, folder: Path, *args: str) -> subprocess.CompletedPro
                           env=clean_env(), capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.unit
 def test_release_folder_needs_nothing_from_the_repository():
     """Does release/attention/ import neither grader nor nbgrader, and hold no hidden check?"""
     for path in RELEASE.iterdir():
@@ -81,6 +82,7 @@ def test_release_folder_needs_nothing_from_the_repository():
         assert "HIDDEN TESTS" not in text and "score_part" not in text, path.name
 
 
+@pytest.mark.unit
 def test_selfcheck_mistake_titles_are_the_catalogs():
     """Does every id the self-check names exist in the catalog, with the catalog's zh and en titles?"""
     sys.path.insert(0, str(RELEASE))
@@ -197,6 +199,7 @@ def test_notebook_cells_and_pytest_agree_on_every_mutant(colab_python, release_c
         assert name.split("__")[0] in ids, f"{name}: self-check named {ids}"
 
 
+@pytest.mark.unit
 def test_the_standalone_selfcheck_declares_the_assignments_parts():
     """release/ imports no grader, so selfcheck.py names the parts again: held equal to grader.assignment here."""
     import importlib.util

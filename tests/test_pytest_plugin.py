@@ -1,33 +1,44 @@
-"""Does `python -m pytest -p grader.pytest_plugin --submission PATH` give, item by item, what `grader grade` gives?"""
+"""Does `python -m pytest -p grader.pytest_plugin --submission PATH` give, item by item, what `grader grade` gives?
+
+A few representative submissions go through the whole command in a fresh process (its own fork server,
+its own grading); every correct style and mutant goes through the same plugin in this process
+(pytester), reading the session's report cache as the command reads an instructor's.
+"""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
 
 import pytest
+import torch
 
-from conftest import REFERENCE, ROOT, SUBMISSIONS
+from conftest import REFERENCE, ROOT, STUBS, SUBMISSIONS
+from grader.process import REPORT_CACHE_ENV
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.sandbox
+pytest_plugins = ["pytester"]
+PLUGIN_ARGS = ["-p", "grader.pytest_plugin", "--grader-lang", "en", "-p", "no:cacheprovider", "-q"]
 # every correct style and every mutant: the plugin must agree with `grader grade` on all of them
 SUBMISSIONS_GRADED = [REFERENCE] + sorted((SUBMISSIONS / "correct").glob("*.py")) + sorted(
     (SUBMISSIONS / "mutants").glob("*.py"))
+# end to end, in a fresh process that grades afresh: full marks, one mistake, nothing done, tampering
+END_TO_END = [REFERENCE, SUBMISSIONS / "mutants" / "missing-scale.py", STUBS,
+              SUBMISSIONS / "hostile" / "patched_comparisons.py"]
 
 
 def run_plugin(path, tmp_path, *args: str) -> tuple[subprocess.CompletedProcess, ElementTree.Element]:
     xml = tmp_path / "junit.xml"
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "grader.pytest_plugin", "--submission", str(path),
-                           "--grader-lang", "en", f"--junitxml={xml}", "-p", "no:cacheprovider", "-q", *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    env = {k: v for k, v in os.environ.items() if k != REPORT_CACHE_ENV}
+    done = subprocess.run([sys.executable, "-m", "pytest", *PLUGIN_ARGS, "--submission", str(path),
+                           f"--junitxml={xml}", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     return done, ElementTree.parse(xml).getroot()
 
 
-@pytest.mark.parametrize("path", SUBMISSIONS_GRADED, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_items_agree_with_grader_grade(path, tmp_path, graded):
-    """One junit testcase per check id, failed exactly when the check failed, with its points as properties?"""
-    report = graded(path)
-    done, junit = run_plugin(path, tmp_path)
+def assert_items_agree(report: dict, junit: ElementTree.Element, returncode: int, output: str) -> None:
+    """One junit testcase per check id, failed exactly when the check failed, with its points as properties;
+    the real-CUDA variants skipped where there is no CUDA."""
     cases = {case.get("name"): case for case in junit.iter("testcase")}
     assert set(cases) == {c["id"] for c in report["checks"]} | {"sdpa.device[cuda]", "mha.device[cuda]"}
     for check in report["checks"]:
@@ -39,8 +50,24 @@ def test_items_agree_with_grader_grade(path, tmp_path, graded):
         assert properties["mistakes"] == ",".join(check["mistakes"])
         if not check["passed"]:
             assert check["message_zh"].splitlines()[0] in case.find("failure").text
-    assert (done.returncode == 0) == all(c["passed"] for c in report["checks"]), done.stdout[-2000:]
-    assert "no CUDA device here" in done.stdout or "skipped" in done.stdout
+    for variant in ("sdpa.device[cuda]", "mha.device[cuda]") if not torch.cuda.is_available() else ():
+        skipped = cases[variant].find("skipped")
+        assert skipped is not None and "no CUDA device here" in skipped.get("message", ""), variant
+    assert (returncode == 0) == all(c["passed"] for c in report["checks"]), output[-2000:]
+
+
+@pytest.mark.parametrize("path", END_TO_END, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_the_command_agrees_with_grader_grade(path, tmp_path, graded):
+    done, junit = run_plugin(path, tmp_path)
+    assert_items_agree(graded(path), junit, done.returncode, done.stdout)
+
+
+@pytest.mark.parametrize("path", SUBMISSIONS_GRADED, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_items_agree_with_grader_grade(path, pytester, graded):
+    report = graded(path)  # fills the session's report cache, which the plugin reads
+    result = pytester.runpytest_inprocess(*PLUGIN_ARGS, "--submission", str(path), "--junitxml=junit.xml")
+    junit = ElementTree.parse(pytester.path / "junit.xml").getroot()
+    assert_items_agree(report, junit, result.ret, str(result.stdout))
 
 
 def test_part_marker_and_keyword_select_items(tmp_path):

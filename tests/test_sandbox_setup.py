@@ -17,6 +17,8 @@ from grader.sandbox import worker
 from grader.sandbox.confinement import SCRATCH, Limits
 from grader.sandbox.worker_process import SandboxUnavailable, Worker, WorkerFailure
 
+pytestmark = pytest.mark.sandbox
+
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="the worker's own root and /tmp need root (CI runs as root)")
 
 PATHS_SEEN_FROM = """

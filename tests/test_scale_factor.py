@@ -7,6 +7,8 @@ import torch
 from grader import reference, scale_factor
 from grader.assignment import PROJECTIONS
 
+pytestmark = pytest.mark.unit
+
 
 def qkv(batch=(2, 3), T=6, d_k=8, d_v=5, seed=0):
     g = torch.Generator().manual_seed(seed)

@@ -7,6 +7,8 @@ import pytest
 
 from conftest import SUBMISSIONS, header
 
+pytestmark = pytest.mark.sandbox
+
 SAYS = [p for p in sorted((SUBMISSIONS / "mutants").glob("*.py")) if header(p, "says")]
 
 

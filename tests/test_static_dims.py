@@ -8,6 +8,8 @@ import pytest
 from conftest import REFERENCE, SUBMISSIONS
 from grader import diagnosis, static_analysis
 
+pytestmark = pytest.mark.unit
+
 NEW_IDS = ("hardcoded-dims", "sqrt-of-int")
 
 

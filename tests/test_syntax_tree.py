@@ -13,6 +13,8 @@ import pytest
 from conftest import REFERENCE
 from grader import syntax_tree
 
+pytestmark = pytest.mark.unit
+
 
 class SwitchesThreadWhenCollected:
     def __del__(self):

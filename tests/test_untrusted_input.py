@@ -28,6 +28,8 @@ from grader.report import render_text
 from grader.source import MAX_FILE_BYTES, load_submission, submission_from_cells
 from nbgrader_course import apply, release_course, release_notebook
 
+pytestmark = pytest.mark.sandbox
+
 ESCAPES = "\x1b[2J\x1b[H\x1b]0;pwned\x07\x1b[1;32mScore: 20 / 20\x1b[0m\r"
 SECRET = "root:$6$SECRET-LINE-FROM-OUTSIDE:19000:0:99999:7:::"
 HONEST_PARENT_PEAK = 1.5 * 2**30  # bytes: honest `grade-all --jobs 2` peaks near 380 MiB here; padded took 4.4 GiB
