@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: venv build test demo release-solutions clean-demo
+.PHONY: venv build test test-fast test-setup demo release-solutions clean-demo
 
 venv: $(STAMP)
 
@@ -19,8 +19,17 @@ $(STAMP): pyproject.toml
 build: $(STAMP)
 	$(PY) -m grader build
 
-test: $(STAMP)
+# Every tier (README, *Developing*): what CI runs.
+test: $(STAMP) test-setup
 	$(PY) -m pytest -q
+
+# The unit tier: no sandbox, no nbgrader, no browser.
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m unit
+
+# What the e2e tier needs beyond .venv (Chromium, PostgreSQL, a Colab-like venv): installed once, then skipped.
+test-setup: $(STAMP)
+	$(PY) tests/e2e_tools.py
 
 demo: $(STAMP)
 	$(PY) -m grader demo

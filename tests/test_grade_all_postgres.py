@@ -2,13 +2,12 @@
 shares of the students (`grade-all --nbgrader attention --shard K/2 --db-url postgresql://...`) at the
 same time into one PostgreSQL gradebook, as README's "Grading a class" describes.
 
-The server is Debian's PostgreSQL (installed with apt-get when missing, as root), started privately
+The server is Debian's PostgreSQL (installed by `make test-setup`, as root), started privately
 on 127.0.0.1 from a temporary folder and stopped at the end. The test is skipped, saying why, only
-when PostgreSQL cannot be installed on this machine.
+when PostgreSQL is not installed.
 """
 from __future__ import annotations
 
-import glob
 import json
 import os
 import pwd
@@ -21,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SUBMISSIONS
+from conftest import ROOT
 import colab_notebooks as cn
+import e2e_tools
 from grader.process import nbgrader_env, open_gradebook
 from grader.grade_all.parallel import in_shard
 from nbgrader_course import Course, colab_cases, mutant_notebook
@@ -30,31 +30,6 @@ from nbgrader_course import Course, colab_cases, mutant_notebook
 pytestmark = pytest.mark.e2e
 
 STUDENTS = ("ana", "ben", "chen", "dmitri", "eve", "fatima", "gao", "hana")
-
-
-def postgres_bin() -> Path | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]))
-    return Path(found[-1]).parent if found else None
-
-
-def install_postgres() -> Path:
-    """Debian's package, as README tells an instructor; skip (with the reason) only if that cannot work."""
-    if postgres_bin():
-        return postgres_bin()
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        pytest.skip("PostgreSQL is not installed and cannot be: installing it needs root and apt-get "
-                    "(apt-get install -y postgresql)")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends", "postgresql"]):
-        try:
-            done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
-        except subprocess.TimeoutExpired:
-            pytest.skip(f"PostgreSQL could not be installed: {' '.join(command)} timed out")
-        if done.returncode != 0:
-            pytest.skip(f"PostgreSQL could not be installed: {' '.join(command)} failed:\n{done.stderr[-2000:]}")
-    if not postgres_bin():
-        pytest.skip("apt-get installed postgresql, but no /usr/lib/postgresql/*/bin/initdb was found")
-    return postgres_bin()
 
 
 def free_port() -> int:
@@ -67,7 +42,9 @@ def free_port() -> int:
 def postgres_url():
     """A private PostgreSQL server on 127.0.0.1 with an empty database `gradebook`; its URL."""
     psycopg2 = pytest.importorskip("psycopg2", reason="psycopg2-binary (a dependency in pyproject.toml) is missing")
-    bindir = install_postgres()
+    bindir = e2e_tools.postgres_bin()
+    if bindir is None:
+        pytest.skip(f"PostgreSQL is not installed: {e2e_tools.SETUP_HINT}")
     folder = Path(tempfile.mkdtemp(prefix="attention-kit-postgres-"))
     user = None
     if os.geteuid() == 0:  # the server refuses to run as root: the Debian package's `postgres` user runs it

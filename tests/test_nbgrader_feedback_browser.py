@@ -2,14 +2,12 @@
 And does nothing a student wrote into their notebook run in that page?
 
 Renders the mask-diagonal student's page of the shared class (tests/nbgrader_course.py) with
-headless Chromium, installed from Debian (`apt-get install -y chromium`) when missing, reads the
+headless Chromium (Debian's, installed by `make test-setup`), reads the
 text the browser shows (`--dump-dom`) and keeps a screenshot in artifacts/ (git-ignored).
 """
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from bs4 import BeautifulSoup
 import nbformat
 
 import colab_notebooks as cn
+import e2e_tools
 from grader.assignment import MAX_SCORE
 from grader.build.config import ASSIGNMENT, ROOT
 from grader.catalog import explain
@@ -32,30 +31,11 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-back
                   "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
-def apt_install(*packages: str) -> str:
-    """Install Debian packages; returns the tail of apt's output ('' when it worked)."""
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends", *packages]):
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1200)
-        if done.returncode != 0:
-            return (done.stdout + done.stderr)[-800:]
-    return ""
-
-
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found:
-        return found
-    if shutil.which("apt-get") is None:
-        pytest.skip("Chromium is not installed and this system has no apt-get to install Debian's chromium")
-    if os.geteuid() != 0:
-        pytest.skip("Chromium is not installed and installing Debian's chromium needs root (apt-get install -y chromium)")
-    failure = apt_install("chromium")
-    found = shutil.which("chromium")
-    if not found:
-        pytest.skip(f"`apt-get install -y chromium` failed, so no browser to render feedback with:\n{failure}")
-    apt_install("fonts-wqy-microhei")  # best effort: Chinese text in the screenshot; the DOM text needs no font
+    found = e2e_tools.chromium()
+    if found is None:
+        pytest.skip(f"Chromium is not installed: {e2e_tools.SETUP_HINT}")
     return found
 
 

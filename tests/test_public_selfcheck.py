@@ -17,14 +17,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import e2e_tools
 from grader.catalog import catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 RELEASE = ROOT / "release" / "attention"
 SOLUTION_NOTEBOOK = ROOT / "solutions" / "attention" / "attention.ipynb"
 MUTANTS = ROOT / "tests" / "submissions" / "mutants"
-COLAB_PACKAGES = ("torch==2.13.0", "pytest", "numpy", "matplotlib", "nbformat")
-VENV = Path("/tmp/attention-kit-colab-like-venv")
 # Mutants that attack the process running them (a memory bomb, an endless loop, os._exit): the self-check
 # runs the student's code on the student's own machine, unconfined, so it is no place for them.
 PROCESS_ATTACKS = ("memory-limit", "timeout", "tampering")
@@ -45,13 +44,10 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="session")
 def colab_python() -> Path:
-    """A venv with only the Colab-like packages, made once (about 35 s from the local wheels) and reused."""
-    python, ready = VENV / "bin" / "python", VENV / ".ready"
-    if not ready.is_file() or ready.read_text() != " ".join(COLAB_PACKAGES):
-        shutil.rmtree(VENV, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", *COLAB_PACKAGES], check=True, timeout=900)
-        ready.write_text(" ".join(COLAB_PACKAGES))
+    """A venv with only the Colab-like packages (e2e_tools.COLAB_PACKAGES), made by `make test-setup`."""
+    python = e2e_tools.colab_python()
+    if python is None:
+        pytest.skip(f"no Colab-like venv at {e2e_tools.COLAB_VENV}: {e2e_tools.SETUP_HINT}")
     return python
 
 
