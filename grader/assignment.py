@@ -9,10 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-NAME = "attention"
-"""The nbgrader assignment, and the notebook's file name (`attention.ipynb`)."""
-
-
 @dataclass(frozen=True)
 class Part:
     id: str  # prefix of its check ids (`sdpa.values`) and its probes
@@ -53,8 +49,6 @@ PROJECTIONS = ("wq", "wk", "wv", "wo")
 """`MultiHeadAttention`'s parameters, `nn.Linear(dim, dim, bias=False)`: the interface the grader loads
 reference weights through."""
 DROPOUTS = ("attn_dropout", "resid_dropout")
-MASK_BUFFER = "mask"
-"""The taught name of the causal mask buffer (a mask built per call, or named otherwise, is also right)."""
 
 
 def model_args_source() -> str:

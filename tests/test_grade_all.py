@@ -7,6 +7,7 @@ No timing assertions here: benchmarks/grading_speed.py measures speed.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 from conftest import REFERENCE, ROOT, SUBMISSIONS
 import colab_notebooks as cn
 from grader.assignment import MAX_SCORE
-from grader.process import nbgrader_env, open_gradebook
+from grader.process import REPORT_CACHE_ENV, nbgrader_env, open_gradebook
 from grader.grade_all.discovery import find_submissions
 from grader.grade_all.folder import grade_class
 from grader.grade_all.options import parse_shard
@@ -45,8 +46,14 @@ BROKEN = "mallory"  # a notebook that is not JSON: refused with a plain-language
 
 @pytest.fixture(autouse=True)
 def no_report_cache(monkeypatch):
-    """Every report here is computed, never served from an instructor's cache."""
+    """No report here is served from the session's cache: each class is graded here, and only the CLI's
+    third grading reads what the second one stored (`class_cache`)."""
     monkeypatch.delenv("ATTENTION_KIT_REPORT_CACHE", raising=False)
+
+
+@pytest.fixture(scope="module")
+def class_cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("class-reports")
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +71,9 @@ def class_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def by_jobs(class_dir) -> dict[int, list[dict]]:
-    return {jobs: grade_class(class_dir, jobs=jobs) for jobs in (1, 2)}
+def by_jobs(class_dir, class_cache) -> dict[int, list[dict]]:
+    """The class graded twice from scratch, with one job and with two; the second fills `class_cache`."""
+    return {1: grade_class(class_dir, jobs=1), 2: grade_class(class_dir, jobs=2, cache=class_cache)}
 
 
 def essence(report: dict) -> tuple:
@@ -118,10 +126,12 @@ def test_summary_shows_the_distribution_and_what_to_reteach(by_jobs):
     assert "最常见的错误（建议重讲）" in chinese and "分数分布" in chinese
 
 
-def test_cli_writes_a_json_list_with_submission_and_student(class_dir, by_jobs, tmp_path):
+def test_cli_writes_a_json_list_with_submission_and_student(class_dir, by_jobs, class_cache, tmp_path):
+    """The CLI around grade_class: its reports (read from the cache the second grading filled) as a JSON list."""
     out = tmp_path / "reports.json"
     done = subprocess.run([sys.executable, "-m", "grader", "grade-all", str(class_dir), "--jobs", "2", "--json",
-                           str(out), "--lang", "en"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+                           str(out), "--lang", "en"], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, REPORT_CACHE_ENV: str(class_cache)})
     assert done.returncode == 0, done.stderr
     reports = json.loads(out.read_text(encoding="utf-8"))
     assert isinstance(reports, list)

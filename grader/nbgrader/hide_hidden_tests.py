@@ -11,22 +11,22 @@ from __future__ import annotations
 from nbconvert.exporters.exporter import ResourcesDict
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
-from traitlets import Bool, Unicode
+from traitlets import Bool
 
 
 BEGIN, END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
 
 
-def remove_hidden_blocks(source: str, begin: str = BEGIN, end: str = END) -> str:
+def remove_hidden_blocks(source: str) -> str:
     """The text without its hidden blocks, marker lines included; an unterminated block runs to the end.
     Line for line what nbgrader's ClearHiddenTests leaves, so the test cells read as in the release."""
-    if begin not in source:
+    if BEGIN not in source:
         return source
     kept, hidden = [], False
     for line in source.split("\n"):
-        if begin in line:
+        if BEGIN in line:
             hidden = True
-        elif end in line and hidden:
+        elif END in line and hidden:
             hidden = False
         elif not hidden:
             kept.append(line)
@@ -35,10 +35,8 @@ def remove_hidden_blocks(source: str, begin: str = BEGIN, end: str = END) -> str
 
 class HideHiddenTests(Preprocessor):
     enabled = Bool(True, help="Remove hidden test blocks (on unless configured off).").tag(config=True)
-    begin = Unicode(BEGIN, help="The line marker that starts a hidden block.").tag(config=True)
-    end = Unicode(END, help="The line marker that ends a hidden block.").tag(config=True)
 
     def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int) -> tuple[NotebookNode, ResourcesDict]:
-        if self.begin in cell.source:
-            cell.source = remove_hidden_blocks(cell.source, self.begin, self.end).rstrip("\n")
+        if BEGIN in cell.source:
+            cell.source = remove_hidden_blocks(cell.source).rstrip("\n")
         return cell, resources

@@ -37,10 +37,6 @@ class CellText:
     defined: frozenset[str]  # def / class names
     bound: frozenset[str]  # every top-level name: defs, imports, assignment targets
 
-    @property
-    def is_empty(self) -> bool:
-        return not self.bound
-
 
 @functools.lru_cache(maxsize=4096)
 def read_cell(source: str) -> CellText:
@@ -114,9 +110,6 @@ class ReleaseCell:
 class ReleaseNotebook:
     path: Path
     cells: tuple[ReleaseCell, ...]  # the nbgrader cells, in release order
-
-    def by_id(self, grade_id: str) -> ReleaseCell | None:
-        return next((cell for cell in self.cells if cell.grade_id == grade_id), None)
 
 
 def read_release(path: Path) -> ReleaseNotebook:
