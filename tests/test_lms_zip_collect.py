@@ -154,3 +154,24 @@ def test_grades_back_to_moodle_without_roster_use_participant_ids(tmp_path):
         gradebook.add_submission(ASSIGNMENT, "1001")
     rows = list(csv.DictReader(io.StringIO(export(root, lms="moodle"))))
     assert [(r["Identifier"], r["Full name"], r["Grade"]) for r in rows] == [("Participant 1001", "王, 小明", "0")]
+
+
+def test_nbgrader_zip_collect_command_uses_the_lms_collector(tmp_path):
+    """Does `nbgrader zip_collect attention`, with the repo's nbgrader_config.py, detect a Canvas download and
+    write the LATE students' timestamp.txt?"""
+    import subprocess
+    import sys
+
+    from grader.process import ROOT, nbgrader_env
+
+    root = course(tmp_path / "course")
+    zip_path, expected, late, _ = lms_exports.canvas_zip(tmp_path)
+    archive = root / "downloaded" / ASSIGNMENT / "archive"
+    archive.mkdir(parents=True)
+    zip_path.rename(archive / zip_path.name)
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "zip_collect", ASSIGNMENT, f"--CourseDirectory.root={root}"],
+                          cwd=ROOT, env=nbgrader_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "the files are a canvas export" in done.stderr
+    stamps = submitted(root)
+    assert set(stamps) == set(expected) and {sid for sid, stamp in stamps.items() if stamp} == late
