@@ -82,7 +82,8 @@ class LmsCollector(ColabFileNameCollector):
             else PurePosixPath(path.name)
         hand_in = names.hand_in(self.layout, relative)
         if isinstance(hand_in, str):
-            return hand_in + (f" (this folder was read as a {self.layout} export)" if self.lms == "auto" else "")
+            detected = self.lms == "auto" and self.layout != "student_id"
+            return hand_in + (f" (this folder was read as a {self.layout} export)" if detected else "")
         student = hand_in.who
         if self.roster_table is not None and self.layout != "student_id":
             student, why = self.roster_table.student_for(hand_in)
