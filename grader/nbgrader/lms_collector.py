@@ -53,6 +53,7 @@ class LmsCollector(ColabFileNameCollector):
         self.extracted = Path(".")
         self.roster_table: Roster | None = None
         self.due: datetime | None = None
+        self.due_known = False  # read from the gradebook at the first Canvas LATE file, not before
         super().__init__(**kwargs)
 
     def archive_is_class_export(self, stem: str) -> bool:
@@ -62,7 +63,7 @@ class LmsCollector(ColabFileNameCollector):
     def make_plan(self, extracted: Path, released: list[str] | None) -> None:
         self.extracted = extracted
         self.roster_table = Roster.read(Path(self.roster)) if self.roster else None
-        self.due = self.due_date()
+        self.due_known = False
         self.layout = self.lms
         if self.lms == "auto":
             files = [PurePosixPath(Path(root, f).relative_to(extracted).as_posix())
@@ -96,6 +97,8 @@ class LmsCollector(ColabFileNameCollector):
             stamp = hand_in.time.replace(tzinfo=ZoneInfo(self.timezone))
             return stamp, (stamp.timestamp(),), "Blackboard's attempt time"
         if hand_in.layout == "canvas":
+            if hand_in.late and not self.due_known:
+                self.due, self.due_known = self.due_date(), True
             stamp = self.due + CANVAS_LATE_BY if hand_in.late and self.due else None
             return stamp, (hand_in.order,), CANVAS_BASIS
         if hand_in.layout == "moodle":
@@ -103,9 +106,13 @@ class LmsCollector(ColabFileNameCollector):
         return None, (), Identity("", "").basis
 
     def due_date(self) -> datetime | None:
-        """The assignment's due date in the gradebook (aware, UTC), if the collector runs inside zip_collect."""
+        """The assignment's due date in the gradebook (aware, UTC), if the collector runs inside zip_collect and
+        the course has a gradebook (a missing SQLite file is not created)."""
         app = self.parent
         if not self.is_zip_collect(app):
+            return None
+        url = app.coursedir.db_url
+        if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).is_file():
             return None
         from nbgrader.api import Gradebook, MissingEntry
 
