@@ -19,12 +19,11 @@ VERBS = {
     "grade-all": "grader.grade_all.verb:main",
     "demo": "grader.demo:main",
     "release-solutions": "grader.release_solutions:main",
-    "gradescope build": "grader.gradescope.build:main",
-    "gradescope run": "grader.gradescope.run:main",
+    "gradescope": "grader.gradescope.verb:main",
 }
 
 # verbs that run student code: their fork server starts before the verb imports torch
-SANDBOXED = {"grade", "grade-all", "gradescope run"}
+SANDBOXED = {"grade", "grade-all", "gradescope run"}  # verb, or "verb action"
 
 
 def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,7 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     release.add_argument("--force", action="store_true", help="release even if submissions are ungraded")
     release.add_argument("--course", help="the nbgrader course directory (default: the repo root)")
     gradescope = verbs.add_parser("gradescope", help="the hidden graders as a Gradescope autograder")
-    actions = gradescope.add_subparsers(dest="action", required=True)
+    actions = gradescope.add_subparsers(dest="action", required=True, metavar="{build,run}",
+                                        help="build: write autograder.zip; run: grade as run_autograder does")
     build_zip = actions.add_parser("build", help="write autograder.zip (setup.sh, run_autograder, the grader)")
     build_zip.add_argument("--out", default="autograder.zip", help="the zip to write (default: autograder.zip)")
     build_zip.add_argument("--fix-credit", type=fix_fraction, metavar="FRACTION",
@@ -88,10 +88,8 @@ def _parser() -> argparse.ArgumentParser:
 def run(args: dict) -> int:
     """The verb named by args["verb"], with the rest as its keyword arguments, after the process setup."""
     verb_name = args.pop("verb")
-    if verb_name == "gradescope":
-        verb_name = f"gradescope {args.pop('action')}"
     put_nbgrader_tools_on_path()  # nbgrader's Gradebook runs `alembic` through this process's PATH
-    if verb_name in SANDBOXED:
+    if verb_name in SANDBOXED or f"{verb_name} {args.get('action')}" in SANDBOXED:
         start_fork_server()  # before torch loads in this process
         single_threaded_torch()
         args["report_cache"] = report_cache_from_env()

@@ -10,8 +10,8 @@ graders lands in site-packages where student code could read it. The solutions a
 """
 from __future__ import annotations
 
-import tomllib
 import zipfile
+from importlib import metadata
 from pathlib import Path
 
 from grader.process import ROOT
@@ -25,9 +25,15 @@ KIT_FILES = ("grader", "pyproject.toml")
 
 
 def dependencies() -> list[str]:
-    """The kit's runtime dependencies from pyproject.toml, without torch (the pinned CPU build comes first)."""
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    return [d for d in project["dependencies"] if not d.replace(" ", "").startswith("torch")]
+    """The kit's runtime dependencies (pyproject.toml; on Python 3.10, without tomllib, as .venv installed them),
+    without torch (the pinned CPU build comes first) and without the extras."""
+    try:
+        import tomllib
+
+        declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    except ImportError:
+        declared = [d for d in metadata.requires("attention-kit") or [] if ";" not in d]
+    return [d for d in declared if not d.replace(" ", "").startswith("torch")]
 
 
 def setup_sh() -> str:
