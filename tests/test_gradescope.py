@@ -137,3 +137,18 @@ def test_real_run_autograder_script(tmp_path, name, report_cache):
     results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
     assert_gradescope_results(results)
     assert results["score"] == grade_submission(SUBMISSIONS / name, cache=report_cache)["score"]
+
+
+@pytest.mark.sandbox
+def test_a_container_that_refuses_isolation_layers_still_grades_and_tells_only_the_instructor(tmp_path, monkeypatch):
+    """Where a layer is refused (here: no uid of its own for the worker, as in a container without spare uids),
+    does a correct submission keep full marks, with the missing layers in a test only instructors see?"""
+    from grader.sandbox import worker_identity
+
+    monkeypatch.setattr(worker_identity, "allocate", lambda: None)
+    results = run_autograder(autograder_tree(tmp_path, SUBMISSIONS / "correct" / "pytorch_docs_reference_style.py"))
+    assert_gradescope_results(results)
+    (isolation,) = [t for t in results["tests"] if t["name"].startswith("instructor only")]
+    assert isolation["visibility"] == "hidden" and "uid drop" in isolation["output"]
+    assert results["score"] == sum(t["max_score"] for t in results["tests"])
+    assert "uid drop" not in results["output"]
