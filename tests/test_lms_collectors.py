@@ -169,3 +169,10 @@ def test_roster_reads_canvas_gradebook_export(tmp_path):
     assert roster.student_for(names.HandIn("canvas", "1001", "a.ipynb")) == ("2026001", "")
     assert roster.student_for(names.HandIn("canvas", "9", "a.ipynb", name="李雷")) == ("2026002", "")
     assert roster.student_for(names.HandIn("canvas", "9", "a.ipynb", name="nobody"))[0] is None
+
+
+@pytest.mark.parametrize("name", ["HW_.._attempt_2026-11-30-23-59-00_attention.ipynb",
+                                  "HW_-x_attempt_2026-11-30-23-59-00_attention.ipynb"])
+def test_a_blackboard_username_that_is_no_id_is_refused(name):
+    """Is a username that could climb out of submitted/ (`..`) or is no id refused, not used as a folder name?"""
+    assert isinstance(names.hand_in("blackboard", PurePosixPath(name)), str)

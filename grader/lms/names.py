@@ -27,7 +27,7 @@ LAYOUTS = ("canvas", "moodle", "blackboard", "student_id")
 
 _CANVAS = re.compile(r"^(?P<name>[^\W_]*)(?P<late>_LATE)?_(?P<user>\d+)_(?P<attachment>\d+)_(?P<file>.+)$")
 _MOODLE_FOLDER = re.compile(r"^(?P<name>.+)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<file>.*)$")
-_BLACKBOARD = re.compile(r"^(?P<assignment>.+)_(?P<user>[^_\s]+)_attempt_"
+_BLACKBOARD = re.compile(r"^(?P<assignment>.+)_(?P<user>[^\W_](?:[^\W_]|[.\-])*)_attempt_"  # a username as an id
                          r"(?P<time>\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})(?:_(?P<file>.+)|\.txt)?$")
 _BLACKBOARD_TIME = "%Y-%m-%d-%H-%M-%S"
 _STUDENT_ID = re.compile(r"^(?P<id>[^\W_](?:[^\W_]|[.\-])*)_(?P<file>.+)$")  # as grader.nbgrader.collector.STUDENT_ID
