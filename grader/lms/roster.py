@@ -4,7 +4,7 @@ The roster is a CSV the instructor already has: Moodle's grading worksheet (Assi
 grading worksheet", columns `Identifier` = `Participant 1001`, `Full name`, ...) or Canvas's gradebook
 export (`Student`, `ID`, `SIS User ID`, `SIS Login ID`, `Section`, ...), or any CSV with such columns.
 The course's student id is the first of these columns present: `student_id`, `ID number` (Moodle's
-identity field), `SIS User ID`, `SIS Login ID`. A hand-in is matched by the LMS's own key first
+identity field), `SIS User ID`, `SIS Login ID`, `Email address` (in every Moodle worksheet). A hand-in is matched by the LMS's own key first
 (Moodle participant id, Canvas user id, a `username`), then by name (letters and digits only,
 case-folded: `Wang, Xiaoming` and Canvas's `wangxiaoming` are one name); a name two rows share matches none.
 The rows are kept as read, so a grade sheet can be written back in the same columns (grader.lms.grade_sheets).
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from grader.lms.names import HandIn
 
-STUDENT_ID_COLUMNS = ("student_id", "id number", "sis user id", "sis login id")
+STUDENT_ID_COLUMNS = ("student_id", "id number", "sis user id", "sis login id", "email address")
 KEY_COLUMNS = ("participant_id", "identifier", "id", "username")
 NAME_COLUMNS = ("full name", "student", "name")
 _PARTICIPANT = re.compile(r"^\D*(\d+)$")  # Moodle's `Participant 1001` (the word is translated)
