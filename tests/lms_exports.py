@@ -5,6 +5,7 @@ student id -> (the file that must be collected, late or not, the hand-in time or
 """
 from __future__ import annotations
 
+import csv
 import json
 import zipfile
 from datetime import datetime
@@ -13,7 +14,7 @@ from pathlib import Path
 NOTEBOOK = json.dumps({"nbformat": 4, "nbformat_minor": 0, "metadata": {}, "cells": []})
 
 
-def _write(zip_path: Path, entries: dict[str, tuple[str, datetime]]) -> Path:
+def write_zip(zip_path: Path, entries: dict[str, tuple[str, datetime]]) -> Path:
     zip_path.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, (text, when) in entries.items():
@@ -42,7 +43,7 @@ def canvas_zip(folder: Path) -> tuple[Path, dict[str, str], set[str], dict[str, 
                  "1003": "obrienmaryann_1003_5003_attention (1).ipynb", "1004": "chenjing_1004_5010_attention-1.ipynb",
                  "1005": "_LATE_1005_5005_attention.ipynb 的副本.ipynb"}
     left_out = {"chenjing_1004_5004_attention.ipynb": "newer", "wangxiaoming_1001_5006_notes.txt": "not a notebook"}
-    return _write(folder / "submissions.zip", entries), collected, {"1002", "1005"}, left_out
+    return write_zip(folder / "submissions.zip", entries), collected, {"1002", "1005"}, left_out
 
 
 MOODLE_WORKSHEET = [
@@ -77,7 +78,7 @@ def moodle_zip(folder: Path, in_folders: bool = True) -> tuple[Path, dict[str, s
                 place("Zhang San", "1099", "attention.ipynb"): "not in the roster",
                 (f"李雷_1003_assignsubmission_onlinetext_/onlinetext.html" if in_folders
                  else "李雷_1003_assignsubmission_onlinetext_onlinetext.html"): "onlinetext"}
-    return _write(folder / "CS101 注意力-Attention-88.zip", entries), collected, left_out
+    return write_zip(folder / "CS101 注意力-Attention-88.zip", entries), collected, left_out
 
 
 def blackboard_zip(folder: Path) -> tuple[Path, dict[str, tuple[str, str]], dict[str, str]]:
@@ -95,12 +96,10 @@ def blackboard_zip(folder: Path) -> tuple[Path, dict[str, tuple[str, str]], dict
                  "s003": (f"{hw}_s003_attempt_2026-12-02-08-15-30_attention (1).ipynb", "2026-12-02 08:15:30")}
     left_out = {f"{hw}_s002_attempt_2026-11-29-10-00-00_attention.ipynb": "newer",
                 f"{hw}_s001_attempt_2026-11-30-23-59-00.txt": "receipt"}
-    return _write(folder / "gradebook_CS101-2026_Attention20HW_2026-12-03-10-00-00.zip", entries), collected, left_out
+    return write_zip(folder / "gradebook_CS101-2026_Attention20HW_2026-12-03-10-00-00.zip", entries), collected, left_out
 
 
 def write_csv(path: Path, rows: list[list[str]]) -> Path:
-    import csv
-
     with open(path, "w", encoding="utf-8", newline="") as handle:
         csv.writer(handle).writerows(rows)
     return path

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import logging
 import zipfile
 from datetime import datetime
@@ -176,3 +175,28 @@ def test_nbgrader_zip_collect_command_uses_the_lms_collector(tmp_path):
     assert "the files are a canvas export" in done.stderr
     stamps = submitted(root)
     assert set(stamps) == set(expected) and {sid for sid, stamp in stamps.items() if stamp} == late
+
+
+def test_canvas_round_trip_late_work_is_penalised_and_graded_back(tmp_path):
+    """From Canvas's zip to Canvas's import CSV through nbgrader: two correct notebooks, one LATE; with the
+    course's late policy `zero`, is the late one 0 and the on-time one full marks, on each student's Canvas row?"""
+    import colab_notebooks as cn
+    from nbgrader_course import Course, correct_notebook
+
+    course = Course.create(tmp_path / "course")
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
+        gradebook.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
+    notebook = tmp_path / "nb.ipynb"
+    cn.write(cn.colab_saved(cn.strip_nbgrader(correct_notebook(course))), notebook)
+    archive = course.root / "downloaded" / ASSIGNMENT / "archive"
+    lms_exports.write_zip(archive / "submissions.zip", {
+        "wangxiaoming_1001_5001_attention.ipynb": (notebook.read_text(encoding="utf-8"), lms_exports.NOV30),
+        "李雷_LATE_1002_5002_Copy of attention.ipynb": (notebook.read_text(encoding="utf-8"), lms_exports.DEC1)})
+    course.nbgrader("zip_collect", ASSIGNMENT)
+    course.nbgrader("autograde", ASSIGNMENT, "--LateSubmissionPlugin.penalty_method=zero")
+    out = tmp_path / "canvas_grades.csv"
+    course.nbgrader("export", "--exporter=grader.nbgrader.lms_export.LmsGradesExporter",
+                    "--LmsGradesExporter.lms=canvas", f"--assignment={ASSIGNMENT}", f"--to={out}")
+    rows = {r["ID"]: r[ASSIGNMENT] for r in csv.DictReader(io.StringIO(out.read_text(encoding="utf-8")))}
+    assert course.total("1001") == course.total("1002") == 20.0  # both notebooks earn full marks before the policy
+    assert rows == {"1001": "20", "1002": "0"}
