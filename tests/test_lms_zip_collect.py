@@ -1,8 +1,9 @@
 """Does `nbgrader zip_collect` bring Canvas, Moodle and Blackboard downloads into submitted/, times and late marks
 in timestamp.txt, through the kit's safe extractor? And do grades go back in the LMS's import layout?
 
-e2e tier: nbgrader's ZipCollectApp and ExportApp plugins run in this process on a course of their own
-(the zips from tests/lms_exports.py, with Chinese names and spaces).
+e2e tier: nbgrader's ZipCollectApp with the kit's plugins, and the export plugin, run in this process on a
+course of their own (the zips from tests/lms_exports.py, with Chinese names and spaces); two tests run the
+nbgrader commands themselves, one of them from Canvas's zip through autograde to Canvas's import CSV.
 """
 from __future__ import annotations
 
