@@ -101,8 +101,11 @@ c.GenerateFeedback.preprocessors = [
 # ... and every page forbids scripts and loading anything (a Content-Security-Policy in its head).
 c.GenerateFeedback.exporter_class = f"{KIT}.feedback_page_policy.FeedbackPageExporter"
 
-# zip_collect: Colab downloads `<student_id>_<any name>.ipynb` in downloaded/<assignment>/extracted/.
-c.ZipCollectApp.collector_plugin = f"{KIT}.collector.ColabFileNameCollector"
+# zip_collect: an LMS's bulk download (Canvas, Moodle, Blackboard) or Colab downloads `<student_id>_<any name>.ipynb`
+# in downloaded/<assignment>/extracted/ (README "Collecting from an LMS"). The layout is detected from the names, or
+# given: --LmsCollector.lms=canvas|moodle|blackboard|student_id; a roster CSV maps the LMS's people to student ids:
+# --LmsCollector.roster=roster.csv.
+c.ZipCollectApp.collector_plugin = f"{KIT}.lms_collector.LmsCollector"
 # zip_collect, archives in downloaded/<assignment>/archive/: extracted with sizes, ratios, paths, links and
 # student ownership checked, every refused entry named (grader/nbgrader/safe_extractor.py).
 c.ZipCollectApp.extractor_plugin = f"{KIT}.safe_extractor.SafeExtractor"

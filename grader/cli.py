@@ -19,10 +19,11 @@ VERBS = {
     "grade-all": "grader.grade_all.verb:main",
     "demo": "grader.demo:main",
     "release-solutions": "grader.release_solutions:main",
+    "gradescope": "grader.gradescope.verb:main",
 }
 
 # verbs that run student code: their fork server starts before the verb imports torch
-SANDBOXED = {"grade", "grade-all"}
+SANDBOXED = {"grade", "grade-all", "gradescope run"}  # verb, or "verb action"
 
 
 def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,6 +72,16 @@ def _parser() -> argparse.ArgumentParser:
     release.add_argument("assignment", help="the nbgrader assignment, e.g. attention")
     release.add_argument("--force", action="store_true", help="release even if submissions are ungraded")
     release.add_argument("--course", help="the nbgrader course directory (default: the repo root)")
+    gradescope = verbs.add_parser("gradescope", help="the hidden graders as a Gradescope autograder")
+    actions = gradescope.add_subparsers(dest="action", required=True, metavar="{build,run}",
+                                        help="build: write autograder.zip; run: grade as run_autograder does")
+    build_zip = actions.add_parser("build", help="write autograder.zip (setup.sh, run_autograder, the grader)")
+    build_zip.add_argument("--out", default="autograder.zip", help="the zip to write (default: autograder.zip)")
+    build_zip.add_argument("--fix-credit", type=fix_fraction, metavar="FRACTION",
+                           help="award FRACTION (0 to 1) of the points a verified fix earns, as grade --fix-credit")
+    run_zip = actions.add_parser("run", help="what run_autograder runs: grade ROOT/submission, write "
+                                             "ROOT/results/results.json")
+    run_zip.add_argument("--root", default="/autograder", help="the /autograder-shaped folder (default /autograder)")
     return parser
 
 
@@ -78,7 +89,7 @@ def run(args: dict) -> int:
     """The verb named by args["verb"], with the rest as its keyword arguments, after the process setup."""
     verb_name = args.pop("verb")
     put_nbgrader_tools_on_path()  # nbgrader's Gradebook runs `alembic` through this process's PATH
-    if verb_name in SANDBOXED:
+    if verb_name in SANDBOXED or f"{verb_name} {args.get('action')}" in SANDBOXED:
         start_fork_server()  # before torch loads in this process
         single_threaded_torch()
         args["report_cache"] = report_cache_from_env()

@@ -14,7 +14,9 @@ One transformation per module, like nbgrader's own preprocessors:
 | `sanitize_feedback` | `SanitizeFeedback` | `GenerateFeedback.preprocessors`, last | cleans markdown, raw cells, outputs and metadata (nh3) so nothing a student wrote is live markup |
 | `feedback_page_policy` | `FeedbackPageExporter` | `GenerateFeedback.exporter_class` | nbgrader's HTML page plus a Content-Security-Policy (no script, nothing loaded) and text outputs wrapped by the browser |
 | `safe_extractor` | `SafeExtractor` | `ZipCollectApp.extractor_plugin` | extracts hand-in archives with sizes, ratios, paths, links and student ownership checked; names every refusal |
-| `collector` | `ColabFileNameCollector` | `ZipCollectApp.collector_plugin` | maps Colab downloads `<student_id>_<any name>.ipynb` to the assignment's notebook |
+| `collector` | `ColabFileNameCollector` | base of `LmsCollector` | maps Colab downloads `<student_id>_<any name>.ipynb` to the assignment's notebook |
+| `lms_collector` | `LmsCollector` | `ZipCollectApp.collector_plugin` | Canvas, Moodle, Blackboard or `<student_id>_…` downloads (grader.lms): student ids through a roster, the LMS's times and late marks into timestamp.txt |
+| `lms_export` | `LmsGradesExporter` | `nbgrader export --exporter=…` | one assignment's grades as Canvas's or Moodle's gradebook import CSV |
 
 `course` (the course driver of `grade-all --nbgrader`: nbgrader's sanitize pass and the kit's grading step
 in this process, through nbgrader's public API) and `autograde_run` (its one `nbgrader autograde` child and

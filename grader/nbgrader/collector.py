@@ -28,6 +28,7 @@ import re
 import stat
 import unicodedata
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from nbgrader.apps.zipcollectapp import ZipCollectApp
@@ -51,12 +52,29 @@ def student_id_of(name: str) -> str | None:
     return match.group("student_id") if match else None
 
 
+@dataclass(frozen=True)
+class Identity:
+    """Whose a file is, as its name (or its LMS) says. `rank` orders two files of one student, newest last,
+    before the file time does (`basis` names it); `timestamp` (aware) goes into nbgrader's timestamp.txt."""
+    student_id: str
+    file_name: str  # the file's own name as the student uploaded it, LMS decorations removed
+    timestamp: datetime | None = None
+    rank: tuple = ()
+    basis: str = "file time, then Colab's copy number"
+    late: bool = False  # the LMS's own late mark (Canvas's LATE)
+
+
 @dataclass
 class Candidate:
     path: Path
     student_id: str
     notebook: str  # the released notebook it maps to, e.g. attention.ipynb
     copy_number: int
+    identity: Identity | None = None
+
+    def newest_key(self) -> tuple:
+        rank = self.identity.rank if self.identity else ()
+        return (*rank, self.path.stat().st_mtime, self.copy_number, self.path.name)
 
 
 def notebook_stem(name: str) -> tuple[str, int]:
@@ -145,11 +163,12 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
                     self.log.warning("Renamed %r to %r: a notebook without the .ipynb suffix", file, candidate.path.name)
                 by_student.setdefault((candidate.student_id, candidate.notebook), []).append(candidate)
         for (student, notebook), files in by_student.items():
-            files.sort(key=lambda c: (c.path.stat().st_mtime, c.copy_number, c.path.name))
+            files.sort(key=Candidate.newest_key)
             chosen = files[-1]
             self.plan[str(chosen.path)] = chosen
+            basis = chosen.identity.basis if chosen.identity else Identity(student, "").basis
             for older in files[:-1]:
-                self.left_out[str(older.path)] = (f"student {student} has a newer file for {notebook}: "
+                self.left_out[str(older.path)] = (f"student {student} has a newer file for {notebook} (by {basis}): "
                                                   f"{chosen.path.name!r} is collected instead")
         for path, reason in sorted(self.left_out.items()):
             self.log.warning("Not collected: %r (%s)", os.path.relpath(path, extracted), reason)
@@ -166,9 +185,9 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
         name = unicodedata.normalize("NFC", path.name)
         if name.startswith(".") or any(part in _IGNORED_DIRS for part in path.parts):
             return None, "a hidden or system file"
-        match = STUDENT_ID.match(name)
-        if not match:
-            return None, "no student id: the name must be <student_id>_<name>.ipynb, id of letters, digits, - and ."
+        identity = self.identify(path)
+        if isinstance(identity, str):
+            return None, identity
         info = path.lstat()
         if stat.S_ISLNK(info.st_mode):
             return None, "a link, not a file: links are never followed"
@@ -180,7 +199,7 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
                           f"(ask the student to clear large outputs and download it again)")
         if not is_notebook_file(path):
             return None, "not a notebook (no readable nbformat JSON)"
-        stem, number = notebook_stem(match.group("name"))
+        stem, number = notebook_stem(identity.file_name)
         if released is None or f"{stem}.ipynb" in released:
             notebook = f"{stem}.ipynb"
         elif len(released) == 1:
@@ -195,7 +214,14 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
                 return None, f"a file named {renamed.name!r} is already there"
             path.rename(renamed)
             path = renamed
-        return Candidate(path, match.group("student_id"), notebook, number), ""
+        return Candidate(path, identity.student_id, notebook, number, identity), ""
+
+    def identify(self, path: Path) -> Identity | str:
+        """Whose the file is, from `<student_id>_<name>`, or why it is no one's."""
+        match = STUDENT_ID.match(unicodedata.normalize("NFC", path.name))
+        if not match:
+            return "no student id: the name must be <student_id>_<name>.ipynb, id of letters, digits, - and ."
+        return Identity(match.group("student_id"), match.group("name"))
 
     def collect(self, submitted_file: str) -> dict | None:
         if not self.planned:  # another extractor, or outside zip_collect: plan now, over what is there
@@ -207,4 +233,7 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
             reason = self.left_out.get(submitted_file, "not seen when the collection was planned")
             self.log.warning("Skipping %r: %s", os.path.basename(submitted_file), reason)
             return None
-        return {"student_id": candidate.student_id, "file_id": candidate.notebook}
+        found = {"student_id": candidate.student_id, "file_id": candidate.notebook}
+        if candidate.identity and candidate.identity.timestamp:  # nbgrader writes it into timestamp.txt
+            found["timestamp"] = candidate.identity.timestamp.isoformat()
+        return found

@@ -18,6 +18,8 @@ the whole run; nothing bounds sizes; links in tarballs vanish silently). For eve
   `alice_hw.zip` holding `attention.ipynb` is collected as Alice's. An archive without an id prefix
   (for example `class.zip`, or `attention_all.zip` named after the assignment) is a class archive
   the instructor made: its members are collected under whatever student id their own names carry.
+  An LMS's bulk download is a class archive too, whatever its name starts with, when the collector
+  (grader.nbgrader.lms_collector) says so: Blackboard's `gradebook_…`, or any archive once the LMS is named.
   Archive names are trusted as far as plain file names are: they are what the instructor or the LMS
   called the downloads.
 - Any other file is copied as it is, unless it is a link or larger than `max_entry_bytes`.
@@ -167,7 +169,7 @@ class SafeExtractor(ExtractorPlugin):
             self.refuse(label, "an archive name that cannot be a folder")
             return
         owner = student_id_of(stem)
-        if owner == self.parent_assignment:  # `attention_all.zip`: named after the assignment, a class archive
+        if owner == self.parent_assignment or self.is_class_export(stem):  # `attention_all.zip`, an LMS's download
             owner = None
         destination = folder / stem
         written = self.written
@@ -184,6 +186,13 @@ class SafeExtractor(ExtractorPlugin):
         except _UNREADABLE as error:
             self.refuse(label, f"unreadable from here on ({type(error).__name__}: {error}); "
                                f"entries before it are kept")
+
+    def is_class_export(self, stem: str) -> bool:
+        """An LMS's bulk download (Blackboard's `gradebook_…`, or any archive when the collector is told the LMS),
+        as the kit's LmsCollector judges it: the whole class's archive, whatever its name starts with."""
+        collector = getattr(self.parent, "collector_plugin_inst", None)
+        judge = getattr(collector, "archive_is_class_export", None)
+        return bool(judge and judge(stem))
 
     @property
     def parent_assignment(self) -> str | None:

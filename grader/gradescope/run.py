@@ -1,0 +1,54 @@
+"""`python -m grader gradescope run`: what run_autograder does inside Gradescope's container.
+
+Grades the one submission in `<root>/submission/` (Gradescope's root is /autograder; tests pass a
+temporary tree of the same shape) with the hidden graders, in the sandbox as `grader grade` does, and
+writes `<root>/results/results.json` (grader.gradescope.results) after grading, so nothing the student
+code did to that folder survives. Gradescope runs the container as root, where namespaces or seccomp may
+be refused: the worker then grades with the layers it has, and the missing ones go to an instructor-only test.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from grader.assignment import NAME as ASSIGNMENT
+from grader.gradescope.results import no_submission, results_json
+
+DEFAULT_ROOT = Path("/autograder")
+FIX_CREDIT_ENV = "ATTENTION_KIT_FIX_CREDIT"
+"""The fraction of a verified fix's points awarded (grade --fix-credit), set by `gradescope build` in run_autograder."""
+
+
+def pick_submission(folder: Path) -> tuple[Path | None, list[str]]:
+    """The file to grade: the assignment's notebook by name, else a notebook, else a .py; and every name seen."""
+    files = sorted(p for p in folder.rglob("*") if not p.name.startswith(".") and (p.is_file() or p.is_symlink())) \
+        if folder.is_dir() else []
+    ranked = sorted((p for p in files if p.suffix in (".ipynb", ".py")),
+                    key=lambda p: (p.stem != ASSIGNMENT, p.suffix != ".ipynb", len(p.parts), p.name))
+    return (ranked[0] if ranked else None), [str(p.relative_to(folder)) for p in files]
+
+
+def run_autograder(root: Path = DEFAULT_ROOT, *, cache: Path | None = None, limits=None,
+                   fix_credit: float = 0.0) -> dict:
+    """Grade `<root>/submission`, write `<root>/results/results.json`, return what was written."""
+    from grader.grade import grade_submission  # here: torch loads after the entry point's fork server
+
+    submission, seen = pick_submission(root / "submission")
+    if submission is None:
+        results = no_submission(seen)
+    else:
+        report = grade_submission(submission, folder=root / "submission", cache=cache, limits=limits,
+                                  fix_credit=fix_credit)
+        results = results_json(report, str(submission.relative_to(root / "submission")))
+    out = root / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    temporary = out / f".results.{os.getpid()}.tmp"
+    temporary.write_text(json.dumps(results, ensure_ascii=False, indent=1), encoding="utf-8")
+    temporary.replace(out / "results.json")
+    return results
+
+
+def main(*, root: str = str(DEFAULT_ROOT), report_cache: Path | None = None) -> int:
+    run_autograder(Path(root), cache=report_cache, fix_credit=float(os.environ.get(FIX_CREDIT_ENV) or 0.0))
+    return 0

@@ -1,0 +1,87 @@
+"""A course roster: who each LMS person is in the course's own student ids, and back.
+
+The roster is a CSV the instructor already has: Moodle's grading worksheet (Assignment → "Download
+grading worksheet", columns `Identifier` = `Participant 1001`, `Full name`, ...) or Canvas's gradebook
+export (`Student`, `ID`, `SIS User ID`, `SIS Login ID`, `Section`, ...), or any CSV with such columns.
+The course's student id is the first of these columns present: `student_id`, `ID number` (Moodle's
+identity field), `SIS User ID`, `SIS Login ID`, `Email address` (in every Moodle worksheet). A hand-in is matched by the LMS's own key first
+(Moodle participant id, Canvas user id, a `username`), then by name (letters and digits only,
+case-folded: `Wang, Xiaoming` and Canvas's `wangxiaoming` are one name); a name two rows share matches none.
+The rows are kept as read, so a grade sheet can be written back in the same columns (grader.lms.grade_sheets).
+"""
+from __future__ import annotations
+
+import csv
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.lms.names import HandIn
+
+STUDENT_ID_COLUMNS = ("student_id", "id number", "sis user id", "sis login id", "email address")
+KEY_COLUMNS = ("participant_id", "identifier", "id", "username")
+NAME_COLUMNS = ("full name", "student", "name")
+_PARTICIPANT = re.compile(r"^\D*(\d+)$")  # Moodle's `Participant 1001` (the word is translated)
+
+
+def name_key(name: str) -> str:
+    """A name as both a roster and an LMS file name spell it: letters and digits only, case-folded."""
+    return "".join(ch for ch in unicodedata.normalize("NFC", name).casefold() if ch.isalnum())
+
+
+def _column(fieldnames: list[str], choices: tuple[str, ...]) -> str | None:
+    by_lower = {name.strip().lower(): name for name in fieldnames}
+    return next((by_lower[choice] for choice in choices if choice in by_lower), None)
+
+
+@dataclass
+class Roster:
+    fieldnames: list[str]
+    rows: list[dict[str, str]]
+    student_column: str
+    key_column: str | None
+    name_column: str | None
+    by_key: dict[str, dict[str, str]] = field(default_factory=dict)
+    by_name: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    by_student: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, path: Path) -> "Roster":
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            reader = csv.DictReader(handle)
+            fieldnames = list(reader.fieldnames or [])
+            rows = [{k: (v or "").strip() for k, v in row.items() if k is not None} for row in reader]
+        student_column = _column(fieldnames, STUDENT_ID_COLUMNS)
+        if student_column is None:
+            raise ValueError(f"the roster {path} has no student id column (one of: {', '.join(STUDENT_ID_COLUMNS)})")
+        roster = cls(fieldnames, [], student_column, _column(fieldnames, KEY_COLUMNS), _column(fieldnames, NAME_COLUMNS))
+        for row in rows:
+            if row.get(student_column):  # Canvas's "Points Possible" row and empty lines have none
+                roster.add(row)
+        return roster
+
+    def key_of(self, row: dict[str, str]) -> str:
+        if self.key_column is None:
+            return ""
+        match = _PARTICIPANT.match(row.get(self.key_column, ""))
+        return match.group(1) if match else row.get(self.key_column, "")
+
+    def add(self, row: dict[str, str]) -> None:
+        self.rows.append(row)
+        self.by_student[row[self.student_column]] = row
+        if self.key_of(row):
+            self.by_key[self.key_of(row)] = row
+        if self.name_column and name_key(row.get(self.name_column, "")):
+            self.by_name.setdefault(name_key(row[self.name_column]), []).append(row)
+
+    def student_for(self, hand_in: HandIn) -> tuple[str | None, str]:
+        """(the course's student id, "") for a hand-in, or (None, why it matches no one)."""
+        if hand_in.who in self.by_key:
+            return self.by_key[hand_in.who][self.student_column], ""
+        rows = self.by_name.get(name_key(hand_in.name), []) if name_key(hand_in.name) else []
+        if len(rows) == 1:
+            return rows[0][self.student_column], ""
+        if len(rows) > 1:
+            return None, f"the roster has {len(rows)} people named {hand_in.name!r} and none with id {hand_in.who}"
+        return None, f"not in the roster: no row with id {hand_in.who}" + (f" or name {hand_in.name!r}" if hand_in.name else "")

@@ -1,0 +1,125 @@
+"""`nbgrader zip_collect` plugin: the kit's collector for the bulk downloads of Canvas, Moodle and Blackboard.
+
+`c.LmsCollector.lms` (or `--LmsCollector.lms=…`) says which export the extracted folder holds:
+`canvas`, `moodle`, `blackboard`, `student_id` (the kit's `<student_id>_<any name>`), or `auto` (the
+default): the layout most file names follow (grader.lms.names.detect), logged with the count. Every
+other rule is `ColabFileNameCollector`'s: a file that is not that layout's, not a notebook, a link or too
+large is named with its reason; of two files for one student the newest is kept and the other named.
+
+- Student ids: with `c.LmsCollector.roster` (a CSV: Moodle's grading worksheet, Canvas's gradebook
+  export, or any with a student id column; grader.lms.roster) the LMS's people become the course's
+  student ids, by the LMS's own id, else by name; a hand-in the roster does not know is left out and
+  named. Without a roster the LMS's own id is the student id (Canvas user id, Moodle participant id,
+  Blackboard username), which the grade export maps back as it is.
+- Time and lateness, into nbgrader's `timestamp.txt` (so `AssignLatePenalties` applies the course's
+  late policy against the assignment's due date): Blackboard's attempt time from the name; Moodle's
+  file time in its zip (when the file was uploaded); Canvas gives only its `LATE` mark, recorded as
+  one second after the gradebook's due date (on-time Canvas files get no timestamp: nbgrader counts them
+  on time). Times the LMS writes without a zone are read in `c.LmsCollector.timezone`.
+- Which of two files is newest: Blackboard's attempt time, Canvas's attachment id (ids grow with each
+  upload), otherwise the file time.
+"""
+from __future__ import annotations
+
+import os
+from datetime import datetime, timedelta, timezone
+from pathlib import Path, PurePosixPath
+from zoneinfo import ZoneInfo
+
+from traitlets import Enum, Unicode
+
+from grader.lms import names
+from grader.lms.roster import Roster
+
+from .collector import ColabFileNameCollector, Identity
+
+CANVAS_BASIS = "Canvas's attachment id"
+CANVAS_LATE_BY = timedelta(seconds=1)
+"""How late a Canvas `LATE` file is recorded past the due date: Canvas's zip says late, not by how much."""
+
+
+class LmsCollector(ColabFileNameCollector):
+    """Collect Canvas, Moodle, Blackboard or `<student_id>_…` downloads, with their LMS times and late marks."""
+
+    lms = Enum(["auto", *names.LAYOUTS], "auto", help="Which LMS export the extracted folder holds; auto: detect it "
+                                                        "from the file names.").tag(config=True)
+    roster = Unicode("", help="A CSV mapping the LMS's people to the course's student ids (Moodle's grading "
+                              "worksheet, Canvas's gradebook export); empty: the LMS's own ids.").tag(config=True)
+    timezone = Unicode("UTC", help="The zone of the times the LMS writes without one (Blackboard's attempt "
+                                   "times), e.g. Asia/Shanghai.").tag(config=True)
+
+    def __init__(self, **kwargs):
+        self.layout = "student_id"
+        self.extracted = Path(".")
+        self.roster_table: Roster | None = None
+        self.due: datetime | None = None
+        self.due_known = False  # read from the gradebook at the first Canvas LATE file, not before
+        super().__init__(**kwargs)
+
+    def archive_is_class_export(self, stem: str) -> bool:
+        """An archive the extractor should treat as the whole class's, not one student's (grader.nbgrader.safe_extractor)."""
+        return self.lms in ("canvas", "moodle", "blackboard") or names.is_lms_export_archive(stem)
+
+    def make_plan(self, extracted: Path, released: list[str] | None) -> None:
+        self.extracted = extracted
+        self.roster_table = Roster.read(Path(self.roster)) if self.roster else None
+        self.due_known = False
+        self.layout = self.lms
+        if self.lms == "auto":
+            files = [PurePosixPath(Path(root, f).relative_to(extracted).as_posix())
+                     for root, _, fs in os.walk(extracted) for f in fs] if extracted.is_dir() else []
+            self.layout, why = names.detect(files)
+            self.log.warning("LMS collector: the files are a %s export (%s)", self.layout, why)
+        super().make_plan(extracted, released)
+        late = sorted(c.student_id for c in self.plan.values() if c.identity and c.identity.late)
+        if late:
+            self.log.warning("Canvas marks %d student(s) LATE: %s; %s", len(late), ", ".join(late),
+                             f"timestamp.txt records them {CANVAS_LATE_BY.seconds} s after the due date {self.due}"
+                             if self.due else "the gradebook has no due date, so no late penalty can apply "
+                                              "(nbgrader db assignment add ASSIGNMENT --duedate=...)")
+
+    def identify(self, path: Path) -> Identity | str:
+        relative = PurePosixPath(path.relative_to(self.extracted).as_posix()) if path.is_relative_to(self.extracted) \
+            else PurePosixPath(path.name)
+        hand_in = names.hand_in(self.layout, relative)
+        if isinstance(hand_in, str):
+            detected = self.lms == "auto" and self.layout != "student_id"
+            return hand_in + (f" (this folder was read as a {self.layout} export)" if detected else "")
+        student = hand_in.who
+        if self.roster_table is not None and self.layout != "student_id":
+            student, why = self.roster_table.student_for(hand_in)
+            if student is None:
+                return why
+        return Identity(student, hand_in.file_name, *self.time_and_rank(hand_in, path), late=hand_in.late)
+
+    def time_and_rank(self, hand_in: names.HandIn, path: Path) -> tuple[datetime | None, tuple, str]:
+        if hand_in.layout == "blackboard":
+            stamp = hand_in.time.replace(tzinfo=ZoneInfo(self.timezone))
+            return stamp, (stamp.timestamp(),), "Blackboard's attempt time"
+        if hand_in.layout == "canvas":
+            if hand_in.late and not self.due_known:
+                self.due, self.due_known = self.due_date(), True
+            stamp = self.due + CANVAS_LATE_BY if hand_in.late and self.due else None
+            return stamp, (hand_in.order,), CANVAS_BASIS
+        if hand_in.layout == "moodle":
+            return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc), (), "the file's time in Moodle's zip"
+        return None, (), Identity("", "").basis
+
+    def due_date(self) -> datetime | None:
+        """The assignment's due date in the gradebook (aware, UTC), if the collector runs inside zip_collect and
+        the course has a gradebook (a missing SQLite file is not created)."""
+        app = self.parent
+        if not self.is_zip_collect(app):
+            return None
+        url = app.coursedir.db_url
+        if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).is_file():
+            return None
+        from nbgrader.api import Gradebook, MissingEntry
+
+        try:
+            with Gradebook(app.coursedir.db_url, app.coursedir.course_id) as gradebook:
+                due = gradebook.find_assignment(app.coursedir.assignment_id).duedate
+        except MissingEntry:
+            return None
+        return due.replace(tzinfo=timezone.utc) if due else None  # nbgrader stores naive UTC
+
