@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SUBMISSIONS
+from conftest import SESSION_REPORTS, SUBMISSIONS
 from grader.gradescope import build
 from grader.gradescope.results import TEST_VISIBILITIES, no_submission, results_json
 from grader.gradescope.run import run_autograder
@@ -92,8 +92,9 @@ def test_autograder_zip_has_gradescope_layout(tmp_path):
 
 
 @pytest.fixture(scope="session")
-def report_cache(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("gradescope-report-cache")
+def report_cache() -> Path:
+    """The session's report cache (tests/conftest.py): every file here is graded once for the whole suite."""
+    return SESSION_REPORTS
 
 
 def autograder_tree(root: Path, submission: Path) -> Path:
