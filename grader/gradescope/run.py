@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from grader.assignment import NAME as ASSIGNMENT
+from grader.build.config import ASSIGNMENT
 from grader.gradescope.results import no_submission, results_json
 
 DEFAULT_ROOT = Path("/autograder")
