@@ -22,7 +22,7 @@ import types
 
 from grader.errors import GraderError
 from grader.process import ROOT
-from grader.sandbox import answers, frames, worker_identity
+from grader.sandbox import answers, fork_server, frames, worker_identity
 from grader.sandbox.confinement import SCRATCH, Limits
 _context_lock = threading.Lock()
 _context = None
@@ -33,6 +33,7 @@ def _fork_server():
     global _context
     with _context_lock:
         if _context is None:
+            fork_server.install()
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(["torch", "torch.nn.functional", "grader.sandbox.worker", "grader.sandbox.syscall_filter"])
             _context = context
