@@ -5,10 +5,12 @@ Canaries are planted where an instructor's secrets live: the grader's environmen
 `export ATTENTION_KIT_DB_URL=...`, a cloud key) and its command line (nbgrader's `--db=...`). The
 submission (quote_secrets.py) searches its own memory and quotes what it finds; while it waits, the
 test reads the fork server's and every worker process's whole memory from outside (/proc/PID/mem over
-/proc/PID/maps, as root). Nothing may be found, and the report must not hold a canary either.
+/proc/PID/maps, as root). Nothing may be found, and the report must not hold a canary either. Once
+grading as root (CI), once as an ordinary user (user namespaces; test_unprivileged.py's venv).
 """
 import json
 import os
+import pwd
 import re
 import subprocess
 import sys
@@ -18,6 +20,7 @@ import uuid
 import pytest
 
 from conftest import BYPASS_RULES, ROOT, SUBMISSIONS
+from test_unprivileged import user_python  # noqa: F401 - the fixture, for the ordinary user's run
 
 pytestmark = [pytest.mark.sandbox,
               pytest.mark.skipif(os.geteuid() != 0, reason="reading another uid's memory needs root (CI runs as root)")]
@@ -93,12 +96,25 @@ def waiting_worker(pid: int) -> int | None:
     return None
 
 
-def test_no_secret_of_the_grader_is_in_any_worker_nor_in_the_report():
+@pytest.fixture(params=["root", "nobody"])
+def grader_as(request, tmp_path) -> tuple[str, dict, dict]:
+    """(interpreter, the user to run as, its base environment): root as CI runs, or an ordinary user
+    with the system Python's venv (test_unprivileged.py), whose worker lives in user namespaces."""
+    if request.param == "root":
+        return sys.executable, {}, dict(os.environ)
+    nobody = pwd.getpwnam("nobody")
+    os.chown(tmp_path, nobody.pw_uid, nobody.pw_gid)
+    return (str(request.getfixturevalue("user_python")), {"user": nobody.pw_uid, "group": nobody.pw_gid, "extra_groups": []},
+            {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8", "PYTHONPATH": str(ROOT)})
+
+
+def test_no_secret_of_the_grader_is_in_any_worker_nor_in_the_report(grader_as):
+    python, user, base = grader_as
     database, cloud, argument = canary(), canary(), canary()
-    env = {**os.environ, "ATTENTION_KIT_DB_URL": f"postgresql+psycopg2://grader:{database}@db.example/gradebook",
+    env = {**base, "ATTENTION_KIT_DB_URL": f"postgresql+psycopg2://grader:{database}@db.example/gradebook",
            "AWS_SECRET_ACCESS_KEY": cloud}
-    grading = subprocess.Popen([sys.executable, "-c", GRADE, str(HOSTILE), f"--db=postgresql://grader:{argument}@db/gb"],
-                               cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    grading = subprocess.Popen([python, "-c", GRADE, str(HOSTILE), f"--db=postgresql://grader:{argument}@db/gb"],
+                               cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **user)
     scanned, seen = set(), {}
     try:
         deadline = time.monotonic() + 240
