@@ -141,11 +141,15 @@ def read_code_cells(path: Path) -> list[str]:
     cells = notebook.get("cells")
     if cells is None:  # nbformat 3 keeps cells inside worksheets
         worksheets = notebook.get("worksheets")
-        cells = [c for ws in worksheets if isinstance(ws, dict) for c in ws.get("cells") or []] \
-            if isinstance(worksheets, list) else []
+        if isinstance(worksheets, list) and all(isinstance(ws, dict) and isinstance(ws.get("cells", []), list)
+                                                for ws in worksheets):
+            cells = [cell for ws in worksheets for cell in ws.get("cells", [])]
+    if not isinstance(cells, list) or not all(isinstance(cell, dict) for cell in cells):
+        raise SubmissionRefused("not-a-notebook", f"{path.name} 不是 notebook：没有由单元格组成的列表。",
+                                f"{path.name} is not a notebook (no list of cells).")
     code = []
-    for cell in cells if isinstance(cells, list) else []:
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+    for cell in cells:
+        if cell.get("cell_type") != "code":
             continue
         source = cell.get("source", cell.get("input", ""))
         code.append("".join(map(str, source)) if isinstance(source, list) else str(source))

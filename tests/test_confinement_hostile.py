@@ -19,7 +19,8 @@ import pytest
 
 from conftest import BYPASS_RULES, GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS
 from grader.assignment import MAX_SCORE
-from grader.grade import grade_submission
+from grader.grade import default_limits, grade_submission
+from grader.sandbox import memory_cgroup, worker_identity
 from grader.sandbox.worker_process import python_paths
 
 HOSTILE = SUBMISSIONS / "confinement"
@@ -192,7 +193,7 @@ def test_a_host_process_with_a_uid_near_the_worker_range_survives_a_class_run(tm
 def test_system_calls_attention_code_never_needs_are_refused():
     report = grade_submission(HOSTILE / "denied_syscalls.py")
     messages = _sdpa_messages(report)
-    assert "errnos {'ptrace': 1, 'shmget': 1, 'add_key': 1, 'fork': 1}, thread ran" in messages, messages
+    assert "errnos {'ptrace': 1, 'shmget': 1, 'add_key': 1, 'fork': 1, 'memfd_create': 1, 'vsock': 1}, thread ran" in messages, messages
 
 
 def test_every_denied_system_call_is_known_here():
@@ -232,7 +233,7 @@ def test_a_worker_uid_is_never_one_a_live_process_has(monkeypatch):
 def test_the_worker_sees_a_minimal_dev_its_own_host_name_and_cannot_mount_or_type():
     report = grade_submission(HOSTILE / "look_around.py")
     messages = _sdpa_messages(report)
-    seen = ast.literal_eval(messages[messages.index("seen {") + len("seen "):].split("}", 1)[0] + "}")
+    seen = ast.literal_eval(messages[messages.index("seen {") + len("seen "):].split("\n", 1)[0])
     assert seen["dev"] == ["fd", "full", "null", "shm", "urandom", "zero"], seen
     assert seen["host"] == "grading-sandbox" and seen["host"] != socket.gethostname()
     assert seen["mount"] == errno.EPERM and seen["tiocsti"] == errno.EPERM, seen  # refused, not merely failed
@@ -240,6 +241,9 @@ def test_the_worker_sees_a_minimal_dev_its_own_host_name_and_cannot_mount_or_typ
     # (a checkout in /tmp with its .venv)
     bound = {Path(p).relative_to("/tmp").parts[0] for p in python_paths() if p.startswith("/tmp/")}
     assert set(seen["tmp"]) == {"work"} | bound, (seen, bound)
+    assert seen["uid"] in worker_identity.BAND and seen["gid"] == seen["uid"], seen  # never root, never a user's
+    assert seen["tmpfs_mib"] == {"/tmp": 64, "/dev/shm": 16}, seen  # files there are memory: capped
+    assert seen["memory_cgroup_limit"] == default_limits().memory_bytes + memory_cgroup.OVERHEAD_BYTES, seen
 
 
 def test_a_worker_uid_is_never_an_accounts_nor_delegated_to_containers(monkeypatch, tmp_path):

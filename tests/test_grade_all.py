@@ -6,8 +6,10 @@ No timing assertions here: benchmarks/grading_speed.py measures speed.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -151,8 +153,10 @@ def test_shards_partition_the_class():
     assert sorted(sum(shares, [])) == sorted(students)
     assert all(len(share) > 40 for share in shares)
     assert parse_shard("2/3") == (2, 3)
-    for bad in ("0/3", "4/3", "x", "1/2/3"):
-        with pytest.raises(Exception):
+    for bad, reason in (("0/3", "K must be between 1 and N"), ("4/3", "K must be between 1 and N"),
+                        ("x", "--shard wants K/N, got 'x'"), ("1/2/3", "--shard wants K/N, got '1/2/3'"),
+                        ("0/0", "K must be between 1 and N")):
+        with pytest.raises(argparse.ArgumentTypeError, match=re.escape(reason)):
             parse_shard(bad)
 
 

@@ -34,19 +34,24 @@ def listener():
     server.close()
 
 
+def short_memory() -> Limits:
+    """A memory limit that a hoarding submission trips at once, not after filling gigabytes against the clock."""
+    return Limits(**{**default_limits().__dict__, "memory_bytes": 512 << 20})
+
+
 @pytest.mark.usefixtures("rules_bypassed")  # the sandbox on its own, as if a trick got past the rules
 @pytest.mark.parametrize("path", HOSTILE, ids=[p.stem for p in HOSTILE])
 def test_hostile_submission_gets_a_complete_report_within_its_limit(path, listener):
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     started = time.monotonic()
-    report = grade_submission(path)
+    report = grade_submission(path, limits=short_memory())
     elapsed = time.monotonic() - started
     assert {c["id"] for c in report["checks"]} >= ALL_CHECK_IDS, "every check must have a row"
     assert elapsed < default_limits().submission_seconds + 15
     expected, affected = header(path, "expect") or "not-implemented", header(path, "affected") or "both"
     parts = {"both": ["sdpa", "mha"], "none": [], "twin": []}.get(affected, [affected])
     if affected == "twin":  # tricks on top of wrong code must earn exactly what the wrong code earns
-        twin = grade_submission(path.parent / header(path, "twin"))
+        twin = grade_submission(path.parent / header(path, "twin"), limits=short_memory())
         assert report["score"] == twin["score"], (report["score"], twin["score"])
     for part in parts:
         lost = [c for c in report["checks"] if c["part"] == part and c["points"] > 0]
@@ -56,6 +61,15 @@ def test_hostile_submission_gets_a_complete_report_within_its_limit(path, listen
     if expected not in ("-", "none"):
         assert expected in report["mistakes"], f"{path.name}: expected {expected}, got {report['mistakes']}"
     assert hashlib.sha256(path.read_bytes()).hexdigest() == digest, "grading must never modify a submission"
+
+
+def test_the_solutions_reader_finds_the_solutions_outside_the_sandbox():
+    """The positive control of hostile/read_solutions.py: unconfined, from the repo, it borrows the reference."""
+    hostile = SUBMISSIONS / "hostile" / "read_solutions.py"
+    result = subprocess.run([sys.executable, "-c", "import runpy, sys; found = runpy.run_path(sys.argv[1])['_reference']();"
+                             "print(found['scaled_dot_product_attention'].__code__.co_filename)", str(hostile)],
+                            cwd=ROOT / "tests", capture_output=True, text=True, timeout=120)
+    assert result.stdout.strip() == "<string>" and result.returncode == 0, result.stderr[-2000:]
 
 
 def test_memory_bomb_is_stopped_by_the_limit_not_by_the_machine(tmp_path):

@@ -126,11 +126,13 @@ def test_a_notebook_that_is_not_json_gets_a_plain_reason(tmp_path):
 
 def test_every_way_a_notebook_can_be_malformed_is_a_refusal_not_a_crash(tmp_path):
     for number, text in enumerate(["[1, 2]", '{"cells": 5}', '{"cells": [3, {"cell_type": "code", "source": [1]}]}',
-                                   "[" * 100_000, '{"worksheets": [7]}']):
+                                   "[" * 100_000, '{"worksheets": [7]}', '{"worksheets": [{"cells": 5}]}',
+                                   '{"metadata": {}}']):
         path = tmp_path / f"bad{number}.ipynb"
         path.write_text(text, encoding="utf-8")
         submission = load_submission(path)
-        assert submission.refusal is None or submission.refusal.mistake == "not-a-notebook", text[:30]
+        assert submission.refusal is not None and submission.refusal.mistake == "not-a-notebook", text[:30]
+        assert submission.source == "" and submission.refusal.zh and submission.refusal.en, text[:30]
 
 
 # --- a class with links, a padded notebook, escapes, and honest neighbours -------------------------

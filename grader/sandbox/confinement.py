@@ -11,6 +11,7 @@ Layers, strongest available first; the worker reports which ones did not take ef
   the submissions and home folders do not exist there;
 - a drop to an unprivileged uid of its own (`worker_identity`), with no_new_privs;
 - resource limits: address space (memory), process count, file size, open files, no core dumps;
+  a memory cgroup (`memory_cgroup`) that also charges tmpfs, shared memory and pipe pages;
 - a seccomp filter refusing what attention code never needs (`syscall_filter`).
 As root (CI, an instructor's server) all layers apply. Without root, unprivileged user
 namespaces give the namespace layers where the kernel allows them; the report lists the rest.
@@ -24,6 +25,8 @@ import resource
 import select
 import signal
 from dataclasses import dataclass, field
+
+from grader.sandbox import memory_cgroup
 
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
@@ -50,6 +53,7 @@ class Limits:
     probe_seconds: float = 10.0
     submission_seconds: float = 60.0
     uid: int | None = None  # the unprivileged uid to become when root
+    cgroup: str | None = None  # the memory cgroup the parent made for this worker (`memory_cgroup`)
     visible: list[str] = field(default_factory=list)  # besides the system: the interpreter and its packages
     confine: bool = True  # False only to measure what confinement costs (benchmarks/isolation_cost.py)
 
@@ -238,6 +242,8 @@ def confine(limits: Limits, *, keep_fd: int, cuda: bool = False) -> list[str]:
     libc = _libc()
     as_root = os.geteuid() == 0
     _detach_from_terminal(keep_fd)
+    if limits.cgroup is not None:
+        memory_cgroup.join(limits.cgroup)  # before the fork below: a child stays in its parent's cgroup
     try:
         _unshare(libc, as_root)
         _become_pid_one(libc)

@@ -32,6 +32,9 @@ DENIED = [
     "init_module", "finit_module", "delete_module", "reboot", "swapon", "swapoff", "acct",
     "quotactl", "iopl", "ioperm", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
     "sethostname", "setdomainname", "vhangup", "fanotify_init", "lookup_dcookie",
+    # memory no limit sees: an unmapped memfd's pages count toward neither the address space nor the
+    # resident memory (the memory cgroup charges them, where there is one); secret memory is unswappable
+    "memfd_create", "memfd_secret",
     # io_uring performs system calls the filter never sees
     "io_uring_setup", "io_uring_enter", "io_uring_register",
     # process creation and replacing the worker's program (threads stay allowed, see below)
@@ -43,6 +46,9 @@ TERMINAL_IOCTLS = {
     "TIOCSTI": 0x5412, "TIOCSWINSZ": 0x5414, "TIOCLINUX": 0x541C, "TIOCCONS": 0x541D, "TIOCSETD": 0x5423,
 }
 CLONE_THREAD = 0x00010000
+# Address families that leave the worker's private network namespace: vsock reaches the hypervisor
+# and other VMs' services whatever the namespace.
+UNNAMESPACED_FAMILIES = {"AF_VSOCK": 40}
 
 
 def _rules():
@@ -58,6 +64,9 @@ def _rules():
     # ioctl's request is a 32-bit int: compare only those bits, or 1 << 32 | TIOCSTI gets through.
     for request in TERMINAL_IOCTLS.values():
         rules.add_rule(refuse, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
+    for family in UNNAMESPACED_FAMILIES.values():
+        rules.add_rule(refuse, "socket", seccomp.Arg(0, seccomp.MASKED_EQ, 0xFFFFFFFF, family))
+        rules.add_rule(refuse, "socketpair", seccomp.Arg(0, seccomp.MASKED_EQ, 0xFFFFFFFF, family))
     # Threads (clone with CLONE_THREAD) are how torch and Python work; a new process is not.
     rules.add_rule(refuse, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0))
     # clone3 passes its flags in memory, which seccomp cannot read: ENOSYS makes glibc use clone.

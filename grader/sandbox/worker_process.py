@@ -22,7 +22,7 @@ import types
 
 from grader.errors import GraderError
 from grader.process import ROOT
-from grader.sandbox import answers, frames, worker_identity
+from grader.sandbox import answers, fork_server, frames, memory_cgroup, worker_identity
 from grader.sandbox.confinement import SCRATCH, Limits
 _context_lock = threading.Lock()
 _context = None
@@ -33,6 +33,7 @@ def _fork_server():
     global _context
     with _context_lock:
         if _context is None:
+            fork_server.install()
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(["torch", "torch.nn.functional", "grader.sandbox.worker", "grader.sandbox.syscall_filter"])
             _context = context
@@ -164,7 +165,8 @@ class Worker:
     def __init__(self, source: str, limits: Limits, use_cuda: bool) -> None:
         self.limits = limits
         self.uid = worker_identity.allocate() if os.geteuid() == 0 else None
-        limits_here = Limits(**{**limits.__dict__, "uid": self.uid})
+        self.cgroup, no_cgroup = memory_cgroup.create(limits.memory_bytes) if limits.confine else (None, None)
+        limits_here = Limits(**{**limits.__dict__, "uid": self.uid, "cgroup": self.cgroup})
         context = _fork_server()
         self._connection, child_end = context.Pipe(duplex=True)
         from grader.sandbox import worker
@@ -174,7 +176,7 @@ class Worker:
         with _context_lock, _without_main_module():
             self.process.start()
         child_end.close()
-        self.missing_isolation = self._confined(SETUP_SECONDS)
+        self.missing_isolation = self._confined(SETUP_SECONDS) + ([f"memory cgroup ({no_cgroup})"] if no_cgroup else [])
         self.ready = self._receive(limits.probe_seconds)
 
     def _confined(self, seconds: float) -> list[str]:
@@ -250,4 +252,7 @@ class Worker:
         if self.uid is not None:
             worker_identity.release(self.uid)
             self.uid = None
+        if self.cgroup is not None:
+            memory_cgroup.remove(self.cgroup)
+            self.cgroup = None
         self._connection.close()

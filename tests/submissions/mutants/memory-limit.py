@@ -30,7 +30,7 @@ def scaled_dot_product_attention(Q: torch.Tensor, K: torch.Tensor, V: torch.Tens
     # 调试用：把中间结果都存下来看看
     debug_cache = []
     for _ in range(64):
-        debug_cache.append(torch.ones(256, 1024, 1024))
+        debug_cache.append(torch.ones(4096, 1024, 1024))  # 16 GiB each
     # softmax 得到注意力权重
     p_attn = F.softmax(scores, dim=-1)
     # 根据权重对 value 加权求和
