@@ -1,5 +1,6 @@
-"""What the e2e tier needs beyond .venv, installed once by `make test-setup` (which `make test` runs) and then
-found by the tests: Debian's Chromium and PostgreSQL, and a venv holding only what Colab has.
+"""What the slow tiers need beyond .venv, installed once by `make test-setup` (which `make test` runs) and then
+found by the tests: Debian's Chromium and PostgreSQL, a venv holding only what Colab has, and a venv of the
+system's Python 3.11 that an ordinary user can run (the non-root grading path).
 
 `python tests/e2e_tools.py` installs whatever is missing and does nothing when all is there; the tests never
 install (a test that waits on apt is a slow, flaky test): each skips with the command to run when its tool is
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +23,8 @@ DEBIAN_PACKAGES = {  # package -> how to tell it is installed
 }
 COLAB_PACKAGES = ("torch==2.13.0", "pytest", "numpy", "matplotlib", "nbformat")
 COLAB_VENV = Path("/tmp/attention-kit-colab-like-venv")  # outside the clone: every clone on the machine reuses it
+SYSTEM_PYTHON = Path("/usr/bin/python3.11")  # readable by every user (root's own Python may not be)
+UNPRIVILEGED_VENV = Path("/tmp/attention-kit-unprivileged-venv")
 SETUP_HINT = "run `make test-setup` (README, *Developing*)"
 
 
@@ -39,6 +43,29 @@ def colab_python() -> Path | None:
     return COLAB_VENV / "bin" / "python" if ready.is_file() and ready.read_text() == " ".join(COLAB_PACKAGES) else None
 
 
+def grading_requirements() -> list[str]:
+    """What grading needs (not nbgrader): this suite's torch (the local wheel), numpy, and pyproject's pyseccomp."""
+    import torch
+
+    pyproject = (Path(__file__).resolve().parent.parent / "pyproject.toml").read_text()
+    seccomp = re.search(r'"(pyseccomp[^"]*)"', pyproject).group(1)
+    return [f"torch=={torch.__version__.split('+')[0]}", "numpy", seccomp]
+
+
+def unprivileged_python() -> Path | None:
+    """The system Python's venv with what grading needs, when it was made with exactly those packages."""
+    ready = UNPRIVILEGED_VENV / ".ready"
+    made = ready.is_file() and ready.read_text() == " ".join(grading_requirements())
+    return UNPRIVILEGED_VENV / "bin" / "python" if made else None
+
+
+def make_venv(folder: Path, python: Path | str, packages: list[str]) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+    subprocess.run([str(python), "-m", "venv", str(folder)], check=True)
+    subprocess.run([str(folder / "bin" / "python"), "-m", "pip", "install", "-q", *packages], check=True, timeout=1800)
+    (folder / ".ready").write_text(" ".join(packages))
+
+
 def install_debian_packages(packages: list[str]) -> str | None:
     """None when installed, else why not."""
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
@@ -51,14 +78,6 @@ def install_debian_packages(packages: list[str]) -> str | None:
     return None
 
 
-def make_colab_venv() -> None:
-    shutil.rmtree(COLAB_VENV, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "venv", str(COLAB_VENV)], check=True)
-    subprocess.run([str(COLAB_VENV / "bin" / "python"), "-m", "pip", "install", "-q", *COLAB_PACKAGES], check=True,
-                   timeout=1800)
-    (COLAB_VENV / ".ready").write_text(" ".join(COLAB_PACKAGES))
-
-
 def main() -> int:
     done = []
     missing = [package for package, installed in DEBIAN_PACKAGES.items() if not installed()]
@@ -69,8 +88,11 @@ def main() -> int:
         else:
             done += missing
     if colab_python() is None:
-        make_colab_venv()
+        make_venv(COLAB_VENV, sys.executable, list(COLAB_PACKAGES))
         done.append("the Colab-like venv")
+    if unprivileged_python() is None and SYSTEM_PYTHON.exists():
+        make_venv(UNPRIVILEGED_VENV, SYSTEM_PYTHON, grading_requirements())
+        done.append("the unprivileged user's venv")
     print(f"test-setup: installed {', '.join(done)}" if done else "test-setup: everything was there already")
     return 0
 

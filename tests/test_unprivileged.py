@@ -5,32 +5,28 @@ namespaces, its own root and /tmp, the seccomp filter, the address-space limit; 
 uid of its own, the process-count limit that needs one, a memory cgroup) is named in
 `isolation_missing`, exactly. The suite runs as root (CI), so this test grades a handful of
 representative hostile files as `nobody`, with the system's Python 3.11 (root's pyenv is out of that
-user's reach) in a venv made once per checkout under build/ (git-ignored) from the local torch wheel.
+user's reach) in a venv made once per machine by `make test-setup` (tests/e2e_tools.py).
 """
 import ast
 import errno
 import json
 import os
 import pwd
-import shutil
 import socket
-import re
 import subprocess
 from pathlib import Path
 
 import pytest
-import torch
 
+import e2e_tools
 from conftest import BYPASS_RULES, REFERENCE, ROOT, SUBMISSIONS
 from grader.assignment import MAX_SCORE
 
-SYSTEM_PYTHON = Path("/usr/bin/python3.11")
-VENV = ROOT / "build" / "unprivileged-venv"
-READY = VENV / ".attention-kit-ready"
 pytestmark = [pytest.mark.sandbox,
               pytest.mark.skipif(os.geteuid() != 0, reason="switching to another user needs root; "
                                  "run as a user, the whole suite is this path"),
-              pytest.mark.skipif(not SYSTEM_PYTHON.exists(), reason=f"no {SYSTEM_PYTHON} to build the user's venv")]
+              pytest.mark.skipif(not e2e_tools.SYSTEM_PYTHON.exists(),
+                                 reason=f"no {e2e_tools.SYSTEM_PYTHON} to build the user's venv")]
 
 HOSTILE = {"reference": REFERENCE, **{path.stem: path for path in [
     SUBMISSIONS / "confinement" / "list_processes.py", SUBMISSIONS / "confinement" / "look_around.py",
@@ -46,22 +42,12 @@ GRADE_ALL = (BYPASS_RULES + "; import json, sys; from grader.grade import defaul
              "print(json.dumps({name: grade_submission(path, limits=limits) for name, path in json.loads(sys.argv[1]).items()}))")
 
 
-def _requirements() -> list[str]:
-    """What grading needs (not nbgrader): this suite's torch (the local wheel), numpy, and pyproject's pyseccomp."""
-    seccomp = re.search(r'"(pyseccomp[^"]*)"', (ROOT / "pyproject.toml").read_text()).group(1)
-    return [f"torch=={torch.__version__.split('+')[0]}", "numpy", seccomp]
-
-
 @pytest.fixture(scope="module")
 def user_python() -> Path:
-    """The venv's interpreter, made once (a later session finds it ready and skips the minutes it takes)."""
-    if not READY.exists():
-        shutil.rmtree(VENV, ignore_errors=True)
-        subprocess.run([str(SYSTEM_PYTHON), "-m", "venv", str(VENV)], check=True, timeout=300)
-        subprocess.run([str(VENV / "bin" / "python"), "-m", "pip", "install", "-q", *_requirements()], check=True,
-                       timeout=1200)
-        READY.touch()
-    return VENV / "bin" / "python"
+    python = e2e_tools.unprivileged_python()
+    if python is None:
+        pytest.skip(f"no venv of {e2e_tools.SYSTEM_PYTHON} at {e2e_tools.UNPRIVILEGED_VENV}: {e2e_tools.SETUP_HINT}")
+    return python
 
 
 @pytest.fixture(scope="module")
