@@ -23,7 +23,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import syntax_tree
+from grader import parent_budget, syntax_tree
 from grader.assignment import GRADED_NAME, GRADED_NAMES, IMPORTS, model_args_source  # noqa: F401 (re-exported)
 
 # The notebook's provided cells (imports, ModelArgs): a notebook that lost them is still graded on its
@@ -289,6 +289,14 @@ def submission_from_cells(cells: list[str], path: str, is_notebook: bool = True)
     over = code_over_caps(cells)
     if over is not None:
         return Submission(path, "", is_notebook=is_notebook, refusal=over.refusal)
+    with parent_budget.charged():
+        try:
+            return _parsed(cells, path, is_notebook)
+        except parent_budget.OverBudget as spent:
+            return Submission(path, "", is_notebook=is_notebook, refusal=Refusal(spent.mistake, spent.zh, spent.en))
+
+
+def _parsed(cells: list[str], path: str, is_notebook: bool) -> Submission:
     cells = [strip_magics(cell) for cell in cells]
     statements: list[ast.stmt] = []
     spans: dict[int, tuple[int, int]] = {}  # id(statement) -> (first, last) line in the whole module
@@ -296,6 +304,7 @@ def submission_from_cells(cells: list[str], path: str, is_notebook: bool = True)
     module_lines: list[str] = list(PROVIDED_CELLS)
     syntax_errors = []
     for index, cell in enumerate(cells):
+        parent_budget.check()
         lines = cell.splitlines() or [""]
         offset = len(module_lines)
         module_lines += lines
@@ -321,6 +330,7 @@ def submission_from_cells(cells: list[str], path: str, is_notebook: bool = True)
             refused = too_large(f"代码的顶层语句超过 {MAX_STATEMENTS} 条",
                                 f"the code has over {MAX_STATEMENTS} top-level statements")
             return Submission(path, "", is_notebook=is_notebook, refusal=refused.refusal)
+    parent_budget.check()
     keep_lines = set()
     for statement in extract_definitions(statements):
         first, last = spans[id(statement)]

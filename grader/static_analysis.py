@@ -11,7 +11,7 @@ from collections import defaultdict
 
 import torch
 
-from grader import static_dims, syntax_tree
+from grader import parent_budget, static_dims, syntax_tree
 from grader.assignment import GRADED_NAMES, MODEL_ARGS_TYPES
 
 GRADED = GRADED_NAMES
@@ -101,12 +101,14 @@ def analyse(source: str) -> dict[str, list[dict]]:
                 for a in node.names):
             add("forbidden-api", node)
 
+    parent_budget.check()
     numbers = _Numbers(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and _is_torch_attr(node.func, *TENSOR_ONLY) and isinstance(node.func.value, ast.Name) \
                 and node.func.value.id == "torch" and len(node.args) == 1 and numbers.is_number(node.args[0]):
             add("sqrt-of-int", node)
 
+    parent_budget.check()
     for graded in _graded_nodes(tree):
         _graded_code_findings(graded, module_names, add)
     static_dims.findings(tree, add)
