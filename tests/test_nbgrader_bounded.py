@@ -32,11 +32,11 @@ def with_code_cells(cells: list[str]):
 
 
 def test_the_metadata_repair_reads_no_code_over_the_caps(course):
-    """4 MiB of code in 800 cells (8 times the code cap): the repair reads none of it. It parsed every cell
-    first: +1.55 GiB and +18 s per 2 MiB."""
-    block = "x = (" + " + ".join(["1"] * 1700) + ")\n"  # ~5 KiB of one expression
-    nb = with_code_cells([block] * 800)
-    assert sum(len(c.source) for c in nb.cells if c.cell_type == "code") > 8 * MAX_CODE_BYTES
+    """A cell of 1 MiB of code (twice the code cap): the repair reads none of it. It parsed every cell first:
+    +1.55 GiB and +18 s per 2 MiB."""
+    line = "x = a + b + c + d + e + f + g + h + i + j + k + l + m + n + o + p + q + r + s + t\n"
+    nb = with_code_cells([line * (2 * MAX_CODE_BYTES // len(line))])
+    assert sum(len(c.source) for c in nb.cells if c.cell_type == "code") > 2 * MAX_CODE_BYTES
     tracemalloc.start()
     started = time.process_time()
     try:
