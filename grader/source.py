@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import parent_budget, syntax_tree
-from grader.clean_text import printable
+from grader.notebook_version import NotebookVersionRefused, notebook_cells
 from grader.assignment import GRADED_NAME, GRADED_NAMES, IMPORTS, model_args_source  # noqa: F401 (re-exported)
 
 # The notebook's provided cells (imports, ModelArgs): a notebook that lost them is still graded on its
@@ -139,7 +139,10 @@ def read_code_cells(path: Path) -> list[str]:
     if not isinstance(notebook, dict):
         raise SubmissionRefused("not-a-notebook", f"{path.name} 不是 JSON 格式的 notebook。",
                                 f"{path.name} is not a notebook (no readable JSON).")
-    cells, text_key = notebook_cells(notebook, path.name)
+    try:
+        cells, text_key = notebook_cells(notebook, path.name)
+    except NotebookVersionRefused as refused:
+        raise SubmissionRefused("not-a-notebook", refused.zh, refused.en) from None
     code = []
     for cell in cells:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -147,26 +150,6 @@ def read_code_cells(path: Path) -> list[str]:
         source = cell.get(text_key, "")
         code.append("".join(map(str, source)) if isinstance(source, list) else str(source))
     return code
-
-
-def notebook_cells(notebook: dict, name: str) -> tuple[list, str]:
-    """The cells and the key of their code, read as nbformat reads them (nbgrader reads every notebook through
-    it), so a file holding both `cells` and `worksheets` is read the same way on every path: by its declared
-    version, 3 from the worksheets' `input`, 4 from the cells' `source`. Any other version is refused."""
-    major = notebook.get("nbformat")
-    if major in (2, 3):  # nbformat's upgrade flattens every worksheet and takes `input` as the source
-        worksheets = notebook.get("worksheets")
-        cells = [c for ws in worksheets if isinstance(ws, dict) for c in ws.get("cells") or []] \
-            if isinstance(worksheets, list) else []
-        return cells, "input"
-    if major == 4:
-        cells = notebook.get("cells")
-        return (cells if isinstance(cells, list) else []), "source"
-    shown_zh, shown_en = ("没有声明 nbformat 版本", "declares no nbformat version") if major is None else \
-        (f"声明的 nbformat 版本是 {printable(repr(major)[:20], keep_newlines=False)}",
-         f"declares nbformat version {printable(repr(major)[:20], keep_newlines=False)}")
-    raise SubmissionRefused("not-a-notebook", f"{name} {shown_zh}，notebook 只按第 3 或第 4 版读取。",
-                            f"{name} {shown_en}; notebooks are read as version 3 or 4 only.")
 
 
 # Cell magics whose body is still Python (`%%time` over the graded cell, say); any other cell
