@@ -99,6 +99,9 @@ def run(args: dict) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # the last wall: what a terminal's encoding cannot hold is escaped
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     args = vars(_parser().parse_args(argv))
     try:
         return run(args)

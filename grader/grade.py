@@ -7,14 +7,14 @@ from pathlib import Path
 
 import torch
 
-from grader import fixes, policy, report_cache, static_analysis
+from grader import fixes, parent_budget, policy, report_cache, static_analysis
 from grader.adapter import StudentCode
 from grader.checks import Check, Context, Outcome, checks_for
 from grader.sandbox.confinement import Limits
 from grader.errors import UsageError
 from grader.report import build_report, in_language, refused_report, render_text
 from grader.sandbox.worker_process import SandboxUnavailable, python_paths
-from grader.source import Submission, load_submission
+from grader.source import Refusal, Submission, load_submission
 
 
 def default_limits() -> Limits:
@@ -49,11 +49,13 @@ def not_run(spec: Check, violations: list[policy.Violation], submission: Submiss
 
 def grade_submission(path: str | Path, *, limits: Limits | None = None, cuda: bool | None = None,
                      checks: list[Check] | None = None, folder: Path | None = None, cache: Path | None = None,
-                     fix_credit: float = 0.0) -> dict:
+                     fix_credit: float = 0.0, budget: parent_budget.ParentBudget | None = None) -> dict:
     """Every check on one submission file; a complete, language-neutral report whatever the submission does.
-    `folder`: the student's own folder, which the path may not leave through a link."""
-    return grade(load_submission(path, folder=folder), limits=limits, cuda=cuda, checks=checks, cache=cache,
-                 fix_credit=fix_credit)
+    `folder`: the student's own folder, which the path may not leave through a link. `budget`: what this
+    process may spend on it (grader.parent_budget), reading included."""
+    with parent_budget.charged(budget):
+        return grade(load_submission(path, folder=folder), limits=limits, cuda=cuda, checks=checks, cache=cache,
+                     fix_credit=fix_credit)
 
 
 def grade(submission: Submission, *, limits: Limits | None = None, cuda: bool | None = None,
@@ -73,8 +75,12 @@ def grade(submission: Submission, *, limits: Limits | None = None, cuda: bool | 
     def graded(copy: Submission) -> dict:
         return _cached_report(copy, checks, limits, use_cuda, cache)
 
-    return fixes.with_fixes(submission, graded(submission), static_analysis.analyse(submission.source), graded,
-                            fix_credit)
+    with parent_budget.charged():
+        try:
+            return fixes.with_fixes(submission, graded(submission), static_analysis.analyse(submission.source),
+                                    graded, fix_credit)
+        except parent_budget.OverBudget as spent:  # as a timeout: 0 points and a row that says why
+            return fixes.unsearched(refused_report(Refusal(spent.mistake, spent.zh, spent.en), checks), fix_credit)
 
 
 def _cached_report(submission: Submission, checks: list[Check], limits: Limits, use_cuda: bool,

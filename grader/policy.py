@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader import syntax_tree
+from grader import parent_budget, syntax_tree
 from grader.assignment import GRADED_NAME
 from grader.policy_attribution import attribution
 from grader.policy_rules import Rules
@@ -72,6 +72,7 @@ def violations(source: str) -> list[Violation]:
     found: list[Violation] = []
     seen: set[tuple[str, int]] = set()
     for statement in tree.body:
+        parent_budget.check()
         for node, mistake, zh, en in rules.breaches(statement):
             line = getattr(node, "lineno", statement.lineno)
             parts = parts_of(statement, node)

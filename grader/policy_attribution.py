@@ -46,14 +46,17 @@ def attribution(tree: ast.Module):
             binders.setdefault(name, []).append(statement)
 
     def reach(roots: set[str]) -> set[str]:
-        seen, todo = set(), list(roots)
+        """Each name looked up once, each statement read once: linear even where one line binds N names."""
+        seen, read, todo = set(), set(), list(roots)
         while todo:
             name = todo.pop()
             if name in seen:
                 continue
             seen.add(name)
             for statement in binders.get(name, []):
-                todo += _loads(statement)
+                if id(statement) not in read:
+                    read.add(id(statement))
+                    todo += _loads(statement)
         return seen
 
     load_time = {id(n) for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))
@@ -62,10 +65,14 @@ def attribution(tree: ast.Module):
                      for region in _load_time_regions(s) for n in _loads(region)})
     names_of = {part: reach({graded}) for part, graded in GRADED_NAME.items()}
 
+    bound_by: dict[int, set[str]] = {}  # statement -> what it binds, read once however many breaches it holds
+
     def parts_of(statement: ast.stmt, node: ast.AST) -> set[str]:
         if id(node) in load_time:
             return set(GRADED_NAME)  # runs in the process both parts are graded in
-        bound = _bound(statement)
+        if id(statement) not in bound_by:
+            bound_by[id(statement)] = _bound(statement)
+        bound = bound_by[id(statement)]
         if bound & at_load:
             return set(GRADED_NAME)
         return {part for part, names in names_of.items() if bound & names}

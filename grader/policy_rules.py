@@ -45,15 +45,33 @@ PLAIN_BASES = {"object", "Exception", "ValueError", "RuntimeError", "TypeError",
 NESTED_SELF_ATTRIBUTES = {"requires_grad", "p", "data", "weight", "bias", "training"}
 
 
+MAX_CHAIN = 16
+"""Attributes followed back to a chain's first name. Every prefix of a chain is a node of its own, so the
+prefixes that decide (torch.ops, sys.exit, F.scaled_dot_product_attention) are all read; a deeper node is
+judged by its own name. Following every node of a 3,000-deep chain to its start was quadratic (minutes)."""
+
+
 def _dotted(node: ast.AST) -> list[str] | None:
-    """a.b.c as ["a", "b", "c"], or None when the chain does not start at a plain name."""
+    """a.b.c as ["a", "b", "c"], or None when the chain does not start at a plain name within MAX_CHAIN."""
     parts = []
-    while isinstance(node, ast.Attribute):
+    while isinstance(node, ast.Attribute) and len(parts) < MAX_CHAIN:
         parts.append(node.attr)
         node = node.value
     if isinstance(node, ast.Name):
         return [node.id] + parts[::-1]
     return None
+
+
+def _shown(node: ast.AST) -> str:
+    """The code of a node, for a message: a chain as read, else unparsed (an expression nested deeper than
+    Python's recursion limit is shown by its last name only)."""
+    chain = _dotted(node)
+    if chain:
+        return ".".join(chain)
+    try:
+        return ast.unparse(node)[:200]
+    except RecursionError:
+        return "…" + (f".{node.attr}" if isinstance(node, ast.Attribute) else "")
 
 
 def _named_getattr(call: ast.Call) -> bool:
@@ -207,7 +225,7 @@ class Rules:
 
     def _assignment(self, node: ast.Attribute, path: str | None):
         chain = _dotted(node)
-        target = ".".join(chain) if chain else ast.unparse(node)
+        target = _shown(node)
         if chain and chain[0] == "self" and (len(chain) == 2 or chain[-1] in NESTED_SELF_ATTRIBUTES) \
                 and not any(_is_dunder(p) for p in chain):
             return
@@ -255,7 +273,7 @@ class Rules:
             path = self._resolved(base)
             if path and (_nn_module_class(path) or path in ("typing.NamedTuple", "torch.autograd.Function")):
                 continue
-            shown = path or ast.unparse(base)
+            shown = path or _shown(base)
             mistake = "tampering" if shown.startswith("torch") else "introspection"
             yield base, mistake, f"类 {node.name} 继承了 {shown}", f"class {node.name} subclasses {shown}"
         for keyword in node.keywords:

@@ -23,7 +23,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import syntax_tree
+from grader import parent_budget, syntax_tree
+from grader.notebook_version import NotebookVersionRefused, notebook_cells
 from grader.assignment import GRADED_NAME, GRADED_NAMES, IMPORTS, model_args_source  # noqa: F401 (re-exported)
 
 # The notebook's provided cells (imports, ModelArgs): a notebook that lost them is still graded on its
@@ -138,20 +139,19 @@ def read_code_cells(path: Path) -> list[str]:
     if not isinstance(notebook, dict):
         raise SubmissionRefused("not-a-notebook", f"{path.name} 不是 JSON 格式的 notebook。",
                                 f"{path.name} is not a notebook (no readable JSON).")
-    cells = notebook.get("cells")
-    if cells is None:  # nbformat 3 keeps cells inside worksheets
-        worksheets = notebook.get("worksheets")
-        if isinstance(worksheets, list) and all(isinstance(ws, dict) and isinstance(ws.get("cells", []), list)
-                                                for ws in worksheets):
-            cells = [cell for ws in worksheets for cell in ws.get("cells", [])]
-    if not isinstance(cells, list) or not all(isinstance(cell, dict) for cell in cells):
+    try:
+        cells, text_key = notebook_cells(notebook, path.name)
+    except NotebookVersionRefused as refused:
+        raise SubmissionRefused("not-a-notebook", refused.zh, refused.en) from None
+    if not all(isinstance(cell, dict) for cell in cells) or (text_key == "source"
+                                                            and not isinstance(notebook.get("cells"), list)):
         raise SubmissionRefused("not-a-notebook", f"{path.name} 不是 notebook：没有由单元格组成的列表。",
                                 f"{path.name} is not a notebook (no list of cells).")
     code = []
     for cell in cells:
         if cell.get("cell_type") != "code":
             continue
-        source = cell.get("source", cell.get("input", ""))
+        source = cell.get(text_key, "")
         code.append("".join(map(str, source)) if isinstance(source, list) else str(source))
     return code
 
@@ -293,6 +293,14 @@ def submission_from_cells(cells: list[str], path: str, is_notebook: bool = True)
     over = code_over_caps(cells)
     if over is not None:
         return Submission(path, "", is_notebook=is_notebook, refusal=over.refusal)
+    with parent_budget.charged():
+        try:
+            return _parsed(cells, path, is_notebook)
+        except parent_budget.OverBudget as spent:
+            return Submission(path, "", is_notebook=is_notebook, refusal=Refusal(spent.mistake, spent.zh, spent.en))
+
+
+def _parsed(cells: list[str], path: str, is_notebook: bool) -> Submission:
     cells = [strip_magics(cell) for cell in cells]
     statements: list[ast.stmt] = []
     spans: dict[int, tuple[int, int]] = {}  # id(statement) -> (first, last) line in the whole module
@@ -300,6 +308,7 @@ def submission_from_cells(cells: list[str], path: str, is_notebook: bool = True)
     module_lines: list[str] = list(PROVIDED_CELLS)
     syntax_errors = []
     for index, cell in enumerate(cells):
+        parent_budget.check()
         lines = cell.splitlines() or [""]
         offset = len(module_lines)
         module_lines += lines
@@ -325,6 +334,7 @@ def submission_from_cells(cells: list[str], path: str, is_notebook: bool = True)
             refused = too_large(f"代码的顶层语句超过 {MAX_STATEMENTS} 条",
                                 f"the code has over {MAX_STATEMENTS} top-level statements")
             return Submission(path, "", is_notebook=is_notebook, refusal=refused.refusal)
+    parent_budget.check()
     keep_lines = set()
     for statement in extract_definitions(statements):
         first, last = spans[id(statement)]

@@ -11,7 +11,7 @@ from collections import defaultdict
 
 import torch
 
-from grader import static_dims, syntax_tree
+from grader import parent_budget, static_dims, syntax_tree
 from grader.assignment import GRADED_NAMES, MODEL_ARGS_TYPES
 
 GRADED = GRADED_NAMES
@@ -23,6 +23,12 @@ TENSOR_ONLY = {"sqrt", "rsqrt"}
 MAX_DEPTH = 100  # nesting followed when typing an expression: honest code nests a few levels, hostile code thousands
 CREATION_FUNCTIONS = {"ones", "zeros", "full", "empty", "arange", "eye", "tensor", "rand", "randn", "as_tensor", "tril_indices", "triu_indices"}
 DEVICE_STRINGS = {"cuda", "cpu", "cuda:0", "mps"}
+
+
+def near(name: str, meant: str, edits: int = 2) -> bool:
+    """At most `edits` edits from `meant`; a name whose length alone says no costs nothing (a hand-in may hold a
+    name of 500,000 characters, and the distance is quadratic)."""
+    return abs(len(name) - len(meant)) <= edits and edit_distance(name, meant) <= edits
 
 
 def edit_distance(a: str, b: str) -> int:
@@ -54,11 +60,13 @@ def analyse(source: str) -> dict[str, list[dict]]:
         return {}
     lines = source.splitlines()
 
+    placed: set[tuple[str, int]] = set()  # one place per mistake and line, looked up in O(1): a hand-in may hold 20,000
+
     def add(mistake: str, node: ast.AST) -> None:
         line = getattr(node, "lineno", 0)
-        place = {"line": line, "text": lines[line - 1].strip() if 0 < line <= len(lines) else ""}
-        if place not in findings[mistake]:
-            findings[mistake].append(place)
+        if (mistake, line) not in placed:
+            placed.add((mistake, line))
+            findings[mistake].append({"line": line, "text": lines[line - 1].strip() if 0 < line <= len(lines) else ""})
 
     module_names = set()
     for node in tree.body:
@@ -75,13 +83,13 @@ def analyse(source: str) -> dict[str, list[dict]]:
                 and "matmul" not in module_names:
             add("bare-matmul", node)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch" \
-                and not hasattr(torch, node.attr) and difflib.SequenceMatcher(None, node.attr, "Tensor").ratio() >= 0.6:
+                and len(node.attr) < 15 and not hasattr(torch, node.attr) and difflib.SequenceMatcher(None, node.attr, "Tensor").ratio() >= 0.6:
             add("misspelled-tensor", node)
         if isinstance(node, ast.Attribute) and node.attr == "dropout" and isinstance(node.value, ast.Name) \
                 and node.value.id == "nn":
             add("dropout-lowercase", node)
         for name in _identifiers(node):
-            if name != "is_causal" and edit_distance(name.lower(), "is_causal") <= 2:
+            if name != "is_causal" and near(name.lower(), "is_causal"):
                 add("is-causal-typo", node)
         if _is_torch_attr(node, "scaled_dot_product_attention") and not (
                 isinstance(node.value, ast.Name) and node.value.id == "self"):
@@ -93,12 +101,14 @@ def analyse(source: str) -> dict[str, list[dict]]:
                 for a in node.names):
             add("forbidden-api", node)
 
+    parent_budget.check()
     numbers = _Numbers(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and _is_torch_attr(node.func, *TENSOR_ONLY) and isinstance(node.func.value, ast.Name) \
                 and node.func.value.id == "torch" and len(node.args) == 1 and numbers.is_number(node.args[0]):
             add("sqrt-of-int", node)
 
+    parent_budget.check()
     for graded in _graded_nodes(tree):
         _graded_code_findings(graded, module_names, add)
     static_dims.findings(tree, add)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 
 from grader.fix_rules.splices import Splice, one_line, replace, segment
-from grader.static_analysis import edit_distance
+from grader.static_analysis import near
 
 
 def bare_matmul(lines: list[bytes], graded: ast.AST) -> list[Splice]:
@@ -23,14 +23,14 @@ def misspelled_tensor(lines: list[bytes], graded: ast.AST) -> list[Splice]:
 
     return [replace(n, "torch.Tensor") for n in ast.walk(graded)
             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "torch"
-            and n.attr != "Tensor" and not hasattr(torch, n.attr) and edit_distance(n.attr, "Tensor") <= 2
+            and n.attr != "Tensor" and near(n.attr, "Tensor") and not hasattr(torch, n.attr)
             and one_line(n)]
 
 
 def is_causal_typo(lines: list[bytes], graded: ast.AST) -> list[Splice]:
     """Every spelling within two edits of `is_causal`, renamed where it is bound and where it is read."""
     def typo(name: str | None) -> bool:
-        return bool(name) and name != "is_causal" and edit_distance(name.lower(), "is_causal") <= 2
+        return bool(name) and name != "is_causal" and near(name.lower(), "is_causal")
 
     splices = []
     for n in ast.walk(graded):

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader.assignment import MAX_SCORE
+from grader.clean_text import printable
 from grader.grade import grade_submission
 from grader.grade_all.discovery import find_submissions, student_folder
 from grader.grade_all.parallel import in_parallel
@@ -12,7 +13,7 @@ from grader.grade_all.parallel import in_parallel
 def failed_report(error: BaseException, stage: str) -> dict:
     """The row of a submission the grader could not grade (unreadable file, grader bug): 0 points."""
     return {"score": 0.0, "max_score": MAX_SCORE, "checks": [], "mistakes": [], "advice": [],
-            "error": f"{stage}: {type(error).__name__}: {error}"}
+            "error": printable(f"{stage}: {type(error).__name__}: {error}", keep_newlines=False)}
 
 
 def grade_one(student: str, path: Path, folder: Path, cache: Path | None = None, fix_credit: float = 0.0) -> dict:

@@ -31,7 +31,7 @@ from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, Unicode
 
-from grader import assignment  # torch-free: nbgrader imports this module at start-up
+from grader import assignment, parent_budget  # torch-free: nbgrader imports this module at start-up
 from grader.catalog import catalog, explain, explained_once
 from grader.clean_text import printable
 from grader.nbgrader.attention_figure import display_data
@@ -129,8 +129,9 @@ class GradeWithHiddenGraders(NbGraderPreprocessor):
         single_threaded_torch()  # this step is where nbgrader's process enters grading, as the CLI is for ours
         from grader.grade import grade
 
-        report = grade(submission_from_cells(sources, name, is_notebook=True),
-                       cache=Path(self.report_cache) if self.report_cache else None, fix_credit=self.fix_credit)
+        with parent_budget.charged():  # reading and grading this notebook, as for `grader grade`
+            report = grade(submission_from_cells(sources, name, is_notebook=True),
+                           cache=Path(self.report_cache) if self.report_cache else None, fix_credit=self.fix_credit)
         kit = kit_metadata(nb)
         kit["report"] = report
         if report.get("isolation_missing"):

@@ -38,7 +38,7 @@ class CellText:
     bound: frozenset[str]  # every top-level name: defs, imports, assignment targets
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=256)  # the release cells, read for every notebook; a student's cell rarely recurs
 def read_cell(source: str) -> CellText:
     """The names a cell's text binds; a cell that does not parse is read with a line pattern."""
     text = strip_magics(source)

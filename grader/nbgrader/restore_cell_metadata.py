@@ -28,6 +28,7 @@ from traitlets import Float
 from grader.nbgrader.release_cells import (
     ReleaseCell, load_release, nbgrader_meta, note_repair, read_cell, similarity,
 )
+from grader.source import code_over_caps
 
 # metadata keys nbgrader's release sets beside `nbgrader` (locked cells are not editable in Jupyter)
 _LOCK_KEYS = ("deletable", "editable")
@@ -78,8 +79,13 @@ class RestoreCellMetadata(NbGraderPreprocessor):
         return nb, resources
 
     def match(self, nb: NotebookNode, release: tuple[ReleaseCell, ...]) -> dict[int, ReleaseCell]:
-        """Submitted cell index -> the release cell it is; solution cells first, so student code wins."""
-        code = {i: read_cell(cell.source) for i, cell in enumerate(nb.cells) if cell.cell_type == "code"}
+        """Submitted cell index -> the release cell it is; solution cells first, so student code wins.
+        Code over the grader's caps is not read at all (the grader refuses it unread): no cell is matched."""
+        sources = {i: cell.source for i, cell in enumerate(nb.cells) if cell.cell_type == "code"}
+        if code_over_caps(list(sources.values())) is not None:
+            self.log.warning("The code cells are over the grader's size caps: not read, no cell matched")
+            return {}
+        code = {i: read_cell(text) for i, text in sources.items()}
         assigned: dict[int, ReleaseCell] = {}
         for target in (cell for cell in release if cell.is_solution):
             holders = [i for i, text in code.items() if i not in assigned and text.defined & target.text.defined]

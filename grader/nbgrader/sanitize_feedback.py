@@ -14,16 +14,22 @@ rendered:
   markdown attachments only PNG/JPEG images.
 
 The kit's own verdicts (stream text, the weights picture, HTML tables within ALLOWED_TAGS) pass
-unchanged. Markdown syntax itself (links, images) is rendered after this step; the page's
-Content-Security-Policy (feedback_page_policy) keeps such links and images from running or loading anything.
+unchanged. Markdown syntax itself (links, images) is rendered after this step, so each markdown cell is
+rendered here too, by the page's own renderer: a cell whose links or images would carry any URL but
+http(s), mailto, an anchor or a PNG/JPEG data URL (`javascript:`, SVG, however spelled) is shown as
+plain text instead. An attachment nothing safe is left of (an SVG), or one the text names but the cell
+lacks, becomes an empty picture, since the renderer fails the whole page on either. The page's
+Content-Security-Policy (feedback_page_policy) is a second wall.
 """
 from __future__ import annotations
 
 import html
 import re
+import urllib.parse
 
 import nh3
 from nbconvert.exporters.exporter import ResourcesDict
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool
@@ -40,6 +46,11 @@ BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
 SAFE_OUTPUT_TYPES = {"text/plain", "text/html", "text/markdown", "image/png", "image/jpeg"}
 SAFE_ATTACHMENT_TYPES = {"image/png", "image/jpeg"}
 NOTEBOOK_METADATA_KEPT = ("kernelspec", "language_info")
+SAFE_URL = re.compile(r"(https?://|mailto:|#|data:image/(png|jpeg);base64,)", re.I)
+URL_ATTRIBUTE = re.compile(r"""\s(?:href|src|xlink:href|action|formaction|poster|srcset)\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)""", re.I)
+ATTACHMENT_NAME = re.compile(r"attachment:([^\s)\"'>]+)")
+EMPTY_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=")
+"""A 1x1 transparent PNG: what an attachment with nothing safe in it shows."""
 CELL_METADATA_KEPT = ("nbgrader",)
 
 
@@ -63,6 +74,41 @@ def clean_markdown(markdown: str) -> str:
     if cleaned == html.escape(markdown, quote=False):
         return markdown
     return cleaned.replace("&gt;", ">")
+
+
+def rendered_urls_are_safe(markdown: str, attachments: dict) -> bool:
+    """Every URL in the HTML the page's renderer makes of this markdown is one SAFE_URL allows."""
+    try:
+        rendered = MarkdownWithMath(renderer=IPythonRenderer(escape=False, attachments=attachments)).render(markdown)
+    except Exception:  # a renderer failure would fail the whole page: show the text instead
+        return False
+    for match in URL_ATTRIBUTE.finditer(rendered):
+        url = re.sub(r"[\x00-\x20]", "", html.unescape(match.group(1).strip("\"'")))
+        if url and not SAFE_URL.match(url):
+            return False
+    return True
+
+
+def as_text(markdown: str) -> str:
+    """Markdown shown as written, nothing of it a link: one preformatted HTML block (it ends only at its
+    closing tag, which escaping keeps out of the text)."""
+    return f"<pre>{html.escape(markdown)}</pre>"
+
+
+def safe_attachments(attachments, markdown: str) -> NotebookNode:
+    """PNG/JPEG data only; an attachment with none left, or one the text names but the cell lacks, an empty PNG."""
+    kept = NotebookNode()
+    for name, bundle in (attachments or {}).items():
+        if isinstance(bundle, dict):
+            kept[name] = NotebookNode({t: v for t, v in bundle.items() if t in SAFE_ATTACHMENT_TYPES
+                                       and isinstance(v, str) and BASE64.fullmatch(v)})
+    for name in ATTACHMENT_NAME.findall(markdown):
+        for spelling in (name, urllib.parse.unquote(name)):
+            kept.setdefault(spelling, NotebookNode())
+    for name, bundle in kept.items():
+        if not bundle:
+            kept[name] = NotebookNode({"image/png": EMPTY_PNG})
+    return kept
 
 
 def _text(value) -> str:
@@ -120,13 +166,13 @@ class SanitizeFeedback(Preprocessor):
         cell.metadata = NotebookNode({key: cell.metadata[key] for key in CELL_METADATA_KEPT if key in cell.metadata})
         if cell.cell_type == "markdown":
             cell.source = clean_markdown(_text(cell.source))
+            cell.attachments = safe_attachments(cell.get("attachments"), cell.source)
+            if not rendered_urls_are_safe(cell.source, cell.attachments):
+                cell.source = as_text(cell.source)
         elif cell.cell_type == "raw":
             cell.source = clean_html(_text(cell.source))
-        if "attachments" in cell:
-            cell.attachments = NotebookNode({
-                name: NotebookNode({t: v for t, v in bundle.items() if t in SAFE_ATTACHMENT_TYPES
-                                    and isinstance(v, str) and BASE64.fullmatch(v)})
-                for name, bundle in (cell.attachments or {}).items() if isinstance(bundle, dict)})
+        if "attachments" in cell and cell.cell_type != "markdown":
+            cell.attachments = safe_attachments(cell.attachments, "")
         if cell.cell_type == "code":
             cell.outputs = [cleaned for cleaned in map(clean_output, cell.get("outputs", [])) if cleaned is not None]
         return cell, resources

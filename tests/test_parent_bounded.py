@@ -1,0 +1,87 @@
+"""Is every pass the trusted parent makes over a hand-in's text bounded, at the worst the caps allow, and does a
+hand-in over the parent's budget get a row that says so? (CPU time of this process, never wall time.)
+
+The hand-ins (tests/worst_case_code.py) fill a cap with one statement kind each and are read by the graded code,
+so reading, the grading rules, the static pass and the fix rules all read every byte of them.
+"""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from conftest import REFERENCE
+from grader import parent_budget, policy, static_analysis
+from grader.fix_candidates import candidates
+from grader.fix_rules import RULES
+from grader.grade import grade_submission
+from grader.source import submission_from_cells
+from worst_case_code import WORST, attribute_chains, binding_line
+
+pytestmark = pytest.mark.unit
+
+PASSES_CPU_SECONDS = parent_budget.CPU_SECONDS
+"""All the text passes over one worst hand-in, together, within the parent's whole budget. When they were
+quadratic, the binding line took minutes (112–174 s at 68 KiB) and the attribute chains 37 s at 506 KiB."""
+
+
+@pytest.mark.parametrize("case", sorted(WORST))
+def test_every_pass_over_the_worst_code_the_caps_allow_stays_within_the_budget(case):
+    """Read, rules, static pass, fix rules: the CPU time they take on a capped worst case, every byte kept."""
+    code = WORST[case]()
+    started = time.process_time()
+    submission = submission_from_cells([code], f"{case}.py", is_notebook=False)
+    assert submission.refusal is None, submission.refusal
+    assert len(submission.source) > 0.9 * len(code) or case == "statements"  # the hostile block was kept
+    policy.violations(submission.source)
+    static_analysis.analyse(submission.source)
+    candidates(submission.source, list(RULES), {})
+    spent = time.process_time() - started
+    assert spent < PASSES_CPU_SECONDS, f"{case}: {spent:.1f} s of CPU"
+
+
+def test_a_line_binding_n_names_costs_the_rules_linear_time():
+    """Four times the names, about four times the rules' time (quadratic was sixteen times)."""
+    def rules_seconds(size: int) -> float:
+        code = binding_line_of(size)
+        source = submission_from_cells([code], "b.py", is_notebook=False).source
+        started = time.process_time()
+        policy.violations(source)
+        return time.process_time() - started
+
+    small, large = rules_seconds(300), rules_seconds(1200)
+    assert large < 8.0 * small + 0.05, (small, large)
+
+
+def binding_line_of(count: int) -> str:
+    names = ", ".join(f"a{i}" for i in range(count))
+    return binding_line().split("\nX, ", 1)[0] + f"\nX, {names} = 0, {names}\n"
+
+
+def test_a_hand_in_over_the_parents_cpu_budget_gets_a_row_that_says_so(tmp_path):
+    path = tmp_path / "chains.py"
+    path.write_text(attribute_chains(), encoding="utf-8")
+    started = time.process_time()
+    report = grade_submission(path, budget=parent_budget.ParentBudget(cpu_seconds=0.5))
+    assert time.process_time() - started < 15
+    assert report["score"] == 0.0 and report["mistakes"] == ["submission-too-costly"]
+    assert report["refused"] == "submission-too-costly"
+    assert "0.5 s of CPU time" in report["checks"][0]["message_en"] and "CPU 时间" in report["checks"][0]["message_zh"]
+
+
+def test_a_hand_in_over_the_parents_memory_budget_gets_a_row_that_says_so(tmp_path):
+    path = tmp_path / "chains.py"
+    path.write_text(attribute_chains(), encoding="utf-8")
+    report = grade_submission(path, budget=parent_budget.ParentBudget(memory_bytes=2**20))
+    assert report["mistakes"] == ["submission-too-costly"]
+    assert "MiB of memory, over its limit of 1 MiB" in report["checks"][0]["message_en"]
+
+
+def test_an_honest_hand_in_reads_far_inside_the_budget():
+    """The reference's reading passes: a small fraction of the budget, so the budget never touches an honest one."""
+    code = REFERENCE.read_text(encoding="utf-8")
+    started = time.process_time()
+    submission = submission_from_cells([code], "honest.py", is_notebook=False)
+    policy.violations(submission.source)
+    static_analysis.analyse(submission.source)
+    assert time.process_time() - started < PASSES_CPU_SECONDS / 30
