@@ -1,0 +1,103 @@
+"""Does a test go red when a defended behaviour is broken? One mutation at a time, in a throwaway copy of HEAD.
+
+Each mutation below replaces one exact piece of the grader (the replaced text must be there once: a
+mutation that no longer applies is reported, never skipped) and runs the tests named for it; the
+mutation is caught when they fail. Prints one row per mutation with the test that caught it and its
+tier. Exit status 1 when a mutation survives or no longer applies.
+
+    .venv/bin/python scripts/mutation_audit.py            # every mutation
+    .venv/bin/python scripts/mutation_audit.py uid-drop   # the ones named
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    file: str
+    old: str
+    new: str
+    tests: tuple[str, ...]  # pytest node ids (or files) that must go red
+    tier: str
+
+
+MUTATIONS = [
+    Mutation("causal-exactness", "grader/checks/sdpa/behaviour.py",
+             "if (leaked != 0).any():", "if (leaked.abs() > 1e-6).any():",
+             ("tests/test_graders.py::test_mutant_loses_points_and_is_diagnosed[mask-leaks-tiny]",), "sandbox"),
+    Mutation("gradient-comparison", "grader/checks/sdpa/numerics.py",
+             'if not gradcheck.get("passed"):', "if False:",
+             ("tests/test_graders.py::test_mutant_loses_points_and_is_diagnosed[broken-grad__wrong-backward]",),
+             "sandbox"),
+    Mutation("reference-scale", "grader/reference.py",
+             "T, d_k = Q.size(-2), Q.size(-1)", "T, d_k = Q.size(-2), V.size(-1)",
+             ("tests/test_core_reference.py",), "unit"),
+    Mutation("built-in-attention-refusal", "grader/sandbox/worker.py",
+             "self._denied_ops.impl(op, self._refusing(f\"aten.{op}\"), key)", "pass",
+             ("tests/test_forgery.py::test_the_built_in_attention_is_refused_in_the_worker_however_named",), "sandbox"),
+    Mutation("uid-drop", "grader/sandbox/confinement.py",
+             "os.setuid(limits.uid)", "pass",
+             ("tests/test_confinement_hostile.py",), "sandbox"),
+    Mutation("chroot", "grader/sandbox/confinement.py",
+             "        _enter_new_root(libc, limits.visible, cuda)", "        pass",
+             ("tests/test_isolation.py",), "sandbox"),
+    Mutation("release-gate", "grader/release_solutions.py",
+             "if problems and not force:", "if False:",
+             ("tests/test_nbgrader_release_solutions.py",), "e2e"),
+    Mutation("cache-key", "grader/report_cache.py",
+             "check_ids, dataclasses.asdict(limits), cuda,", "check_ids, cuda,",
+             ("tests/test_core_report_cache.py",), "unit"),
+]
+
+
+def copy_of_head(target: Path) -> None:
+    """The committed tree, nothing else: a mutation never touches the working copy."""
+    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(target), "HEAD"], cwd=ROOT, check=True)
+
+
+def run(mutation: Mutation, copy: Path) -> tuple[str, str]:
+    path = copy / mutation.file
+    original = path.read_text(encoding="utf-8")
+    if original.count(mutation.old) != 1:
+        return "does not apply", f"{mutation.old!r} found {original.count(mutation.old)} times in {mutation.file}"
+    path.write_text(original.replace(mutation.old, mutation.new), encoding="utf-8")
+    try:
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *mutation.tests],
+                              cwd=copy, capture_output=True, text=True)
+    finally:
+        path.write_text(original, encoding="utf-8")
+    last = (done.stdout.strip().splitlines() or [""])[-1]
+    return ("caught" if done.returncode == 1 else "SURVIVED" if done.returncode == 0 else f"error {done.returncode}"), last
+
+
+def main(names: list[str]) -> int:
+    chosen = [m for m in MUTATIONS if not names or m.name in names]
+    copy = Path(tempfile.mkdtemp(prefix="attention-kit-mutants-")) / "head"
+    copy_of_head(copy)
+    failed = 0
+    try:
+        print(f"{'mutation':<28}{'tier':<9}{'result':<16}{'seconds':>8}  tests (last line)")
+        for mutation in chosen:
+            started = time.monotonic()
+            result, last = run(mutation, copy)
+            failed += result != "caught"
+            print(f"{mutation.name:<28}{mutation.tier:<9}{result:<16}{time.monotonic() - started:8.0f}  "
+                  f"{' '.join(mutation.tests)} ({last})", flush=True)
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(copy)], cwd=ROOT)
+        shutil.rmtree(copy.parent, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
