@@ -31,9 +31,9 @@ def course(tmp_path_factory):
     course = Course.create(tmp_path_factory.mktemp("untrusted-notebooks"))
     answered = cn.answered(release_notebook(), cn.reference_answers())
     pictured = cn.answered(release_notebook(), cn.reference_answers())
-    pictured.cells.insert(1, v4.new_markdown_cell("**My figure** ![figure](attachment:figure.svg) "
-                                                  "[click](javascript:alert(1))",
+    pictured.cells.insert(1, v4.new_markdown_cell("**My figure** ![figure](attachment:figure.svg)",
                                                   attachments={"figure.svg": {"image/svg+xml": SVG}}))
+    pictured.cells.insert(2, v4.new_markdown_cell("[click](javascript:alert(1))"))
     cn.write(pictured, course.submitted("pictured"))
     both = {"nbformat": 3, "nbformat_minor": 0, "metadata": dict(release_notebook().metadata),
             "cells": [dict(cell) for cell in answered.cells],  # what a v3 reader never looks at
@@ -53,6 +53,7 @@ def test_cells_and_worksheets_score_the_same_through_nbgrader_and_grader_grade(c
 
 def test_an_svg_attachment_and_a_script_link_leave_a_feedback_page_without_them(course):
     page = course.feedback("pictured").read_text(encoding="utf-8")
+    assert "<strong>My figure</strong>" in page  # the prose beside the SVG still rendered
     urls = re.findall(r"""(?:href|src)\s*=\s*["']([^"']*)""", page.lower())
     assert not [url for url in urls if url.startswith(("javascript:", "data:image/svg"))], urls
     assert SVG.lower() not in page.lower() and "[click](javascript:alert(1))" in page  # shown as text, not a link
