@@ -16,7 +16,7 @@ from grader.fix_candidates import candidates
 from grader.fix_rules import RULES
 from grader.grade import grade_submission
 from grader.source import submission_from_cells
-from worst_case_code import WORST, attribute_chains, binding_line
+from worst_case_code import WORST, attribute_chains, with_block
 
 pytestmark = pytest.mark.unit
 
@@ -40,22 +40,36 @@ def test_every_pass_over_the_worst_code_the_caps_allow_stays_within_the_budget(c
     assert spent < PASSES_CPU_SECONDS, f"{case}: {spent:.1f} s of CPU"
 
 
-def test_a_line_binding_n_names_costs_the_rules_linear_time():
-    """Four times the names, about four times the rules' time (quadratic was sixteen times)."""
-    def rules_seconds(size: int) -> float:
-        code = binding_line_of(size)
-        source = submission_from_cells([code], "b.py", is_notebook=False).source
-        started = time.process_time()
-        policy.violations(source)
-        return time.process_time() - started
+def cpu_of(text_pass, code: str) -> float:
+    source = submission_from_cells([code], "case.py", is_notebook=False).source
+    started = time.process_time()
+    text_pass(source)
+    return time.process_time() - started
 
-    small, large = rules_seconds(300), rules_seconds(1200)
-    assert large < 8.0 * small + 0.05, (small, large)
+
+def four_times_the_size_costs_about_four_times(text_pass, code_of, small: int) -> None:
+    """A linear pass takes about 4x the time on 4x the input; a quadratic one took 16x."""
+    little, large = cpu_of(text_pass, code_of(small)), cpu_of(text_pass, code_of(4 * small))
+    assert large < 8.0 * little + 0.05, (little, large)
+
+
+def test_a_line_binding_n_names_costs_the_rules_linear_time():
+    four_times_the_size_costs_about_four_times(policy.violations, binding_line_of, 300)
+
+
+def test_attribute_chains_cost_the_rules_linear_time():
+    four_times_the_size_costs_about_four_times(
+        policy.violations, lambda depth: with_block("X = torch" + ".a" * depth), 500)
+
+
+def test_findings_on_every_line_cost_the_static_pass_linear_time():
+    four_times_the_size_costs_about_four_times(
+        static_analysis.analyse, lambda count: with_block("def X():\n" + "    is_casuel = matmul(x)\n" * count), 2000)
 
 
 def binding_line_of(count: int) -> str:
     names = ", ".join(f"a{i}" for i in range(count))
-    return binding_line().split("\nX, ", 1)[0] + f"\nX, {names} = 0, {names}\n"
+    return with_block(f"X, {names} = 0, {names}")
 
 
 def test_a_hand_in_over_the_parents_cpu_budget_gets_a_row_that_says_so(tmp_path):
