@@ -37,15 +37,24 @@ def header(path: Path, key: str) -> str | None:
     return None
 
 
-# The grading rules (grader/policy.py) refuse most hostile code before it runs. The sandbox must hold
-# on its own when a trick gets past them, so the sandbox's hostile tests grade with the rules off:
-# in this process through the fixture, in a child process through this command line.
-BYPASS_RULES = "import grader.policy; grader.policy.violations = lambda source: []"
+# The grading rules (the static pass grader/policy.py, the worker's run-time guards) refuse most hostile
+# code. The sandbox must hold on its own when a trick gets past them, so the sandbox's hostile tests grade
+# with both off: in this process through `rules_bypassed`, in a child process through this command line.
+# `static_rules_off` keeps the run-time guards: what they hold alone.
+BYPASS_RULES = ("import grader.policy; grader.policy.violations = lambda source: []; "
+                "import grader.sandbox.worker_process; grader.sandbox.worker_process.RUNTIME_GUARDS = False")
 GRADER_WITHOUT_RULES = [sys.executable, "-c", f"{BYPASS_RULES}; import runpy; runpy.run_module('grader', run_name='__main__')"]
 
 
 @pytest.fixture
-def rules_bypassed(monkeypatch):
+def static_rules_off(monkeypatch):
     from grader import policy
 
     monkeypatch.setattr(policy, "violations", lambda source: [])
+
+
+@pytest.fixture
+def rules_bypassed(static_rules_off, monkeypatch):
+    from grader.sandbox import worker_process
+
+    monkeypatch.setattr(worker_process, "RUNTIME_GUARDS", False)
