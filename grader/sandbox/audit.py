@@ -3,8 +3,8 @@
 `sys.addaudithook` cannot be removed, and its events name the real operation (ctypes, a gc walk, an
 open file), whatever attribute path or spelling led there. torch and numpy import lazily and open
 their own files, and the grader's code runs between probes: the hook enforces only while a frame of
-student code is on the stack, and lets the standard library's own code generation through (dataclasses
-and namedtuple build their methods with exec, from identifiers).
+student code is on the stack, and lets through the standard library's own code generation (dataclasses
+and namedtuple build their methods with exec, from identifiers) and the loading of a module being imported.
 """
 from __future__ import annotations
 
@@ -24,13 +24,20 @@ DENIED_PREFIXES = ("ctypes.", "socket.", "os.exec", "os.posix_spawn", "os.spawn"
 # the code generators of the standard library that honest classes use (@dataclass, namedtuple, NamedTuple)
 CODE_GENERATORS = ("dataclasses.py", "collections/__init__.py")
 SOURCE_SUFFIXES = (".py", ".pyc", ".so")
+IMPORT_MACHINERY = "<frozen importlib._bootstrap"
 
 
 def _student_on_stack() -> bool:
+    """Whether student code called this, directly or through libraries. A module being imported runs its
+    own top-level code (it reads its files, unmarshals, execs): the guarded import let only allowed
+    modules in, and torch's lazy imports come from torch, so the events of an import are let through."""
     frame = sys._getframe(2)
     while frame is not None:
-        if frame.f_code.co_filename == SUBMISSION_FILE:
+        filename = frame.f_code.co_filename
+        if filename == SUBMISSION_FILE:
             return True
+        if filename.startswith(IMPORT_MACHINERY):
+            return False
         frame = frame.f_back
     return False
 
