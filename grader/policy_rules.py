@@ -258,7 +258,7 @@ class Rules:
         if not isinstance(func, ast.Name):
             return
         if func.id == "getattr":
-            if _on_self(node):  # a module's own layers by name: nothing but its own attributes
+            if _on_self(node) and not _named_getattr(node):  # a module's own layers by name
                 return
             if _named_getattr(node):
                 fake = ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load())

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REFERENCE, SUBMISSIONS, header
+from conftest import REFERENCE, ROOT, SUBMISSIONS, header
 from grader import policy
 from grader.source import load_submission
 
@@ -242,3 +242,36 @@ def test_a_bypass_of_the_static_rules_gains_nothing_at_run_time(graded, static_r
     if "meta" not in name:  # on the meta stand-in the code takes a GPU's path: no refusal, the twin's score
         for part in affected:
             assert not [c["id"] for c in report["checks"] if c["part"] == part and c["points"] > 0], part
+
+
+def _public_selfcheck():
+    """The released self-check module (it stands alone: no grader import), loaded from release/."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("released_selfcheck", ROOT / "release" / "attention" / "selfcheck.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _selfcheck_rule_verdict(module, source: str, part: str) -> str | None:
+    try:
+        module.check_rules(part, {"__selfcheck_sources__": [source]})
+    except module.SelfCheckFailure as failure:
+        return failure.mistake
+    return None
+
+
+def test_the_public_selfcheck_gives_the_same_rule_verdict():
+    """Before hand-in, from the same table the worker enforces: honest idioms pass, and every attack the
+    static pass refuses is refused by the self-check too, under a rule mistake, for the part it costs."""
+    module = _public_selfcheck()
+    for name, source in HONEST.items():
+        assert [_selfcheck_rule_verdict(module, source, p) for p in ("part1", "part2")] == [None, None], name
+    attacks = sorted(p for p in FORGERY.glob("*.py") if header(p, "expect") in policy.RULE_MISTAKES + ("forbidden-api",))
+    assert len(attacks) >= 8
+    for path in attacks:
+        source = path.read_text(encoding="utf-8")
+        costs = {"sdpa": ["part1"], "mha": ["part2"], "both": ["part1", "part2"]}[header(path, "affected")]
+        for part in costs:
+            assert _selfcheck_rule_verdict(module, source, part) in policy.RULE_MISTAKES + ("forbidden-api",), (path.name, part)

@@ -1,6 +1,5 @@
-# attack: reaches builtins through an allowed module's attribute (dataclasses.builtins), finds the
-# worker's dispatcher registrations through its refusing wrapper's closure, removes them and calls the
-# built-in attention with the dispatch modes off; every forbidden name is spelled from pieces
+# attack: builtins through an allowed module's attribute (dataclasses.builtins); the worker's dispatcher registrations
+# found through its refusing wrapper's closure and removed; names spelled from pieces; the built-in attention, modes off
 # twin: twins/mha_plain_sdpa.py
 # expect: introspection
 # affected: mha

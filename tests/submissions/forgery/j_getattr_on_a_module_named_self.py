@@ -1,8 +1,7 @@
-# attack: getattr on a variable named self, which holds torch.nn.functional, the worker's refusing
-# wrapper (whose closure holds the dispatcher registrations, removed), then torch's private namespace
-# and the built-in attention with the dispatch modes off
+# attack: getattr on a variable named self (torch.nn.functional): the worker's refusing wrapper, its closure's dispatcher
+# registrations removed, then torch's private namespace and the built-in attention with the dispatch modes off
 # twin: twins/mha_plain_sdpa.py
-# expect: forbidden-api
+# expect: introspection
 # affected: mha
 import math
 from dataclasses import dataclass
