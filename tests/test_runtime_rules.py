@@ -275,3 +275,75 @@ def test_the_public_selfcheck_gives_the_same_rule_verdict():
         costs = {"sdpa": ["part1"], "mha": ["part2"], "both": ["part1", "part2"]}[header(path, "affected")]
         for part in costs:
             assert _selfcheck_rule_verdict(module, source, part) in policy.RULE_MISTAKES + ("forbidden-api",), (path.name, part)
+
+
+GUARDED_PROCESS = r'''
+import json, torch
+from grader.sandbox import audit, worker
+from grader.sandbox.guard import Guard
+
+guard = Guard()
+audit.install(guard.refuse)
+source = open(REFERENCE).read() + """
+import contextlib, dataclasses, logging, typing, warnings
+import numpy as np
+from torch.utils.checkpoint import checkpoint
+from einops import rearrange
+
+
+def annotated(x: "print('evaluated')"):
+    pass
+
+
+ATTEMPTS = {
+    "eval through typing": lambda: typing.get_type_hints(annotated),
+    "a file through numpy": lambda: np.load("/etc/hostname"),
+    "a file through logging": lambda: logging.FileHandler("/tmp/written.log"),
+    "builtins through dataclasses": lambda: dataclasses.builtins,
+    "a frame through logging": lambda: logging.currentframe().f_back,
+    "a closure": lambda: F.softmax.__closure__,
+    "private torch": lambda: torch._C,
+    "patching torch": lambda: setattr(torch, "allclose", None),
+}
+
+
+def honest(x):
+    with contextlib.nullcontext(), torch.autocast("cpu", enabled=False):
+        logging.getLogger(__name__).debug("x %s", x.shape)
+        warnings.warn("a warning")
+        return checkpoint(lambda y: rearrange(y, "b t d -> b d t").softmax(-1), x, use_reentrant=False)
+"""
+namespace, errors = worker.load_student(source, guard)
+results = {"load_errors": errors}
+for name, attempt in namespace["ATTEMPTS"].items():
+    try:
+        attempt()
+        results[name] = "REACHED"
+    except PermissionError:
+        results[name] = "refused"
+    except Exception as error:
+        results[name] = type(error).__name__
+x = torch.randn(2, 3, 4, requires_grad=True)
+namespace["honest"](x).sum().backward()
+results["honest"] = x.grad is not None
+results["refused"] = guard.seen()
+print(json.dumps(results))
+'''
+
+
+def test_the_worker_refuses_what_the_spelling_hides_and_runs_honest_library_code():
+    """Guards and audit hook together, in a process of their own (an audit hook cannot be removed): each
+    way out is refused whatever its path (typing's eval, numpy's and logging's files, frames, closures),
+    while checkpointing, autocast, logging and einops still work when called from student code."""
+    import json
+    import subprocess
+    import sys
+
+    script = GUARDED_PROCESS.replace("open(REFERENCE)", f"open({str(REFERENCE)!r})")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout.splitlines()[-1])
+    assert results.pop("load_errors") == [] and results.pop("honest") is True, results
+    refused = results.pop("refused")
+    assert set(results.values()) == {"refused"}, results
+    assert any("compile" in r for r in refused) and any("operation open" in r for r in refused), refused
