@@ -31,7 +31,7 @@ def _student_on_stack() -> bool:
     """Whether student code called this, directly or through libraries. A module being imported runs its
     own top-level code (it reads its files, unmarshals, execs): the guarded import let only allowed
     modules in, and torch's lazy imports come from torch, so the events of an import are let through."""
-    frame = sys._getframe(2)
+    frame = sys._getframe(1).f_back  # past the hook: the code that raised the event
     while frame is not None:
         filename = frame.f_code.co_filename
         if filename == SUBMISSION_FILE:
@@ -48,7 +48,8 @@ def _allowed(event: str, args: tuple) -> bool:
         path, mode = args[0], args[1]
         return isinstance(path, str) and path.endswith(SOURCE_SUFFIXES) and mode in ("r", "rb", None)
     if event in ("compile", "exec"):
-        return sys._getframe(2).f_code.co_filename.endswith(CODE_GENERATORS)
+        caller = sys._getframe(1).f_back
+        return caller is not None and caller.f_code.co_filename.endswith(CODE_GENERATORS)
     return False
 
 

@@ -54,6 +54,8 @@ class Guard:
     def _reading_refusal(self, obj, name: str) -> tuple[str, str] | None:
         if not isinstance(name, str):
             return None
+        if isinstance(obj, Unimported):
+            return obj._Unimported__refusal[1], f"import {obj.__name__}"
         if isinstance(obj, types.ModuleType) and not module_allowed(obj.__name__):
             return "forbidden-import", f"{obj.__name__}.{name}"
         if obj is sys and name not in ALLOWED_SYS:
@@ -138,15 +140,19 @@ class Guard:
         if caller.f_code.co_code[caller.f_lasti] != IMPORT_NAME:
             return __import__(name, globals, locals, fromlist, level)
         if level or not module_allowed(name):
-            self.refuse("forbidden-import", f"import {'.' * level}{name}")
+            return Unimported(f"{'.' * level}{name}", _import_mistake(name), self)
         module = __import__(name, globals, locals, fromlist, level)
-        for item in fromlist or ():
+        if not fromlist or "*" in fromlist:
+            return module
+        names = {}
+        for item in fromlist:
             value = getattr(module, item, None)
             if isinstance(value, types.ModuleType) and not module_allowed(value.__name__):
-                self.refuse("forbidden-import", f"from {name} import {item}")
-            elif item.startswith("_") and item != "*":
-                self.refuse("private-torch" if name.startswith("torch") else "introspection", f"{name}.{item}")
-        return module
+                value = Unimported(value.__name__, _import_mistake(value.__name__), self)
+            elif item.startswith("_"):
+                value = Unimported(f"{name}.{item}", "private-torch" if name.startswith("torch") else "introspection", self)
+            names[item] = value
+        return types.SimpleNamespace(**names)
 
     def build_class(self, body, name, *bases, **keywords):
         for base in bases:
@@ -197,6 +203,30 @@ class _ItemGuard:
 
     def __delitem__(self, key):
         del self._mapping[key]
+
+
+def _import_mistake(name: str) -> str:
+    return "private-torch" if name.split(".")[0] == "torch" else "forbidden-import"
+
+
+class Unimported(types.ModuleType):
+    """What a refused import binds: nothing happens until the code uses it, and then the part whose code
+    did is the one refused (an unused `import os` costs nothing, as in the static pass)."""
+
+    def __init__(self, name: str, mistake: str, guard: Guard) -> None:
+        super().__init__(name)
+        self.__refusal = (guard, mistake)
+
+    def __getattr__(self, item):  # `from os import getcwd` reads the attribute before any guard can
+        if item.startswith("__") and item.endswith("__"):
+            raise AttributeError(item)
+        return Unimported(f"{self.__name__}.{item}", self.__refusal[1], self.__refusal[0])
+
+    def __call__(self, *args, **kwargs):
+        guard, mistake = self.__refusal
+        guard.refuse(mistake, f"import {self.__name__}")
+
+    __enter__ = __call__
 
 
 def _students(obj) -> bool:
