@@ -6,7 +6,6 @@ forbidden ones, getattr on a variable named self, names built from pieces, match
 worker's block undone) are held by the worker itself, with the static pass switched off.
 """
 import textwrap
-from pathlib import Path
 
 import pytest
 
