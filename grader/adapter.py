@@ -22,6 +22,8 @@ from grader.source import Submission
 # aten operators behind the built-in attention kernels: seen in op logs however they were reached
 FORBIDDEN_OPS = ("scaled_dot_product", "_native_multi_head_attention", "_fused_sdp", "_flash_attention",
                  "_efficient_attention")
+# what the worker's guards refuse is reported under these ids (policy.RULE_MISTAKES and forbidden-api)
+RUNTIME_MISTAKES = ("tampering", "forbidden-import", "introspection", "private-torch", "device-probing", "forbidden-api")
 
 
 class StudentCode:
@@ -38,6 +40,7 @@ class StudentCode:
         self.tampered: set[str] = set()
         self.tampering_by_part: dict[str, set[str]] = defaultdict(set)  # part -> tampering first seen in its probes
         self._tampering_seen: set[str] = set()
+        self.refused_by_part: dict[str, set[str]] = defaultdict(set)  # part -> "mistake: what" the guards refused
         self.failures: list[str] = []  # worker failure kinds seen (timeout, memory-limit, exited, ...)
         self._worker: Worker | None = None
         self._given_up: dict[str, WorkerFailure] = {}  # probe kind -> why its later calls fail at once
@@ -69,6 +72,7 @@ class StudentCode:
             self.names = ready["names"]
             self.missing_isolation = self._worker.missing_isolation
             self._attribute_tampering(PART_IDS, ready.get("tampered", []))  # done while loading: both parts
+            self._attribute_refusals(PART_IDS, ready.get("refused", []))
         return self._worker
 
     def ensure_loaded(self) -> None:
@@ -123,7 +127,16 @@ class StudentCode:
         seen_tampering = list(answer.get("tampered", [])) + (["returned a tensor subclass"] if _has_subclass(answer) else [])
         self.tampered.update(seen_tampering)
         self._attribute_tampering((kind,), seen_tampering)
+        self._attribute_refusals((kind,), answer.get("refused", []))
         return answer
+
+    def _attribute_refusals(self, parts: tuple[str, ...], refused) -> None:
+        """What the worker's guards refused, as "mistake: what" under a mistake id of the rules; anything
+        else in the field is student code's, and ignored (a refusal raised in its code anyway)."""
+        for item in refused if _is_list_of(refused, str) else []:
+            if item.split(":", 1)[0] in RUNTIME_MISTAKES:
+                for part in parts:
+                    self.refused_by_part[part].add(item)
 
     def _record(self, failure: WorkerFailure, parts: tuple[str, ...] = PART_IDS) -> None:
         """Count a worker failure; a refused answer is tampering of the parts it concerns (while
@@ -163,7 +176,7 @@ def _is_list_of(value, kind: type) -> bool:
 def _fields_read_here_are_plain(answer: dict) -> bool:
     """The fields this adapter reads from every answer have the types the worker sends."""
     calls = answer.get("calls", [])
-    return (all(_is_list_of(answer.get(key, []), str) for key in ("forbidden_calls", "tampered", "op_names"))
+    return (all(_is_list_of(answer.get(key, []), str) for key in ("forbidden_calls", "tampered", "op_names", "refused"))
             and type(answer.get("cuda_peak_bytes", 0)) is int and _is_list_of(calls, dict)
             and all(_is_list_of(call.get("op_names", []), str) for call in calls))
 

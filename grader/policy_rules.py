@@ -6,23 +6,20 @@ in Chinese and English. Which parts a breach costs is `policy_attribution`'s job
 from __future__ import annotations
 
 import ast
+import functools
+import importlib.util
 import re
 
 import torch
 
-ALLOWED_MODULES = {"torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "math", "typing", "dataclasses",
-                   "numpy", "einops", "einops.layers.torch", "__future__", "functools", "itertools", "collections",
-                   "sys", "time", "warnings"}
-# sys is there for printing (print(..., file=sys.stderr)); nothing else of it
-ALLOWED_SYS = ("sys.stdout", "sys.stderr", "sys.float_info", "sys.maxsize")
-# public torch namespaces that reach the dispatcher, the compiler stack, files or other processes
-DENIED_TORCH = ("torch.ops", "torch.library", "torch.overrides", "torch.utils", "torch.jit", "torch.fx",
-                "torch.compile", "torch.compiler", "torch.export", "torch.package", "torch.hub", "torch.classes",
-                "torch.multiprocessing", "torch.distributed", "torch.load", "torch.save")
-DENIED_ELSEWHERE = ("numpy.ctypeslib", "numpy.load", "numpy.save", "numpy.lib", "numpy.f2py", "numpy.distutils",
-                    "typing.get_type_hints", "typing.ForwardRef")
-FORBIDDEN_API = re.compile(r"^(scaled_dot_product\w*|multi_head_attention_forward|MultiheadAttention|"
-                           r"_native_multi_head_attention|\w*flash_attention\w*|\w*efficient_attention\w*)$")
+from grader.runtime_rules import (ALLOWED_DUNDERS, ALLOWED_SYS, CLASS_DUNDERS, DENIED_MODULES, DENIED_TORCH_NAMES,
+                                  FORBIDDEN_API, INTERPRETER_ATTRIBUTE, STAND_IN_ATTRIBUTES,
+                                  module_allowed)
+
+# the public namespaces, reached through an attribute rather than a module (runtime_rules has the modules)
+DENIED_TORCH = tuple(DENIED_MODULES) + tuple(DENIED_TORCH_NAMES)
+# what opens files or evaluates strings: refused at run time by the worker's audit hook, named here early
+DENIED_ELSEWHERE = ("numpy.load", "numpy.save", "numpy.lib", "typing.get_type_hints", "typing.ForwardRef")
 # never allowed, even where the student binds the same name (no scope games)
 EXIT_BUILTINS = {"exit", "quit", "setattr", "delattr"}
 ESCAPE_BUILTINS = {"eval", "exec", "compile", "globals", "locals", "vars", "__import__", "open", "breakpoint",
@@ -31,16 +28,12 @@ ESCAPE_BUILTINS = {"eval", "exec", "compile", "globals", "locals", "vars", "__im
 ENDING_ATTRIBUTES = {"_exit", "exit", "abort", "kill", "killpg", "fork", "forkpty", "system", "execv", "execve",
                      "posix_spawn", "spawnv"}
 ENDING_EXCEPTIONS = {"SystemExit", "KeyboardInterrupt", "GeneratorExit", "BaseException"}
-ALLOWED_DUNDER_ATTRIBUTES = {"__init__", "__class__", "__name__", "__qualname__", "__doc__"}
 ALLOWED_DUNDER_NAMES = {"__name__", "__file__", "__doc__"}
 ALLOWED_DUNDER_METHODS = {"__init__", "__post_init__", "__repr__", "__str__"}
-# attributes of frames, generators, tracebacks and code objects: a way out to the grader's globals
-INTERPRETER_ATTRIBUTES = re.compile(r"^(gi_\w+|cr_\w+|ag_\w+|f_(back|globals|locals|builtins|code|trace)|"
-                                    r"tb_\w+|co_\w+|mro)$")
-STAND_IN_ATTRIBUTES = {"is_meta", "is_fake", "data_ptr", "untyped_storage", "storage", "fake_mode"}
 STAND_IN_WORD = re.compile(r"(?<![a-z])meta(?![a-z])|faketensor", re.I)
 # builtin bases a student's own helper class may have (its own exception, say)
 PLAIN_BASES = {"object", "Exception", "ValueError", "RuntimeError", "TypeError", "AssertionError", "NamedTuple"}
+PLAIN_BASE_PATHS = {"typing.NamedTuple", "torch.autograd.Function", "enum.Enum", "enum.IntEnum", "abc.ABC"}
 # the data attributes an honest module sets on its own layers (self.mask.requires_grad = False)
 NESTED_SELF_ATTRIBUTES = {"requires_grad", "p", "data", "weight", "bias", "training"}
 
@@ -74,6 +67,23 @@ def _shown(node: ast.AST) -> str:
         return "…" + (f".{node.attr}" if isinstance(node, ast.Attribute) else "")
 
 
+def _folded_string(node: ast.AST) -> str | None:
+    """The value of a string made only of constants ("me" + "ta", f"{'me'}ta"), else None. Iterative: a
+    chain of N pieces is a tree N deep."""
+    pieces, pending = [], [node]
+    while pending:
+        part = pending.pop()
+        if isinstance(part, ast.BinOp) and isinstance(part.op, ast.Add):
+            pending += [part.right, part.left]
+        elif isinstance(part, ast.JoinedStr):
+            pending += [v.value if isinstance(v, ast.FormattedValue) else v for v in reversed(part.values)]
+        elif isinstance(part, ast.Constant) and isinstance(part.value, str):
+            pieces.append(part.value)
+        else:
+            return None
+    return "".join(pieces)
+
+
 def _named_getattr(call: ast.Call) -> bool:
     return isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) >= 2 \
         and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str)
@@ -82,6 +92,15 @@ def _named_getattr(call: ast.Call) -> bool:
 def _on_self(call: ast.Call) -> bool:
     return isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) >= 2 \
         and isinstance(call.args[0], ast.Name) and call.args[0].id == "self"
+
+
+@functools.lru_cache(maxsize=256)
+def _names_a_module(path: str) -> bool:
+    """Whether an allowed import path is a module (torch.utils.checkpoint), not a name in one (its checkpoint)."""
+    try:
+        return module_allowed(path) and importlib.util.find_spec(path) is not None
+    except (ImportError, ValueError, AttributeError):
+        return False
 
 
 def _is_dunder(name: str) -> bool:
@@ -128,6 +147,9 @@ class Rules:
         # getattr(x, "name") is x.name, checked as such; only its computed-name form is an escape
         named_getattr = {id(n.func) for n in ast.walk(statement) if isinstance(n, ast.Call)
                          and (_named_getattr(n) or _on_self(n))}
+        # a string built from constant pieces ("me" + "ta") is checked whole, once
+        pieces = {id(piece) for n in ast.walk(statement) if isinstance(n, (ast.BinOp, ast.JoinedStr))
+                  for piece in ast.walk(n) if piece is not n}
         for node in ast.walk(statement):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 yield from self._import(node)
@@ -137,10 +159,14 @@ class Rules:
                 yield from self._attribute(node)
             elif isinstance(node, ast.Name) and id(node) not in named_getattr:
                 yield from self._name(node, id(node) in attribute_values)
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
-                if STAND_IN_WORD.search(node.value):
-                    yield (node, "device-probing", f"字符串 {node.value[:40]!r} 在寻找评分用的替身设备",
-                           f"the string {node.value[:40]!r} looks for the grader's stand-in device")
+            elif isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr)) and id(node) not in docstrings:
+                text = _folded_string(node)
+                if text is not None and STAND_IN_WORD.search(text) and id(node) not in pieces:
+                    yield (node, "device-probing", f"字符串 {text[:40]!r} 在寻找评分用的替身设备",
+                           f"the string {text[:40]!r} looks for the grader's stand-in device")
+            elif isinstance(node, ast.MatchClass):
+                for name in node.kwd_attrs:  # `case torch.Tensor(is_meta=True)` reads Q.is_meta
+                    yield from self._attribute(ast.copy_location(ast.Attribute(node.cls, name, ast.Load()), node))
             elif isinstance(node, ast.ClassDef):
                 yield from self._class(node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_dunder(node.name) \
@@ -156,7 +182,7 @@ class Rules:
     def _import(self, node):
         if isinstance(node, ast.ImportFrom):
             module = node.module or ""
-            if node.level or module not in ALLOWED_MODULES:
+            if node.level or not module_allowed(module):
                 yield node, _import_mistake(module), f"导入了 {'.' * node.level}{module}", \
                     f"imports {'.' * node.level}{module}"
                 return
@@ -168,7 +194,7 @@ class Rules:
                     yield from self._path(node, f"{module}.{alias.name}")
             return
         for alias in node.names:
-            if alias.name not in ALLOWED_MODULES:
+            if not module_allowed(alias.name):
                 yield node, _import_mistake(alias.name), f"导入了 {alias.name}", f"imports {alias.name}"
 
     def _path(self, node, path: str):
@@ -177,13 +203,13 @@ class Rules:
         if pieces[-1] in ENDING_ATTRIBUTES and pieces[0] != "torch":
             yield node, "tampering", f"{path} 会结束或复制评分进程", f"{path} ends or copies the grading process"
             return
-        if pieces[0] == "sys" and not any(path == a or path.startswith(a + ".") for a in ALLOWED_SYS):
+        if pieces[0] == "sys" and len(pieces) > 1 and pieces[1] not in ALLOWED_SYS:
             yield node, "introspection", f"{path} 通向解释器内部", f"{path} reaches into the interpreter"
             return
         if FORBIDDEN_API.match(pieces[-1]):
             yield node, "forbidden-api", f"{path} 是内置的注意力实现", f"{path} is the built-in attention"
             return
-        if any(p.startswith("_") and not (p in ALLOWED_DUNDER_ATTRIBUTES) for p in pieces[1:]):
+        if any(p.startswith("_") and not (p in ALLOWED_DUNDERS) for p in pieces[1:]):
             mistake = "private-torch" if pieces[0] == "torch" else "introspection"
             yield node, mistake, f"{path} 是私有接口", f"{path} is a private interface"
             return
@@ -191,7 +217,7 @@ class Rules:
             mistake = "private-torch" if pieces[0] == "torch" else "introspection"
             yield node, mistake, f"{path} 能绕过或改写 torch 的分派与评分", f"{path} reaches below the tensor ops the grader watches"
             return
-        if any("fake" in p.lower() for p in pieces):
+        if any("fake" in p.lower() for p in pieces) or pieces[-1] in STAND_IN_ATTRIBUTES:
             yield node, "device-probing", f"{path} 在寻找评分用的替身张量", f"{path} looks for the grader's stand-in tensors"
 
     def _resolved(self, node: ast.AST) -> str | None:
@@ -211,14 +237,14 @@ class Rules:
         name = node.attr
         if FORBIDDEN_API.match(name) and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
             yield node, "forbidden-api", f".{name} 是内置的注意力实现", f".{name} is the built-in attention"
-        elif _is_dunder(name) and name not in ALLOWED_DUNDER_ATTRIBUTES:
+        elif _is_dunder(name) and name not in ALLOWED_DUNDERS:
             yield node, "introspection", f"读取了特殊属性 {name}", f"reads the special attribute {name}"
         elif name.startswith("_") and not _is_dunder(name) and not (isinstance(node.value, ast.Name)
                                                                     and node.value.id == "self"):
             yield node, "introspection", f"读取了别的对象的私有属性 {name}", f"reads the private attribute {name} of another object"
         elif name in ENDING_ATTRIBUTES and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
             yield node, "tampering", f".{name} 会结束或复制评分进程", f".{name} ends or copies the grading process"
-        elif INTERPRETER_ATTRIBUTES.match(name):
+        elif INTERPRETER_ATTRIBUTE.match(name):
             yield node, "introspection", f"{name} 通向解释器的栈帧与全局变量", f"{name} leads to the interpreter's frames and globals"
         elif name in STAND_IN_ATTRIBUTES:
             yield node, "device-probing", f".{name} 在寻找评分用的替身设备", f".{name} looks for the grader's stand-in device"
@@ -235,13 +261,13 @@ class Rules:
 
     def _name(self, node: ast.Name, is_attribute_base: bool):
         name = node.id
-        if isinstance(node.ctx, ast.Store) and _is_dunder(name):
+        if isinstance(node.ctx, ast.Store) and _is_dunder(name) and name not in CLASS_DUNDERS:
             yield node, "tampering", f"给特殊名字 {name} 赋值", f"assigns the special name {name}"
             return
         if not isinstance(node.ctx, ast.Load):
             return
         if name in self.imported and name not in self.bound_anywhere:
-            if not is_attribute_base and self.imported[name] in ALLOWED_MODULES:
+            if not is_attribute_base and _names_a_module(self.imported[name]):
                 yield node, "introspection", f"把模块 {name} 当作值来传递", f"passes the module {name} around as a value"
             return
         if name in EXIT_BUILTINS:
@@ -254,7 +280,7 @@ class Rules:
         if not isinstance(func, ast.Name):
             return
         if func.id == "getattr":
-            if _on_self(node):  # a module's own layers by name: nothing but its own attributes
+            if _on_self(node) and not _named_getattr(node):  # a module's own layers by name
                 return
             if _named_getattr(node):
                 fake = ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load())
@@ -271,7 +297,7 @@ class Rules:
             if chain and len(chain) == 1 and (chain[0] in self.classes or chain[0] in PLAIN_BASES):
                 continue
             path = self._resolved(base)
-            if path and (_nn_module_class(path) or path in ("typing.NamedTuple", "torch.autograd.Function")):
+            if path and (_nn_module_class(path) or path in PLAIN_BASE_PATHS):
                 continue
             shown = path or _shown(base)
             mistake = "tampering" if shown.startswith("torch") else "introspection"

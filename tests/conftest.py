@@ -76,11 +76,11 @@ STUBS = ROOT / "exercises" / "attention" / "attention.py"
 def graded():
     """graded(path) -> the JSON report as `grade --json --lang en` prints it; graded once per session,
     whatever the language, through the session's report cache. With the rules bypassed (below) it grades
-    afresh and keeps nothing: the cache's key does not hold a monkeypatch."""
+    afresh and keeps nothing: the cache's key does not hold those switches."""
     memo: dict[str, dict] = {}
 
     def grade(path: Path, lang: str = "en") -> dict:
-        if policy.violations is not ENFORCED_RULES:
+        if policy.violations is not ENFORCED_RULES or not worker_process.RUNTIME_GUARDS:
             return in_language(grade_submission(path), lang)
         if str(path) not in memo:
             memo[str(path)] = grade_submission(path, cache=SESSION_REPORTS)
@@ -97,16 +97,26 @@ def header(path: Path, key: str) -> str | None:
     return None
 
 
-# The grading rules (grader/policy.py) refuse most hostile code before it runs. The sandbox must hold
-# on its own when a trick gets past them, so the sandbox's hostile tests grade with the rules off:
-# in this process through the fixture, in a child process through this command line.
+# The grading rules (the static pass grader/policy.py, the worker's run-time guards) refuse most hostile
+# code. The sandbox must hold on its own when a trick gets past them, so the sandbox's hostile tests grade
+# with both off: in this process through `rules_bypassed`, in a child process through this command line
+# (which also drops the session's report cache: its key does not hold these switches).
+# `static_rules_off` keeps the run-time guards: what they hold alone.
 BYPASS_RULES = ("import os, grader.policy; grader.policy.violations = lambda source: []; "
-                f"os.environ.pop({REPORT_CACHE_ENV!r}, None)")  # and no cached report of the rules-on grading
+                "import grader.sandbox.worker_process; grader.sandbox.worker_process.RUNTIME_GUARDS = False; "
+                f"os.environ.pop({REPORT_CACHE_ENV!r}, None)")
 GRADER_WITHOUT_RULES = [sys.executable, "-c", f"{BYPASS_RULES}; import runpy; runpy.run_module('grader', run_name='__main__')"]
 
 
 @pytest.fixture
-def rules_bypassed(monkeypatch):
+def static_rules_off(monkeypatch):
     from grader import policy
 
     monkeypatch.setattr(policy, "violations", lambda source: [])
+
+
+@pytest.fixture
+def rules_bypassed(static_rules_off, monkeypatch):
+    from grader.sandbox import worker_process
+
+    monkeypatch.setattr(worker_process, "RUNTIME_GUARDS", False)

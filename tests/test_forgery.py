@@ -244,11 +244,10 @@ def test_an_honest_wrong_attention_still_computes_attention(graded, mutant):
         assert shapes["points"] == shapes["max_points"], "a real attention keeps its property points"
 
 
-def test_runtime_tampering_zeroes_the_part_it_happened_in(monkeypatch):
-    """Were a patch to slip past the rules, the worker still sees it, and only its part pays."""
+def test_runtime_tampering_zeroes_the_part_it_happened_in(rules_bypassed):
+    """Were a patch to slip past the rules (static and run-time guards), the worker still sees it, and only its part pays."""
     from grader.grade import grade_submission
 
-    monkeypatch.setattr(policy, "violations", lambda source: [])
     report = grade_submission(SUBMISSIONS / "mutants" / "tampering__2.py")  # right, but patches allclose
     by_part = {part: sum(c["points"] for c in report["checks"] if c["part"] == part) for part in ("sdpa", "mha")}
     assert by_part == {"sdpa": PART["sdpa"].points, "mha": 0.0}, report["mistakes"]
@@ -256,10 +255,10 @@ def test_runtime_tampering_zeroes_the_part_it_happened_in(monkeypatch):
     assert "patched torch.allclose" in rules["message_en"] and "tampering" in rules["mistakes"]
 
 
-def test_built_in_attention_under_another_name_scores_zero_even_past_the_rules(monkeypatch):
+def test_built_in_attention_under_another_name_scores_zero_even_past_the_rules(rules_bypassed):
+    """The dispatcher's raising kernels on their own: the static pass and the run-time guards off."""
     from grader.grade import grade_submission
 
-    monkeypatch.setattr(policy, "violations", lambda source: [])
     for name in ("b_aten_math_alias.py", "c_private_nn_modes_off.py"):
         report = grade_submission(FORGERY / name)
         assert sum(c["points"] for c in report["checks"] if c["part"] == "mha") == 0.0, (name, report["mistakes"])

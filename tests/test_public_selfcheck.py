@@ -96,7 +96,7 @@ def test_selfcheck_mistake_titles_are_the_catalogs():
 def test_reference_notebook_passes(colab_python, release_copy):
     shutil.copy(SOLUTION_NOTEBOOK, release_copy / "attention.ipynb")
     result = selfcheck(colab_python, release_copy)
-    assert result.returncode == 0 and "7 passed" in result.stdout, result.stdout[-2000:]
+    assert result.returncode == 0 and "9 passed" in result.stdout, result.stdout[-2000:]
 
 
 def test_untouched_stub_fails_and_explains_once(colab_python, release_copy):
@@ -112,8 +112,8 @@ def test_untouched_stub_fails_and_explains_once(colab_python, release_copy):
 
 def test_a_part_marker_checks_only_that_part(colab_python, release_copy):
     shutil.copy(SOLUTION_NOTEBOOK, release_copy / "attention.ipynb")
-    assert "3 passed, 4 deselected" in selfcheck(colab_python, release_copy, "-m", "part1").stdout
-    assert "4 passed, 3 deselected" in selfcheck(colab_python, release_copy, "-m", "part2").stdout
+    assert "4 passed, 5 deselected" in selfcheck(colab_python, release_copy, "-m", "part1").stdout
+    assert "5 passed, 4 deselected" in selfcheck(colab_python, release_copy, "-m", "part2").stdout
 
 
 @pytest.mark.parametrize("mutant", ["missing-scale", "wrong-scale", "missing-out-proj", "dropout-in-eval",
@@ -151,6 +151,7 @@ for path in mutant_paths:
         if cell.cell_type != "code" or cell.id in ("runtime", "heatmap", "bench", "bench_plot", "scale_demo"):
             continue
         source = student.get(cell.id, cell.source)
+        kernel.setdefault("In", [""]).append(source)  # IPython's input history, which the rules check reads
         out, err = io.StringIO(), io.StringIO()
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

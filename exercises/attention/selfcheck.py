@@ -4,7 +4,9 @@
 # beside the notebook (`make build` copies it to release/attention/selfcheck.py).
 # Only torch: it must run on Colab and on a student's machine without the course's grader.
 # The references are PyTorch's own F.scaled_dot_product_attention and nn.MultiheadAttention.
+import ast
 import math
+import re
 import sys
 
 import torch
@@ -84,6 +86,28 @@ SELFCHECK_MISTAKES = {
                     "对数字用 math.sqrt(d_k) 或 d_k ** 0.5（TODO 1a / 2d）。",
                     "Use math.sqrt(d_k) or d_k ** 0.5 on a number (TODO 1a / 2d)."),
     "syntax-error": ("语法错误", "Syntax error", "先修好这一行的语法。", "Fix the syntax of this line first."),
+    "forbidden-api": ("调用了现成实现", "Built-in attention used",
+                      "自己写出 softmax(Q Kᵀ / √d_k) V：用 @ 或 torch.matmul、masked_fill 和 softmax。",
+                      "Compute softmax(Q Kᵀ / √d_k) V yourself with @ or torch.matmul, masked_fill and softmax."),
+    "forbidden-import": ("导入了不允许的模块", "Module not allowed in graded code",
+                         "只导入 torch（公开接口）、math、typing、dataclasses、functools、itertools、contextlib、"
+                         "collections、warnings、logging、copy、time、numbers、enum、abc、numpy、einops。",
+                         "Import only torch (its public API), math, typing, dataclasses, functools, itertools, "
+                         "contextlib, collections, warnings, logging, copy, time, numbers, enum, abc, numpy, einops."),
+    "introspection": ("动态查找对象或解释器内部", "Dynamic lookups or interpreter internals",
+                      "直接写出属性和运算（self.wq、Q.size(-1)、torch.softmax），不要用 eval、globals 或特殊属性。",
+                      "Name attributes and ops directly (self.wq, Q.size(-1), torch.softmax); no eval, globals or "
+                      "special attributes."),
+    "private-torch": ("使用了 torch 的私有或底层接口", "Private or low-level torch API",
+                      "只用公开的张量运算：@ / torch.matmul、torch.softmax、masked_fill、torch.tril。",
+                      "Use the public tensor ops: @ / torch.matmul, torch.softmax, masked_fill, torch.tril."),
+    "device-probing": ("针对评分用的设备特殊处理", "Special-casing the grader's stand-in device",
+                       "在输入所在的设备上创建张量：torch.ones(T, T, device=Q.device)，或把遮罩注册为 buffer。",
+                       "Create tensors on the input's device: torch.ones(T, T, device=Q.device), or register the mask "
+                       "as a buffer."),
+    "tampering": ("篡改评分环境", "Tampering with grading",
+                  "不要修改 torch 或其他模块、类；自己的状态放在 self 上。",
+                  "Leave torch and other modules and classes as they are; keep your own state on self."),
     "value-mismatch": ("结果与参考实现不一致", "Result differs from PyTorch's reference",
                        "逐步对照公式检查：打分与缩放、遮罩、softmax 的维度、拆分/合并多头、wo。",
                        "Check each step against the formula: scores and scale, mask, softmax dim, head split/merge, wo."),
@@ -304,12 +328,170 @@ def check_mha_dropout(MultiHeadAttention, ModelArgs):
         _fail("dropout-in-eval", "eval() 模式下两次前向结果不同。", "two forward passes in eval() differ.")
 
 
+# --- the grading rules' allow-list: `make build` copies it here from grader/runtime_rules.py ---
+import re
+
+# standard library honest code uses; everything else of it reaches files, processes, the interpreter
+ALLOWED_STDLIB = frozenset({
+    "__future__", "math", "typing", "dataclasses", "functools", "itertools", "contextlib", "collections",
+    "collections.abc", "warnings", "logging", "copy", "time", "numbers", "enum", "abc", "typing_extensions", "sys"})
+# sys is there for printing (print(..., file=sys.stderr)); nothing else of it
+ALLOWED_SYS = frozenset({"stdout", "stderr", "float_info", "maxsize"})
+ALLOWED_PACKAGES = ("torch", "numpy", "einops")
+# public namespaces of those packages that reach the dispatcher, the compiler stack, files or other processes
+DENIED_MODULES = (
+    "torch.library", "torch.overrides", "torch.jit", "torch.fx", "torch.compiler", "torch.export", "torch.package",
+    "torch.hub", "torch.multiprocessing", "torch.distributed", "torch.onnx", "torch.testing", "torch.serialization",
+    "torch.utils.cpp_extension", "torch.utils.data", "torch.utils.backend_registration", "torch.utils.benchmark",
+    "torch.utils.tensorboard", "torch.utils.bottleneck", "torch.utils.hooks", "torch.profiler", "torch.autograd.profiler",
+    "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing")
+# public names on torch that are no module but lead to the same places
+DENIED_TORCH_NAMES = frozenset({"torch.ops", "torch.classes", "torch.compile", "torch.load", "torch.save",
+                                "torch.set_default_device"})
+FORBIDDEN_API = re.compile(r"^(scaled_dot_product\w*|multi_head_attention_forward|MultiheadAttention|"
+                           r"_native_multi_head_attention|\w*flash_attention\w*|\w*efficient_attention\w*)$")
+# attributes that tell the grader's meta-device stand-in from a GPU
+STAND_IN_ATTRIBUTES = frozenset({"is_meta", "is_fake", "data_ptr", "untyped_storage", "storage", "fake_mode"})
+# attributes of frames, generators, tracebacks and code objects: a way out to the grader's globals
+INTERPRETER_ATTRIBUTE = re.compile(r"^(gi_\w+|cr_\w+|ag_\w+|f_(back|globals|locals|builtins|code|trace)|"
+                                   r"tb_\w+|co_\w+|mro|cell_contents)$")
+# special attributes honest code reads; the others lead to code, globals, the class graph or the interpreter
+ALLOWED_DUNDERS = frozenset({
+    "__init__", "__class__", "__name__", "__qualname__", "__doc__", "__module__", "__version__", "__constants__",
+    "__call__", "__len__", "__iter__", "__next__", "__enter__", "__exit__", "__getitem__", "__setitem__",
+    "__contains__", "__repr__", "__str__", "__post_init__", "__add__", "__sub__", "__mul__", "__matmul__",
+    "__truediv__", "__floordiv__", "__neg__", "__pow__", "__radd__", "__rmul__", "__rtruediv__", "__rmatmul__"})
+# special names a class body may bind: TorchScript's __constants__, __slots__, a docstring, __match_args__
+CLASS_DUNDERS = frozenset({"__constants__", "__slots__", "__doc__", "__match_args__"})
+# modules whose attributes are switches honest code sets (TF32, cuDNN); the worker resets them before every probe
+WRITABLE_MODULES = ("torch.backends",)
+
+
+def module_allowed(name: str) -> bool:
+    """Whether student code may import or reach the module called `name`."""
+    if name in ALLOWED_STDLIB:
+        return True
+    parts = name.split(".")
+    if parts[0] not in ALLOWED_PACKAGES or any(part.startswith("_") for part in parts):
+        return False
+    return not any(name == denied or name.startswith(denied + ".") for denied in DENIED_MODULES)
+
+
+def denied_attribute_of_torch(owner: str, name: str) -> str | None:
+    """What reading `owner.name` (owner a torch module) reaches, when it is denied; else None."""
+    path = f"{owner}.{name}"
+    if path in DENIED_TORCH_NAMES:
+        return path
+    return None
+# --- end of the grading rules' allow-list ---
+
+_ESCAPES = {"eval": "introspection", "exec": "introspection", "compile": "introspection", "globals": "introspection",
+            "locals": "introspection", "vars": "introspection", "breakpoint": "introspection",
+            "__import__": "introspection", "__builtins__": "introspection", "open": "tampering", "exit": "tampering",
+            "quit": "tampering"}
+_TORCH_NAMES = {"torch", "nn", "F"}
+
+
+def _folded(node):
+    """A string made only of constants ("me" + "ta"), else None."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _folded(node.left), _folded(node.right)
+        return None if left is None or right is None else left + right
+    return None
+
+
+def _breach(node):
+    """(mistake, what) when this node breaks the grading rules the grader enforces when your code runs."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+        denied = [m for m in modules if not module_allowed(m)]
+        if denied or getattr(node, "level", 0):
+            return "forbidden-import", f"import {denied[0] if denied else '.'}"
+        names = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else []
+        if any(FORBIDDEN_API.match(n) for n in names):
+            return "forbidden-api", f"from {node.module} import {', '.join(names)}"
+        if any(n.startswith("_") for n in names):
+            return "private-torch", f"from {node.module} import {', '.join(names)}"
+    if isinstance(node, ast.Attribute):
+        name, base = node.attr, node.value
+        on_self = isinstance(base, ast.Name) and base.id == "self"
+        on_torch = isinstance(base, ast.Name) and base.id in _TORCH_NAMES or isinstance(base, ast.Attribute)
+        if FORBIDDEN_API.match(name) and not on_self:
+            return "forbidden-api", f".{name}"
+        if name in STAND_IN_ATTRIBUTES:
+            return "device-probing", f".{name}"
+        if INTERPRETER_ATTRIBUTE.match(name) or (name.startswith("__") and name.endswith("__")
+                                                  and name not in ALLOWED_DUNDERS):
+            return "introspection", f".{name}"
+        if name.startswith("_") and not name.endswith("__") and not on_self:
+            return ("private-torch" if on_torch else "introspection"), f".{name}"
+        if isinstance(node.ctx, ast.Store) and isinstance(base, ast.Name) and base.id in _TORCH_NAMES:
+            return "tampering", f"{base.id}.{name} ="
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") \
+            and len(node.args) >= 2 and _folded(node.args[1]) is not None:  # getattr(x, "name") reads x.name
+        return _breach(ast.Attribute(node.args[0], _folded(node.args[1]), ast.Load()))
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in _ESCAPES:
+        return _ESCAPES[node.id], f"{node.id}"
+    if isinstance(node, ast.MatchClass) and set(node.kwd_attrs) & STAND_IN_ATTRIBUTES:
+        return "device-probing", "case …(is_meta=…)"
+    text = _folded(node) if isinstance(node, (ast.Constant, ast.BinOp)) else None
+    if text is not None and re.search(r"(?<![a-z])meta(?![a-z])", text, re.I):
+        return "device-probing", repr(text[:40])
+    return None
+
+
+def _graded_code(sources, graded):
+    """The statements your graded definition runs: its last definition in the code you ran, the helpers
+    it uses (their last definitions), and the imports; with each statement's lines."""
+    definitions, imports, at_load = {}, [], []
+    for text in sources:
+        text = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in str(text).splitlines())
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        for statement in tree.body:
+            if isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
+                definitions[statement.name] = (statement, text.splitlines())
+                # what runs when the code loads (decorators, base classes) counts for both parts
+                loaded = statement.decorator_list + getattr(statement, "bases", [])
+                at_load += [(ast.Module(body=[ast.Expr(node)], type_ignores=[]), text.splitlines()) for node in loaded]
+            elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+                imports.append((statement, text.splitlines()))
+    if graded not in definitions:
+        return []
+    reached = {}
+    pending = [graded] + [n.id for tree, _ in at_load for n in ast.walk(tree) if isinstance(n, ast.Name)]
+    while pending:
+        name = pending.pop()
+        if name in definitions and name not in reached:
+            reached[name] = definitions[name]
+            pending += [n.id for n in ast.walk(definitions[name][0]) if isinstance(n, ast.Name)]
+    return imports + at_load + list(reached.values())
+
+
+def check_rules(part, namespace):
+    """The grading rules, read in the code of this part's graded definition (the same table the grader holds
+    to your code when it runs): the first breach, quoted with its line."""
+    sources = namespace.get("__selfcheck_sources__") or namespace.get("In") or []
+    for statement, lines in _graded_code(sources, SELFCHECK_GRADED[part][0]):
+        for node in ast.walk(statement):
+            breach = _breach(node)
+            if breach:
+                line = lines[node.lineno - 1].strip() if 0 < node.lineno <= len(lines) else ""
+                _fail(breach[0], f"`{line[:120]}`：{breach[1]}。", f"`{line[:120]}`: {breach[1]}.")
+
+
 SELFCHECK_CHECKS = {
-    "part1": (("shapes", check_sdpa_shapes), ("causal_mask", check_sdpa_causal_mask), ("values", check_sdpa_values)),
+    "part1": (("shapes", check_sdpa_shapes), ("causal_mask", check_sdpa_causal_mask), ("values", check_sdpa_values),
+              ("rules", check_rules)),
     "part2": (("interface", check_mha_interface), ("values", check_mha_values), ("causal", check_mha_causal),
-              ("dropout_eval", check_mha_dropout)),
+              ("dropout_eval", check_mha_dropout), ("rules", check_rules)),
 }
-"""part -> (check name, function); a part's functions take the graded names of that part."""
+"""part -> (check name, function); a part's functions take the graded names of that part (`check_rules`
+takes the part and the namespace: it reads the code you ran, `In` in a notebook)."""
 SELFCHECK_GRADED = {"part1": ("scaled_dot_product_attention",), "part2": ("MultiHeadAttention", "ModelArgs")}
 SELFCHECK_TITLE = {"part1": "Part 1 · scaled_dot_product_attention", "part2": "Part 2 · MultiHeadAttention"}
 """part (its pytest marker) -> its title. This folder stands alone (no grader import), so the parts are
@@ -325,7 +507,10 @@ def run_part(part, namespace):
             if missing:
                 _fail("not-implemented", f"找不到 {', '.join(missing)}：定义它的单元格运行了吗？",
                       f"{', '.join(missing)} is not defined: did its cell run?")
-            check(*(namespace[n] for n in SELFCHECK_GRADED[part]))
+            if check is check_rules:
+                check_rules(part, namespace)
+            else:
+                check(*(namespace[n] for n in SELFCHECK_GRADED[part]))
             results[name] = None
         except SelfCheckFailure as failure:
             results[name] = failure

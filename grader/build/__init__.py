@@ -19,7 +19,7 @@ from grader.build.colab_badge import colab_badge
 from grader.build.config import (ASSIGNMENT, COLAB_PLACEHOLDER_REPO, COLAB_REPO, ROOT, SELFCHECK_FILES,
                                  SOURCE_NOTEBOOK)
 from grader import assignment
-from grader.build.inline_selfcheck import inline_selfcheck
+from grader.build.inline_selfcheck import inline_selfcheck, selfcheck_source
 from grader.build.nbgrader_release import generate_assignment
 from grader.build.python_module import python_module
 from grader.build.read_write import notebook_bytes, read_notebook
@@ -88,7 +88,9 @@ def render(*, record_db: bool = False) -> dict[str, bytes]:
         (ROOT / SOURCE_NOTEBOOK).write_bytes(files[SOURCE_NOTEBOOK])
     origins = {"source": source_nb, "release": generate_assignment(record_db=record_db)}
     for path in COPIES:
-        files[path] = (ROOT / "source" / ASSIGNMENT / path.rsplit("/", 1)[1]).read_bytes()
+        name = path.rsplit("/", 1)[1]
+        files[path] = ((selfcheck_source() + "\n").encode("utf-8") if name == "selfcheck.py"
+                       else (ROOT / "source" / ASSIGNMENT / name).read_bytes())
     for target in TARGETS:
         nb = copy.deepcopy(origins[target.origin])
         for step in target.steps:

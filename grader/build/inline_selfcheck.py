@@ -11,8 +11,21 @@ from nbformat import NotebookNode
 from grader.build.config import ROOT, SELFCHECK_CELL, SELFCHECK_MODULE
 
 
+RULES_START = "# --- the grading rules' allow-list: `make build` copies it here from grader/runtime_rules.py ---\n"
+RULES_END = "# --- end of the grading rules' allow-list ---\n"
+
+
+def rules_table() -> str:
+    """grader/runtime_rules.py without its docstring: the one table the worker enforces, for the self-check."""
+    text = (ROOT / "grader" / "runtime_rules.py").read_text(encoding="utf-8")
+    return text[text.index('"""', 3) + 3:].lstrip("\n")
+
+
 def selfcheck_source() -> str:
-    return (ROOT / SELFCHECK_MODULE).read_text(encoding="utf-8").rstrip("\n")
+    """source/<assignment>/selfcheck.py with the grading rules' table put between its markers."""
+    text = (ROOT / SELFCHECK_MODULE).read_text(encoding="utf-8")
+    start, end = text.index(RULES_START) + len(RULES_START), text.index(RULES_END)
+    return (text[:start] + rules_table() + text[end:]).rstrip("\n")
 
 
 def inline_selfcheck(nb: NotebookNode, path: str) -> NotebookNode:

@@ -3,7 +3,7 @@ attention used, the grading rules broken)."""
 from __future__ import annotations
 
 from grader.checks import Context, Outcome, failed, passed
-from grader.policy import for_part
+from grader.policy import INSTEAD, for_part
 
 
 def attention_verdict(evidence: list[dict]) -> Outcome:
@@ -54,14 +54,17 @@ def rules_gate(ctx: Context, part: str) -> Outcome:
     saw while this part's probes ran: either zeroes the part, quoting what was seen."""
     broken = for_part(ctx.violations, part)
     seen = sorted(ctx.student.tampering_by_part.get(part, set()))
-    if not broken and not seen:
+    refused = sorted(ctx.student.refused_by_part.get(part, set()))
+    if not broken and not seen and not refused:
         return passed()
     places = [ctx.student.submission.locate({"line": v.line, "text": v.text, "function": "<module>"}) for v in broken]
     zh = [v.describe("zh", p["line"], p.get("cell")) for v, p in zip(broken[:6], places)]
     en = [v.describe("en", p["line"], p.get("cell")) for v, p in zip(broken[:6], places)]
     zh += [f"运行时检测到：{', '.join(seen)}。"] if seen else []
     en += [f"Seen at run time: {', '.join(seen)}."] if seen else []
-    mistakes = [v.mistake for v in broken] + (["tampering"] if seen else [])
+    zh += [f"运行时被拒绝：{item}。应改为：{INSTEAD[item.split(':')[0]][0]}" for item in refused[:6]]
+    en += [f"Refused at run time: {item}. Instead, {INSTEAD[item.split(':')[0]][1]}" for item in refused[:6]]
+    mistakes = [v.mistake for v in broken] + (["tampering"] if seen else []) + [item.split(":")[0] for item in refused]
     where = places[0] if places else None
     return failed("本部分的代码违反了评分规则，记 0 分：\n" + "\n".join(zh),
                   "This part's code breaks the grading rules and scores 0:\n" + "\n".join(en), mistakes, where)

@@ -98,8 +98,8 @@ def _plain(tensor) -> dict:
 
 
 def _structure(result) -> dict:
-    if isinstance(result, (tuple, list)):
-        return {"kind": type(result).__name__, "length": len(result)}
+    if isinstance(result, (tuple, list)):  # a namedtuple is a tuple
+        return {"kind": "tuple" if isinstance(result, tuple) else "list", "length": len(result)}
     return {"kind": type(result).__name__ if not isinstance(result, torch.Tensor) else "tensor", "length": None}
 
 

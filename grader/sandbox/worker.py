@@ -23,10 +23,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from grader.sandbox import probes
+from grader.sandbox import audit, probes
 from grader.sandbox.probes import SUBMISSION_FILE, describe_error
 from grader.assignment import GRADED_NAMES
 from grader.sandbox.confinement import Limits, confine
+from grader.sandbox.guard import STUDENT_MODULE, Guard, guarded
 from grader.process import single_threaded_torch
 
 # The built-in attention, denied in the worker however it is named. Python entry points are
@@ -99,11 +100,13 @@ class Runtime:
         return sorted(patched | self.tampering)
 
 
-def load_student(source: str) -> tuple[dict, list[dict]]:
-    """Execute the extracted definitions one statement at a time; collect what failed."""
-    module = types.ModuleType("submission")  # registered, so dataclasses and pickling find it
-    sys.modules["submission"] = module
+def load_student(source: str, guard: Guard | None) -> tuple[dict, list[dict]]:
+    """Execute the extracted definitions one statement at a time, each through the guards (when on); collect
+    what failed."""
+    module = types.ModuleType(STUDENT_MODULE)  # registered, so dataclasses and pickling find it
+    sys.modules[STUDENT_MODULE] = module
     namespace = module.__dict__
+    namespace.update(guard.namespace() if guard else {})
     lines = source.splitlines()
     errors = []
     try:
@@ -113,7 +116,8 @@ def load_student(source: str) -> tuple[dict, list[dict]]:
     for statement in tree.body:
         try:
             # dont_inherit: this module's own `from __future__ import annotations` must not leak into student code
-            code = compile(ast.Module(body=[statement], type_ignores=[]), SUBMISSION_FILE, "exec", dont_inherit=True)
+            module_ast = guarded(statement, guard) if guard else ast.Module(body=[statement], type_ignores=[])
+            code = compile(module_ast, SUBMISSION_FILE, "exec", dont_inherit=True)
             exec(code, namespace)  # noqa: S102 - this is the sandboxed worker's whole purpose
         except BaseException as error:  # SystemExit/KeyboardInterrupt from student code too
             errors.append(describe_error(error, lines))
@@ -142,7 +146,7 @@ def _answer(request: dict, namespace: dict, lines: list[str]) -> dict:
 MAX_LOAD_ERRORS = 20  # the parent reports the first few; the rest would only be repeats
 
 
-def worker_main(connection, limits: Limits, source: str, use_cuda: bool) -> None:
+def worker_main(connection, limits: Limits, source: str, use_cuda: bool, guards: bool = True) -> None:
     """Entry point of the sandbox worker process (started by `sandbox.Worker`)."""
     single_threaded_torch()
     try:
@@ -156,15 +160,18 @@ def worker_main(connection, limits: Limits, source: str, use_cuda: bool) -> None
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     runtime = Runtime()
+    guard = Guard() if guards else None
+    if guard:
+        audit.install(guard.refuse)
     worker_pid = os.getpid()
-    namespace, load_errors = load_student(source)
+    namespace, load_errors = load_student(source, guard)
     if os.getpid() != worker_pid:  # a fork that escaped the denial must never answer
         os._exit(0)
     lines = source.splitlines()
     # only what the parent reads, so a long submission's ready message stays far below the answer caps
     connection.send_bytes(encode({"ready": True, "load_errors": load_errors[:MAX_LOAD_ERRORS],
                                   "names": sorted(name for name in GRADED_NAMES if name in namespace),
-                                  "tampered": runtime.tampered()}))  # at definition time: the whole process
+                                  "tampered": runtime.tampered(), "refused": guard.seen() if guard else []}))  # at definition time
     while True:
         try:
             request = pickle.loads(connection.recv_bytes())
@@ -174,11 +181,14 @@ def worker_main(connection, limits: Limits, source: str, use_cuda: bool) -> None
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
         runtime.forbidden_calls.clear()
+        if guard:
+            guard.refused.clear()
         answer = _answer(request, namespace, lines)
         if os.getpid() != worker_pid:
             os._exit(0)
         answer["forbidden_calls"] = sorted(runtime.forbidden_calls)
         answer["tampered"] = runtime.tampered()
+        answer["refused"] = guard.seen() if guard else []
         if use_cuda:  # RLIMIT_AS cannot bound CUDA memory: report the peak, the parent enforces the limit
             answer["cuda_peak_bytes"] = int(torch.cuda.max_memory_allocated())
         try:

@@ -159,6 +159,11 @@ class WorkerFailure(Exception):
         self.detail = detail
 
 
+# The worker's run-time guards (guard.py, audit.py). Only the sandbox's own hostile tests switch them off,
+# in this trusted process, to see the confinement layers hold on their own.
+RUNTIME_GUARDS = True
+
+
 class Worker:
     """One confined child process holding one submission's code."""
 
@@ -171,8 +176,8 @@ class Worker:
         self._connection, child_end = context.Pipe(duplex=True)
         from grader.sandbox import worker
 
-        self.process = context.Process(target=worker.worker_main, args=(child_end, limits_here, source, use_cuda),
-                                       daemon=True)
+        self.process = context.Process(target=worker.worker_main,
+                                       args=(child_end, limits_here, source, use_cuda, RUNTIME_GUARDS), daemon=True)
         with _context_lock, _without_main_module():
             self.process.start()
         child_end.close()

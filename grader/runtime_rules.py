@@ -1,0 +1,60 @@
+"""What student code may reach, as one table: the worker's run-time guards (sandbox/guard.py) enforce it on
+objects, the static pass (policy_rules.py) explains a refusal on the student's line before anything runs.
+
+Plain data and pure functions of names, no imports: the reasons for each denial are in README
+("Isolation and limits").
+"""
+import re
+
+# standard library honest code uses; everything else of it reaches files, processes, the interpreter
+ALLOWED_STDLIB = frozenset({
+    "__future__", "math", "typing", "dataclasses", "functools", "itertools", "contextlib", "collections",
+    "collections.abc", "warnings", "logging", "copy", "time", "numbers", "enum", "abc", "typing_extensions", "sys"})
+# sys is there for printing (print(..., file=sys.stderr)); nothing else of it
+ALLOWED_SYS = frozenset({"stdout", "stderr", "float_info", "maxsize"})
+ALLOWED_PACKAGES = ("torch", "numpy", "einops")
+# public namespaces of those packages that reach the dispatcher, the compiler stack, files or other processes
+DENIED_MODULES = (
+    "torch.library", "torch.overrides", "torch.jit", "torch.fx", "torch.compiler", "torch.export", "torch.package",
+    "torch.hub", "torch.multiprocessing", "torch.distributed", "torch.onnx", "torch.testing", "torch.serialization",
+    "torch.utils.cpp_extension", "torch.utils.data", "torch.utils.backend_registration", "torch.utils.benchmark",
+    "torch.utils.tensorboard", "torch.utils.bottleneck", "torch.utils.hooks", "torch.profiler", "torch.autograd.profiler",
+    "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing")
+# public names on torch that are no module but lead to the same places
+DENIED_TORCH_NAMES = frozenset({"torch.ops", "torch.classes", "torch.compile", "torch.load", "torch.save",
+                                "torch.set_default_device"})
+FORBIDDEN_API = re.compile(r"^(scaled_dot_product\w*|multi_head_attention_forward|MultiheadAttention|"
+                           r"_native_multi_head_attention|\w*flash_attention\w*|\w*efficient_attention\w*)$")
+# attributes that tell the grader's meta-device stand-in from a GPU
+STAND_IN_ATTRIBUTES = frozenset({"is_meta", "is_fake", "data_ptr", "untyped_storage", "storage", "fake_mode"})
+# attributes of frames, generators, tracebacks and code objects: a way out to the grader's globals
+INTERPRETER_ATTRIBUTE = re.compile(r"^(gi_\w+|cr_\w+|ag_\w+|f_(back|globals|locals|builtins|code|trace)|"
+                                   r"tb_\w+|co_\w+|mro|cell_contents)$")
+# special attributes honest code reads; the others lead to code, globals, the class graph or the interpreter
+ALLOWED_DUNDERS = frozenset({
+    "__init__", "__class__", "__name__", "__qualname__", "__doc__", "__module__", "__version__", "__constants__",
+    "__call__", "__len__", "__iter__", "__next__", "__enter__", "__exit__", "__getitem__", "__setitem__",
+    "__contains__", "__repr__", "__str__", "__post_init__", "__add__", "__sub__", "__mul__", "__matmul__",
+    "__truediv__", "__floordiv__", "__neg__", "__pow__", "__radd__", "__rmul__", "__rtruediv__", "__rmatmul__"})
+# special names a class body may bind: TorchScript's __constants__, __slots__, a docstring, __match_args__
+CLASS_DUNDERS = frozenset({"__constants__", "__slots__", "__doc__", "__match_args__"})
+# modules whose attributes are switches honest code sets (TF32, cuDNN); the worker resets them before every probe
+WRITABLE_MODULES = ("torch.backends",)
+
+
+def module_allowed(name: str) -> bool:
+    """Whether student code may import or reach the module called `name`."""
+    if name in ALLOWED_STDLIB:
+        return True
+    parts = name.split(".")
+    if parts[0] not in ALLOWED_PACKAGES or any(part.startswith("_") for part in parts):
+        return False
+    return not any(name == denied or name.startswith(denied + ".") for denied in DENIED_MODULES)
+
+
+def denied_attribute_of_torch(owner: str, name: str) -> str | None:
+    """What reading `owner.name` (owner a torch module) reaches, when it is denied; else None."""
+    path = f"{owner}.{name}"
+    if path in DENIED_TORCH_NAMES:
+        return path
+    return None

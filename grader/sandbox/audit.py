@@ -1,0 +1,65 @@
+"""The worker's audit hook: what attention code never needs, refused however the code reached it.
+
+`sys.addaudithook` cannot be removed, and its events name the real operation (ctypes, a gc walk, an
+open file), whatever attribute path or spelling led there. torch and numpy import lazily and open
+their own files, and the grader's code runs between probes: the hook enforces only while a frame of
+student code is on the stack, and lets through the standard library's own code generation (dataclasses
+and namedtuple build their methods with exec, from identifiers) and the loading of a module being imported.
+"""
+from __future__ import annotations
+
+import sys
+
+from grader.sandbox.probes import SUBMISSION_FILE
+
+DENIED_EVENTS = frozenset({
+    "gc.get_objects", "gc.get_referrers", "gc.get_referents", "code.__new__", "function.__new__",
+    "sys.settrace", "sys.setprofile", "sys._current_frames", "sys._current_exceptions", "sys.addaudithook",
+    "sys.unraisablehook", "sys.excepthook", "compile", "exec", "marshal.loads", "pickle.find_class", "mmap.__new__",
+    "os.system", "os.fork", "os.forkpty", "os.kill", "os.killpg", "os.putenv", "os.unsetenv", "os.remove",
+    "os.rename", "os.mkdir", "os.rmdir", "os.chmod", "os.chown", "os.symlink", "os.link", "os.truncate",
+    "os.chdir", "os.utime", "signal.pthread_kill", "subprocess.Popen", "builtins.input", "webbrowser.open",
+    "sqlite3.connect", "urllib.Request", "open"})
+DENIED_PREFIXES = ("ctypes.", "socket.", "os.exec", "os.posix_spawn", "os.spawn", "_thread.", "shutil.")
+# the code generators of the standard library that honest classes use (@dataclass, namedtuple, NamedTuple)
+CODE_GENERATORS = ("dataclasses.py", "collections/__init__.py")
+SOURCE_SUFFIXES = (".py", ".pyc", ".so")
+IMPORT_MACHINERY = "<frozen importlib._bootstrap"
+
+
+def _student_on_stack() -> bool:
+    """Whether student code called this, directly or through libraries. A module being imported runs its
+    own top-level code (it reads its files, unmarshals, execs): the guarded import let only allowed
+    modules in, and torch's lazy imports come from torch, so the events of an import are let through."""
+    frame = sys._getframe(1).f_back  # past the hook: the code that raised the event
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename == SUBMISSION_FILE:
+            return True
+        if filename.startswith(IMPORT_MACHINERY):
+            return False
+        frame = frame.f_back
+    return False
+
+
+def _allowed(event: str, args: tuple) -> bool:
+    """What the denied events may still do with student code on the stack."""
+    if event == "open":  # reading a library's source or bytecode (lazy imports, tracebacks, warnings)
+        path, mode = args[0], args[1]
+        return isinstance(path, str) and path.endswith(SOURCE_SUFFIXES) and mode in ("r", "rb", None)
+    if event in ("compile", "exec"):
+        caller = sys._getframe(1).f_back
+        return caller is not None and caller.f_code.co_filename.endswith(CODE_GENERATORS)
+    return False
+
+
+def install(refuse) -> None:
+    """Install the hook; `refuse(mistake, what)` records the refusal and raises."""
+
+    def hook(event: str, args: tuple) -> None:
+        if event not in DENIED_EVENTS and not event.startswith(DENIED_PREFIXES):
+            return
+        if _student_on_stack() and not _allowed(event, args):
+            refuse("forbidden-import" if event.startswith(DENIED_PREFIXES) else "introspection", f"the operation {event}")
+
+    sys.addaudithook(hook)

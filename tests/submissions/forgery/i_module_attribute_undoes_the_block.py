@@ -1,0 +1,69 @@
+# attack: builtins through an allowed module's attribute (dataclasses.builtins); the worker's dispatcher registrations
+# found through its refusing wrapper's closure and removed; names spelled from pieces; the built-in attention, modes off
+# twin: twins/mha_plain_sdpa.py
+# expect: introspection
+# affected: mha
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class ModelArgs:
+    dim: int = 64
+    n_heads: int = 4
+    dropout: float = 0.0
+    max_seq_len: int = 256
+
+
+def scaled_dot_product_attention(Q, K, V, is_causal=True):
+    T, d_k = Q.size(-2), Q.size(-1)
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(d_k)  # (..., T, T)
+    if is_causal:
+        future = torch.ones(T, T, dtype=torch.bool, device=Q.device).triu(1)
+        scores = scores.masked_fill(future, float("-inf"))
+    weights = F.softmax(scores, dim=-1)
+    return weights @ V, weights
+
+
+def fused(q, k, v, causal):
+    look = dataclasses.builtins.getattr
+    t = nn.functional.torch
+    private = look(t, "_" + "C")
+    for cell in look(look(t.nn.functional, "scaled_dot_product" + "_attention"), "__clo" + "sure__") or ():
+        ops = look(cell.cell_contents, "_denied" + "_ops", None)
+        if ops is not None:
+            look(ops, "_dest" + "roy")()
+    with look(private, "_Disable" + "TorchDispatch")():
+        return look(look(private, "_" + "nn"), "scaled_dot_product" + "_attention")(q, k, v, is_causal=causal)
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, args, is_causal=False):
+        super().__init__()
+        self.n_heads, self.head_dim = args.n_heads, args.dim // args.n_heads
+        self.wq = nn.Linear(args.dim, args.dim, bias=False)
+        self.wk = nn.Linear(args.dim, args.dim, bias=False)
+        self.wv = nn.Linear(args.dim, args.dim, bias=False)
+        self.wo = nn.Linear(args.dim, args.dim, bias=False)
+        self.attn_dropout = nn.Dropout(args.dropout)
+        self.resid_dropout = nn.Dropout(args.dropout)
+        self.dropout = args.dropout
+        self.is_causal = is_causal
+        L = args.max_seq_len
+        self.register_buffer("future", torch.ones(L, L, dtype=torch.bool).triu(1))
+
+    def forward(self, q, k, v):
+        B, T, C = q.size()
+        q = self.wq(q).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, H, T, d)
+        k = self.wk(k).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+        v = self.wv(v).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+        p = self.dropout if self.training else 0.0
+        y = fused(q, k, v, self.is_causal)  # (B, H, T, d)
+        y = self.attn_dropout(y)  # attention dropout happens inside the fused kernel; keep the layer in use
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_dropout(self.wo(y))
