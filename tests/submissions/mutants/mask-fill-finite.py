@@ -1,6 +1,6 @@
 # expect: mask-fill-finite
 # part: sdpa
-# the future filled with -100, not -inf: after softmax its weights are about 1e-44, tiny but not 0
+# the future filled with a finite value 90 below the smallest score: its weights are about 1e-40, tiny but not 0
 # 已提供 / Provided：后面的代码都依赖这些导入。
 import math
 from dataclasses import dataclass
@@ -40,7 +40,7 @@ def scaled_dot_product_attention(
         #   易错点：遮罩必须建在输入所在的设备上（device=Q.device），否则在 GPU 上会报设备不一致。
         # TODO 1b (causal mask): -inf strictly above the diagonal, before softmax; create it with device=Q.device.
         future = torch.ones(T, T, dtype=torch.bool, device=Q.device).triu(diagonal=1)  # (T, T)
-        scores = scores.masked_fill(future, -100.0)  # (..., T, T)
+        scores = scores.masked_fill(future, scores.min().item() - 90.0)  # (..., T, T)
 
     # TODO 1c（归一化与加权）：沿最后一维（dim=-1，键的维度）做 softmax 得到 weights，再用 torch.matmul 乘 V。
     # TODO 1c (weights and output): softmax over dim=-1 (the keys), then torch.matmul(weights, V) -> (..., T, d_v).
