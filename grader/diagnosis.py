@@ -14,7 +14,7 @@ DEVICE_MISMATCH = re.compile(
 NO_CUDA = re.compile(r"Torch not compiled with CUDA|Found no NVIDIA driver|No CUDA GPUs are available|"
                      r"CUDA driver initialization failed|cuda requested on a machine without CUDA", re.I)
 DEVICE_MESSAGE_HEAD = 1000  # characters
-DEVICE_MISTAKES = {"mask-device", "hardcoded-device", "mask-not-buffer"}
+DEVICE_MISTAKES = {"mask-device", "hardcoded-device", "mask-not-buffer", "layers-in-forward"}
 SIZE_MISMATCH = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
 # what code written for one rank raises on another: Q.size(2) or transpose(1, 2) on (T, d), B, T, d = Q.shape
 # on (B, H, T, d), bmm or a fixed einsum/einops pattern on anything but its rank, shapes that no longer line up
@@ -61,6 +61,11 @@ ERROR_RULES = [
 ]
 
 
+# an assert comparing the length with the bound for equality: `assert T == self.max_seq_len`
+FIXED_LENGTH = re.compile(r"(==|!=).*\b\w*(max_seq_len|max_len|block_size|context_length)\b|"
+                          r"\b\w*(max_seq_len|max_len|block_size|context_length)\b.*(==|!=)")
+
+
 def from_error(error: dict, static: dict, *, max_seq_len: int | None = None) -> list[str]:
     """Mistake ids that explain an exception reported by a probe (possibly none)."""
     kind, message = error.get("type", ""), error.get("message", "")
@@ -69,6 +74,8 @@ def from_error(error: dict, static: dict, *, max_seq_len: int | None = None) -> 
     for rule_type, pattern, mistake in ERROR_RULES:
         if (rule_type is None or rule_type == kind) and re.search(pattern, message, re.I):
             return [mistake]
+    if kind == "AssertionError" and FIXED_LENGTH.search(((error.get("where") or {}).get("text") or "")[:1000]):
+        return ["fixed-length-assert"]
     if is_device_mismatch(error):
         return [device_mistake(static)]
     if is_softmax_over_a_size(error):
@@ -101,6 +108,8 @@ def is_rank_error(error: dict, static: dict) -> bool:
 
 def device_mistake(static: dict, plain_tensor_attributes: list[str] = ()) -> str:
     """Which device mistake explains a device mismatch: the text tells the three apart."""
+    if "layers-in-forward" in static:  # a layer built in forward is created on the CPU, whatever the module's device
+        return "layers-in-forward"
     if plain_tensor_attributes or "mask-not-buffer" in static:
         return "mask-not-buffer"
     if "hardcoded-device" in static:
@@ -132,4 +141,14 @@ def matching_variant(actual: torch.Tensor, variants: dict[str, torch.Tensor], at
     for mistake, expected in variants.items():
         if close(actual, expected, atol, rtol):
             return mistake
+    return None
+
+
+def matching_combination(actual: torch.Tensor, compute, combinations: list[tuple[str, ...]], atol: float = 1e-3,
+                         rtol: float = 1e-3) -> tuple[str, ...] | None:
+    """The first combination of wrong variants (`compute(combination)` -> its numbers) the student's reproduce:
+    several bugs in one function, each named because together they explain every number."""
+    for combination in combinations:
+        if close(actual, compute(combination), atol, rtol):
+            return combination
     return None

@@ -148,16 +148,28 @@ def credit(report: dict, fixed: dict | None, fraction: float) -> dict:
 
 def unsearched(report: dict, fraction: float = 0.0) -> dict:
     """The report of a hand-in nothing of which ran (refused): no fix, no credit, the fields all the same."""
-    return {**report, "fixes": [], "fix_credit": credit(report, None, fraction)}
+    return {**report, "fixes": [], "fix_credit": credit(report, None, fraction), "found_behind": []}
+
+
+def found_behind(report: dict, fixed: dict | None, found: list[dict]) -> list[dict]:
+    """The mistakes the regrade of the verified fixes names that the original did not: bugs a crash or a first
+    bug hid (a hard-coded "cuda" in front of a head-split), each marked with the fixes it was found behind."""
+    if fixed is None:
+        return []
+    fronts = list(dict.fromkeys(f["mistake"] for f in found))
+    return [{"mistake": m, "behind": fronts} for m in fixed["mistakes"] if m not in report["mistakes"]]
 
 
 def with_fixes(submission: Submission, report: dict, static: dict[str, list],
                regrade: Callable[[Submission], dict], fraction: float = 0.0) -> dict:
-    """The report plus `fixes` and `fix_credit` (score raised by the credit, capped at max_score)."""
+    """The report plus `fixes`, `fix_credit` (score raised by the credit, capped at max_score) and `found_behind`
+    (named in `mistakes` too, after the report's own)."""
     found, fixed = search(submission, report, static, regrade)
     granted = credit(report, fixed, fraction)
     score = min(report["max_score"], round(_checks_score(report) + granted["points"], 4))
-    return {**report, "score": score, "fixes": found, "fix_credit": granted}
+    behind = found_behind(report, fixed, found)
+    return {**report, "score": score, "fixes": found, "fix_credit": granted, "found_behind": behind,
+            "mistakes": report["mistakes"] + [b["mistake"] for b in behind]}
 
 
 def render(report: dict, lang: str) -> list[str]:
@@ -168,6 +180,10 @@ def render(report: dict, lang: str) -> list[str]:
     zh = lang == "zh"
     out = ["", "验证过的修改（在评分沙盒中重新评分确认）:" if zh else "Verified fixes (regraded in the sandbox):"]
     out += [f"  - {f['message_zh'] if zh else f['message_en']}" for f in fixes]
+    for behind in report.get("found_behind") or []:
+        fronts = ", ".join(behind["behind"])
+        out.append(f"  修改之后还发现：[{behind['mistake']}]（藏在 {fronts} 后面）" if zh else
+                   f"  Found behind {fronts} once fixed: [{behind['mistake']}]")
     granted = report.get("fix_credit") or {}
     if granted.get("points"):
         out.append(f"  修改后多得分数的 {granted['fraction']:g} 计入总分：+{granted['points']:g}" if zh else

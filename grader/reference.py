@@ -5,6 +5,7 @@ student's numbers can be matched to the mistake that explains them.
 """
 from __future__ import annotations
 
+import itertools
 import math
 
 import torch
@@ -30,10 +31,32 @@ MISTAKE_OF = {"wrong-scale-width": "wrong-scale", "softmax-dim-heads": "softmax-
               **{f"wrong-input-{reads}": "wrong-input" for reads in SDPA_WRONG_INPUTS + MHA_WRONG_INPUTS}}
 
 
-def _reads(variant: str | None, wrong_inputs: tuple[str, ...], right: str) -> str:
+# Variants that cannot go together, by the step of the computation they change: a combination takes at most one
+# of each (grader.diagnosis searches pairs and triples of them when no single variant reproduces a student's numbers).
+STEPS = {"scale": ("missing-scale", "wrong-scale", "wrong-scale-width"),
+         "mask": ("mask-diagonal", "mask-direction", "mask-multiplied", "mask-after-softmax", "mask-after-softmax-inf",
+                  "mask-missing", "is-causal-ignored"),
+         "softmax": ("softmax-dim", "softmax-dim-heads"),
+         "split": (*WRONG_SPLITS, "head-split-out"),
+         "output": ("missing-out-proj",),
+         "inputs": tuple(f"wrong-input-{reads}" for reads in SDPA_WRONG_INPUTS + MHA_WRONG_INPUTS)}
+STEP_OF = {variant: step for step, variants in STEPS.items() for variant in variants}
+
+
+def chosen(variant) -> frozenset[str]:
+    """One variant (a name), a combination (a tuple of names, one per step), or none."""
+    if variant is None:
+        return frozenset()
+    return frozenset([variant] if isinstance(variant, str) else variant)
+
+
+def _reads(variants: frozenset[str], wrong_inputs: tuple[str, ...], right: str) -> str:
     """The inputs a wrong-input variant reads in place of `right` ("QQV" for `Q @ Q.mT`); `right` for any other."""
-    reads = (variant or "").removeprefix("wrong-input-")
-    return reads if reads in wrong_inputs else right
+    for variant in variants:
+        reads = variant.removeprefix("wrong-input-")
+        if reads in wrong_inputs:
+            return reads
+    return right
 
 
 def variants_for(variants: tuple[str, ...], is_causal: bool) -> list[str]:
@@ -49,43 +72,46 @@ def causal_future(T: int, device=None) -> torch.Tensor:
     return torch.ones(T, T, dtype=torch.bool, device=device).triu(1)
 
 
-def attention(Q, K, V, is_causal: bool = True, variant: str | None = None, scale: float | None = None):
-    """softmax(Q K^T / sqrt(d_k) + M) V in float64; `variant` injects one catalogued mistake."""
+def attention(Q, K, V, is_causal: bool = True, variant=None, scale: float | None = None):
+    """softmax(Q K^T / sqrt(d_k) + M) V in float64; `variant` injects one catalogued mistake, or a combination."""
+    variants = chosen(variant)
     Q, K, V = Q.double(), K.double(), V.double()
     given = {"Q": Q, "K": K, "V": V}
-    Q, K, V = (given[name] for name in _reads(variant, SDPA_WRONG_INPUTS, "QKV"))
+    Q, K, V = (given[name] for name in _reads(variants, SDPA_WRONG_INPUTS, "QKV"))
     T, d_k = Q.size(-2), Q.size(-1)
-    is_causal = is_causal or variant == "is-causal-ignored"
+    is_causal = is_causal or "is-causal-ignored" in variants
     if scale is None:
-        scale = {"missing-scale": 1.0, "wrong-scale": 1.0 / d_k}.get(variant, 1.0 / math.sqrt(d_k))
+        scale = 1.0 if "missing-scale" in variants else 1.0 / d_k if "wrong-scale" in variants else 1.0 / math.sqrt(d_k)
     scores = Q @ K.transpose(-2, -1) * scale  # (..., T, T)
     future = causal_future(T)
-    if is_causal and variant not in ("mask-missing", "mask-after-softmax", "mask-after-softmax-inf"):
-        if variant == "mask-diagonal":
+    if is_causal and not variants & {"mask-missing", "mask-after-softmax", "mask-after-softmax-inf"}:
+        if "mask-diagonal" in variants:
             scores = scores.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(0), float("-inf"))
-        elif variant == "mask-direction":
+        elif "mask-direction" in variants:
             scores = scores.masked_fill(future.T, float("-inf"))
-        elif variant == "mask-multiplied":
+        elif "mask-multiplied" in variants:
             scores = scores * (~future).double()
         else:
             scores = scores.masked_fill(future, float("-inf"))
-    weights = torch.softmax(scores, dim={"softmax-dim": -2, "softmax-dim-heads": 1}.get(variant, -1))
-    if is_causal and variant == "mask-after-softmax":
+    dim = -2 if "softmax-dim" in variants else 1 if "softmax-dim-heads" in variants else -1
+    weights = torch.softmax(scores, dim=dim)
+    if is_causal and "mask-after-softmax" in variants:
         weights = weights.masked_fill(future, 0.0)
-    if is_causal and variant == "mask-after-softmax-inf":
+    if is_causal and "mask-after-softmax-inf" in variants:
         weights = weights.masked_fill(future, float("-inf"))
     return weights @ V, weights
 
 
-def multi_head_attention(q, k, v, weights: dict, n_heads: int, is_causal: bool, variant: str | None = None,
+def multi_head_attention(q, k, v, weights: dict, n_heads: int, is_causal: bool, variant=None,
                          scale: float | None = None):
     """The MultiHeadAttention forward (eval mode) in float64 with the given wq/wk/wv/wo weights;
-    `scale` multiplies every head's scores (default 1/√head_dim)."""
+    `scale` multiplies every head's scores (default 1/√head_dim); `variant`: one mistake, or a combination."""
+    variants = chosen(variant)
     W = {name: w.double() for name, w in weights.items()}
     q, k, v = q.double(), k.double(), v.double()
     B, T, C = q.shape  # batch, sequence length, model width
     d = C // n_heads
-    wrong = WRONG_SPLITS.get(variant, "")
+    wrong = "".join(WRONG_SPLITS.get(name, "") for name in variants)
 
     def split(x, name):
         if name in wrong:  # viewed straight to (B, H, T, d): positions and heads mix
@@ -93,16 +119,28 @@ def multi_head_attention(q, k, v, weights: dict, n_heads: int, is_causal: bool, 
         return x.view(B, T, n_heads, d).transpose(1, 2)  # (B, H, T, d)
 
     given = {"q": q, "k": k, "v": v}
-    reads = _reads(variant, MHA_WRONG_INPUTS, "qkv")
+    reads = _reads(variants, MHA_WRONG_INPUTS, "qkv")
     xq, xk, xv = (split(given[read] @ W[f"w{name}"].T, name) for name, read in zip("qkv", reads))
-    scale = 1.0 / math.sqrt(C) if variant == "wrong-scale-width" else scale
-    inner = variant if variant in SDPA_VARIANTS or variant == "softmax-dim-heads" else None
+    scale = 1.0 / math.sqrt(C) if "wrong-scale-width" in variants else scale
+    inner = frozenset(name for name in variants if name in SDPA_VARIANTS or name == "softmax-dim-heads")
     y, _ = attention(xq, xk, xv, is_causal, inner, scale)  # (B, H, T, d)
-    if variant in ("head-split", "head-split-out"):  # merged without transposing back
+    if variants & {"head-split", "head-split-out"}:  # merged without transposing back
         y = y.reshape(B, T, C)
     else:
         y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, C)
-    return y if variant == "missing-out-proj" else y @ W["wo"].T
+    return y if "missing-out-proj" in variants else y @ W["wo"].T
+
+
+def combinations(variants: list[str], largest: int = 3) -> list[tuple[str, ...]]:
+    """Pairs, then triples (up to `largest`), of `variants` that change different steps; a wrong input reads
+    another tensor where any other slip may sit, so it joins pairs only (triples with it would be thousands)."""
+    found = []
+    for size in range(2, largest + 1):
+        for combination in itertools.combinations(variants, size):
+            steps = [STEP_OF.get(v, v) for v in combination]
+            if len(set(steps)) == size and (size == 2 or "inputs" not in steps):
+                found.append(combination)
+    return found
 
 
 def attention_dropout_placements(q, k, v, weights: dict, n_heads: int, p: float, seed: int) -> dict[str, torch.Tensor]:

@@ -84,6 +84,19 @@ def finding(factor: float | None, sizes: dict[str, int]) -> ScaleFinding | None:
     return ScaleFinding(factor, zh, en, shown_expected, "wrong-scale")
 
 
+def constant(found: ScaleFinding | None, factor_elsewhere: float | None, sizes_elsewhere: dict[str, int]) -> ScaleFinding | None:
+    """The finding named as a constant when the same factor divides the scores at other sizes too (`np.sqrt(64)`):
+    that it equals one size of the first probe is a coincidence, not what the code computes."""
+    if found is None or found.mistake != "wrong-scale" or factor_elsewhere is None \
+            or abs(factor_elsewhere - found.factor) > NAME_TOLERANCE * found.factor \
+            or abs(factor_elsewhere - math.sqrt(next(iter(sizes_elsewhere.values())))) <= NAME_TOLERANCE * factor_elsewhere:
+        return found
+    sizes = ", ".join(f"{name} = {size}" for name, size in sizes_elsewhere.items())
+    return ScaleFinding(found.factor, f"除以了常数 {found.factor:.3g}（换成 {sizes} 时还是它，与尺寸无关）",
+                        f"divided by the constant {found.factor:.3g} (the same with {sizes}: no size of the input)",
+                        found.expected, "wrong-scale")
+
+
 def factor_from_weights(Q: torch.Tensor, K: torch.Tensor, weights: torch.Tensor | None, is_causal: bool) -> float | None:
     """c such that weights = softmax(Q Kᵀ / c) (masked when causal), or None when no c reproduces them.
 

@@ -212,6 +212,19 @@ def _graded_code_findings(graded: ast.AST, module_names: set[str], add) -> None:
             add("python-loop", node)
     if isinstance(graded, ast.ClassDef):
         _buffer_findings(graded, add)
+        _layers_outside_init(graded, add)
+
+
+PARAMETER_LAYERS = {"Linear", "Bilinear", "LayerNorm", "Embedding", "Conv1d", "Conv2d"}
+
+
+def _layers_outside_init(cls: ast.ClassDef, add) -> None:
+    """`nn.Linear(...)` (a layer with weights) constructed in a method other than __init__: fresh weights per call."""
+    for method in cls.body:
+        if isinstance(method, ast.FunctionDef) and method.name != "__init__":
+            for node in ast.walk(method):
+                if isinstance(node, ast.Call) and _is_torch_attr(node.func, *PARAMETER_LAYERS):
+                    add("layers-in-forward", node)
 
 
 def _buffer_findings(cls: ast.ClassDef, add) -> None:

@@ -43,9 +43,19 @@ def test_code_written_for_two_dim_input_still_shows_it_computes_attention(graded
     report = graded(MUTANTS / "hardcoded-dims__3.py")
     checks = by_id(report)
     assert checks["sdpa.computes_attention"]["passed"], checks["sdpa.computes_attention"]["message"]
-    assert "Right with 0 leading dims" in checks["sdpa.shapes"]["message"]
-    crashed = [c for c in report["checks"] if not c["passed"] and c["message"].startswith("Error")]
-    assert crashed and all(c["mistakes"] == ["hardcoded-dims"] for c in crashed), crashed
+    assert "Right with 0 leading dims, wrong with 1, 2, 3" in checks["sdpa.shapes"]["message"]
+    # the other checks run on (T, d), where the code is right: the rank bug costs the shapes points alone
+    assert lost(report) == ["sdpa.shapes"], lost(report)
+    assert report["mistakes"] == ["hardcoded-dims"]
+
+
+@pytest.mark.parametrize("name, mistake", [("softmax-dim__3.py", "softmax-dim"), ("mask-missing__3.py", "mask-missing")])
+def test_a_bug_at_the_rank_the_code_accepts_is_named_there_not_hidden_by_the_rank_bug(graded, name, mistake):
+    """Code written for (T, d) with a softmax over the queries; for (B, T, d) with a discarded masked_fill."""
+    checks = by_id(graded(MUTANTS / name))
+    assert checks["sdpa.shapes"]["mistakes"] == ["hardcoded-dims"]
+    for check in ("sdpa.causal_zeros", "sdpa.values", "sdpa.no_future_leak"):
+        assert checks[check]["mistakes"] == [mistake], (check, checks[check]["message"])
 
 
 def test_a_mask_without_device_is_found_although_the_first_shape_crashes(graded):
@@ -112,3 +122,57 @@ def test_causal_weights_with_a_leaky_product_with_v_are_not_called_a_missing_mas
     assert "the mask is fine" in leak["message"] and "weights @ V" in leak["message"]
     # and the check still names a mask that is missing, where the weights show it
     assert "mask-missing" in by_id(graded(MUTANTS / "mask-missing.py"))["sdpa.no_future_leak"]["mistakes"]
+
+
+@pytest.mark.parametrize("name, bugs", [("head-split__5.py", {"head-split", "missing-out-proj"}),
+                                        ("missing-out-proj__2.py", {"wrong-scale", "mask-missing", "missing-out-proj"})])
+def test_each_of_several_bugs_in_one_module_is_named(graded, name, bugs):
+    """No single wrong variant reproduces the numbers; the pair or triple of them does, and names each."""
+    values = by_id(graded(MUTANTS / name))["mha.values"]
+    assert set(values["mistakes"]) == bugs, values["message"]
+
+
+def test_numbers_no_combination_explains_say_so_and_name_nothing(graded):
+    """A fresh nn.Linear built in forward: no variant reproduces it, and no guess is made."""
+    report = graded(MUTANTS / "layers-in-forward.py")
+    checks = by_id(report)
+    assert checks["mha.values"]["mistakes"] == [] and "cannot name" in checks["mha.values"]["message"]
+    # random outputs without any dropout: not blamed on dropout
+    assert checks["mha.dropout"]["mistakes"] == ["layers-in-forward"], checks["mha.dropout"]["message"]
+    assert "dropout-in-eval" not in report["mistakes"]
+
+
+def test_arguments_read_in_another_order_are_attention_with_a_wrong_input(graded):
+    """forward(v, k, q): the gate sees attention (the queries it reads as values mix positions), so the part keeps
+    its other points and the values check names the wrong input."""
+    report = graded(MUTANTS / "wrong-input__4.py")
+    checks = by_id(report)
+    assert checks["mha.computes_attention"]["passed"], checks["mha.computes_attention"]["message"]
+    assert checks["mha.values"]["mistakes"] == ["wrong-input"]
+    assert checks["mha.interface"]["passed"] and checks["mha.shapes"]["passed"] and checks["mha.dropout"]["passed"]
+
+
+def test_a_constant_scale_is_named_as_a_constant(graded):
+    values = by_id(graded(MUTANTS / "wrong-scale__5.py"))["sdpa.values"]
+    assert values["mistakes"] == ["wrong-scale"] and "the constant 8" in values["message"], values["message"]
+
+
+@pytest.mark.parametrize("name, check, points", [("wrong-backward.py", "sdpa.gradients", 19.0),
+                                                 ("mask-fill-finite.py", "sdpa.causal_zeros", 18.0)])
+def test_a_wrong_backward_and_a_tiny_causal_leak_each_cost_their_check(graded, name, check, points):
+    """The numeric gradient comparison and the exact zeros above the diagonal are what catch these: relaxing either
+    gives the mutant full marks."""
+    report = graded(MUTANTS / name)
+    assert lost(report) == [check] and report["score"] == points, (lost(report), report["score"])
+
+
+def test_a_hard_coded_dropout_rate_is_found_at_another_rate(graded):
+    for name in ("dropout-hardcoded.py", "dropout-hardcoded__2.py"):
+        assert by_id(graded(MUTANTS / name))["mha.dropout"]["mistakes"] == ["dropout-hardcoded"], name
+
+
+def test_a_bug_behind_a_fixed_crash_is_named_and_marked_as_found_behind_it(graded):
+    report = graded(SUBMISSIONS / "fixes" / "hardcoded-device-hides-mask-diagonal.py")
+    assert [f["mistake"] for f in report["fixes"]] == ["hardcoded-device"]
+    assert {"mistake": "mask-diagonal", "behind": ["hardcoded-device"]} in report["found_behind"], report["found_behind"]
+    assert report["mistakes"][0] == "hardcoded-device" and "mask-diagonal" in report["mistakes"]

@@ -31,9 +31,9 @@ PROCESS_ATTACKS = ("memory-limit", "timeout", "tampering")
 # or passes as the table in test_notebook_cells_and_pytest_agree_on_every_mutant records).
 NAMED = [
     "args-field-name", "args-field-name__2", "bare-matmul", "bare-matmul__2", "dropout-in-eval", "dropout-in-eval__2",
-    "dropout-lowercase", "head-split", "head-split__2", "head-split__3", "is-causal-typo", "is-causal-typo__3",
+    "dropout-hardcoded", "dropout-lowercase", "head-split", "head-split__2", "head-split__3", "is-causal-typo", "is-causal-typo__3",
     "mask-after-softmax", "mask-diagonal", "mask-direction", "mask-missing", "mask-missing__2", "mask-multiplied",
-    "mask-not-sliced", "mask-not-sliced__2", "missing-contiguous", "missing-contiguous__2", "missing-out-proj",
+    "layers-in-forward", "mask-not-sliced", "mask-not-sliced__2", "missing-contiguous", "missing-contiguous__2", "missing-out-proj",
     "missing-scale", "missing-scale__2", "misspelled-tensor", "misspelled-tensor__2", "not-implemented",
     "not-implemented__2", "softmax-dim", "syntax-error", "syntax-error__2", "wrong-return", "wrong-return__2",
     "wrong-scale", "wrong-scale__2",

@@ -53,6 +53,11 @@ SELFCHECK_MISTAKES = {
     "dropout-in-eval": ("评估时仍在 dropout", "Dropout active in eval mode",
                         "用 nn.Dropout 模块（self.attn_dropout、self.resid_dropout），eval() 时它自动关闭（TODO 2a / 2f）。",
                         "Use the nn.Dropout modules (self.attn_dropout, self.resid_dropout); eval() turns them off (TODO 2a / 2f)."),
+    "dropout-hardcoded": ("dropout 概率写死了", "Dropout rate hard-coded",
+                          "写 nn.Dropout(args.dropout)（TODO 2a）。", "Write nn.Dropout(args.dropout) (TODO 2a)."),
+    "layers-in-forward": ("在 forward 里新建层", "Layers built in forward",
+                          "在 __init__ 里创建所有层，forward 里只调用（TODO 2a）。",
+                          "Create every layer in __init__; forward only calls them (TODO 2a)."),
     "dropout-lowercase": ("Dropout 大小写错误", "nn.dropout instead of nn.Dropout",
                           "是 nn.Dropout，D 大写（TODO 2a）。", "It is nn.Dropout, capital D (TODO 2a)."),
     "is-causal-typo": ("is_causal 拼写错误", "is_causal misspelled",
@@ -274,6 +279,9 @@ def check_mha_interface(MultiHeadAttention, ModelArgs):
     for name in ("attn_dropout", "resid_dropout"):
         if not isinstance(getattr(mha, name, None), nn.Dropout):
             _fail("dropout-lowercase", f"self.{name} 应是 nn.Dropout。", f"self.{name} must be an nn.Dropout.")
+        if getattr(mha, name).p != 0.0:  # built with args.dropout = 0
+            _fail("dropout-hardcoded", f"args.dropout=0 时 self.{name}.p 却是 {getattr(mha, name).p}。",
+                  f"with args.dropout = 0, self.{name}.p is {getattr(mha, name).p}.")
     if getattr(mha, "is_causal", None) is not True or getattr(_mha(MultiHeadAttention, ModelArgs, is_causal=False),
                                                              "is_causal", None) is not False:
         _fail("is-causal-typo", "self.is_causal 没有保存构造参数。", "self.is_causal does not hold the constructor's flag.")
@@ -322,8 +330,10 @@ def check_mha_causal(MultiHeadAttention, ModelArgs):
 
 
 def check_mha_dropout(MultiHeadAttention, ModelArgs):
+    x, plain = _x(), _mha(MultiHeadAttention, ModelArgs).eval()
+    if not torch.equal(_forward(plain, x).nan_to_num(), _forward(plain, x).nan_to_num()):  # random without dropout
+        _fail("layers-in-forward", "dropout=0 的 eval() 模式下两次前向结果不同。", "two eval() passes differ at dropout 0.")
     mha = _mha(MultiHeadAttention, ModelArgs, dropout=0.5).eval()
-    x = _x()
     if not torch.equal(_forward(mha, x).nan_to_num(), _forward(mha, x).nan_to_num()):
         _fail("dropout-in-eval", "eval() 模式下两次前向结果不同。", "two forward passes in eval() differ.")
 

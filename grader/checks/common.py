@@ -82,19 +82,54 @@ def unread_is_not_cut(ctx: Context, part: str, outcome: Outcome) -> Outcome:
                    f"Not checked: an input the code never reads has no gradient (see {part}.values).", cause="cascade")
 
 
+def named_backward(ctx: Context, part: str, outcome: Outcome) -> Outcome:
+    """Gradients that differ from the reference (or fail gradcheck) where `<part>.values` found the forward right:
+    the backward itself is wrong (a hand-written autograd.Function, a hook), `wrong-backward`."""
+    values = ctx.outcomes.get(f"{part}.values")
+    if outcome.passed or outcome.mistakes or values is None or not values.passed or outcome.cause != "values":
+        return outcome
+    outcome.mistakes = ["wrong-backward"]
+    return outcome
+
+
+def non_finite(outcome: Outcome, actual: torch.Tensor | None, expected: torch.Tensor) -> Outcome:
+    """A failed comparison where the student's numbers hold NaN or inf and the reference's do not says so first:
+    a non-finite output is a failure of its own (it poisons everything after it), whatever else explains it."""
+    if outcome.passed or actual is None or tuple(actual.shape) != tuple(expected.shape):
+        return outcome
+    bad = ~torch.isfinite(actual) & torch.isfinite(expected.to(actual.device))
+    if bad.any():
+        count = int(bad.sum())
+        outcome.zh = f"结果中有 {count} 个 NaN 或 inf（参考结果处处有限）。" + outcome.zh
+        outcome.en = f"The result holds {count} NaN or inf values where the reference is finite. " + outcome.en
+    return outcome
+
+
+UNIDENTIFIED = ("没有哪种已知错误（单独或组合）能重现这些数值：还有别的错误，评分程序无法指出是哪一种。",
+                "No catalogued mistake, alone or combined, reproduces these numbers: something else is wrong that "
+                "the grader cannot name.")
+
+
+def unidentified(outcome: Outcome) -> Outcome:
+    """A values failure no mistake explains says so ("also wrong, not identified") instead of naming a guess."""
+    if not outcome.passed and not outcome.mistakes:
+        outcome.zh, outcome.en = f"{outcome.zh}{UNIDENTIFIED[0]}", f"{outcome.en} {UNIDENTIFIED[1]}"
+    return outcome
+
+
 def not_checked_without_a_shape(part: str) -> Outcome:
     """A check that needs one input the code runs on, where it ran on none."""
     return Outcome(False, f"未检查：代码在所有输入形状上都出错（见 {part}.shapes）。",
                    f"Not checked: the code fails on every input shape (see {part}.shapes).", cause="cascade")
 
 
-def named_variant(variant: str | None, static: dict) -> list[str]:
-    """The catalog id of a wrong reference variant the numbers reproduce. No mask at all where the
-    text misspells is_causal: the misspelling is why (the flag never reached the code)."""
-    if variant is None:
-        return []
-    mistake = reference.MISTAKE_OF.get(variant, variant)
-    return ["is-causal-typo"] if mistake == "mask-missing" and "is-causal-typo" in static else [mistake]
+def named_variant(variant: str | tuple[str, ...] | None, static: dict) -> list[str]:
+    """The catalog ids of a wrong reference variant (or a combination of them) the numbers reproduce. No mask
+    at all where the text misspells is_causal: the misspelling is why (the flag never reached the code)."""
+    names = [] if variant is None else [variant] if isinstance(variant, str) else list(variant)
+    mistakes = [reference.MISTAKE_OF.get(name, name) for name in names]
+    typo = "is-causal-typo" in static
+    return list(dict.fromkeys("is-causal-typo" if m == "mask-missing" and typo else m for m in mistakes))
 
 
 def where_largest(actual: torch.Tensor, expected: torch.Tensor) -> tuple[float, tuple]:

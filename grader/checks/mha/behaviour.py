@@ -1,8 +1,11 @@
 """Part 2, what it computes: attention at all, the module's layout, the shapes, the causal mask, the values."""
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
+from grader import scale_factor
 from grader.assignment import DROPOUTS, PROJECTIONS
 from grader.checks import Context, Outcome, check, failed, passed
 from grader.checks.common import changed, failed_with_error, named_variant, perturbed, resource_failure
@@ -11,6 +14,8 @@ from grader.checks.mha.probing import (CONFIGS, compare, diagnose_numbers, input
                                        out_tensor, probe_shapes, run)
 from grader.sandbox.requests import MhaInterfaceRequest, Probe
 
+# (B, T, dim, n_heads, max_seq_len): a head width (12) none of VALUE_CONFIGS has, to tell a constant scale from a size
+OTHER_WIDTH = (2, 5, 48, 4, 16)
 # (B, T, dim, n_heads, max_seq_len, is_causal): both flags, and T = max_seq_len (no slicing needed)
 EVIDENCE = [(2, 5, 32, 4, 16, True), (2, 5, 32, 4, 16, False), (2, 16, 32, 4, 16, True)]
 VALUE_CONFIGS = [CONFIGS[0], CONFIGS[3], CONFIGS[4]]
@@ -24,8 +29,11 @@ def computes_attention(ctx: Context) -> Outcome:
     for seed, (B, T, dim, heads, max_len, is_causal) in enumerate(EVIDENCE, start=190):
         base = inputs(ctx, B, T, dim, seed)
         g = ctx.generator(seed + 100)
+        # one position of q changed as well as of v: code reading its inputs in another order (`forward(v, k, q)`)
+        # mixes what it takes for values, the grader's q, across positions; that is attention with a wrong input
         calls = [base, dict(base, q=perturbed(base["q"], g)), dict(base, k=perturbed(base["k"], g)),
-                 dict(base, v=perturbed(base["v"], g, 0)), dict(base, v=perturbed(base["v"], g, T - 1))]
+                 dict(base, v=perturbed(base["v"], g, 0)), dict(base, v=perturbed(base["v"], g, T - 1)),
+                 dict(base, q=perturbed(base["q"], g, 0)), dict(base, q=perturbed(base["q"], g, T - 1))]
         results, problem = run(ctx, model_args(dim, heads, max_len), calls, is_causal, ("运行 forward", "running forward"),
                                weights=linear_weights(ctx, dim, seed))
         label = f"B={B}, T={T}, dim={dim}, is_causal={is_causal}"
@@ -34,8 +42,9 @@ def computes_attention(ctx: Context) -> Outcome:
             if resource_failure(problem):  # no other shape will do better, and each try costs seconds
                 break
             continue
-        out, out_q, out_k, out_v0, out_vl = (out_tensor(r) for r in results)
-        mixes = changed(out[:, 1:], out_v0[:, 1:]) or changed(out[:, :-1], out_vl[:, :-1])
+        out, out_q, out_k, out_v0, out_vl, out_q0, out_ql = (out_tensor(r) for r in results)
+        mixes = any(changed(out[:, 1:], first[:, 1:]) or changed(out[:, :-1], last[:, :-1])
+                    for first, last in ((out_v0, out_vl), (out_q0, out_ql)))
         evidence.append({"label": label, "ran": True, "q": changed(out, out_q), "k": changed(out, out_k), "mixes": mixes})
     return attention_verdict(evidence)
 
@@ -44,13 +53,16 @@ def computes_attention(ctx: Context) -> Outcome:
        title_zh="模块结构：wq/wk/wv/wo 无偏置线性层，两个 nn.Dropout",
        title_en="module layout: bias-free wq/wk/wv/wo, two nn.Dropout")
 def interface(ctx: Context) -> Outcome:
-    args = model_args(dropout=0.1)
-    for is_causal in (True, False):
+    rates = {}  # args.dropout -> the layers built with it: a rate written as a constant stays the same at every one
+    for is_causal, rate in ((True, 0.1), (False, 0.1), (True, 0.3)):
+        args = model_args(dropout=rate)
         answer = ctx.student.call(Probe.MHA_INTERFACE, MhaInterfaceRequest(args=args, is_causal=is_causal))
         if "error" in answer:
             return failed_with_error(ctx, answer["error"], f"构造 MultiHeadAttention(args, is_causal={is_causal})",
                                      f"building MultiHeadAttention(args, is_causal={is_causal})")
-    layers = answer["layers"]
+        rates[rate] = answer["layers"]
+    layers = rates[0.1]
+    args = model_args(dropout=0.1)
     for name in PROJECTIONS:
         layer = layers[name]
         if layer["type"] != "Linear":
@@ -63,10 +75,16 @@ def interface(ctx: Context) -> Outcome:
                           f"({layer['in_features']}, {layer['out_features']}, bias={layer['bias']}).")
     for name in DROPOUTS:
         layer = layers[name]
+        constant = [rates[rate][name].get("p") for rate in rates]
+        if layer["type"] == "Dropout" and constant[0] == constant[-1] and abs(constant[0] - 0.1) <= 1e-12:
+            return failed(f"self.{name} 在 args.dropout=0.1 与 0.3 时都是 nn.Dropout({constant[0]:g})：概率写死了。",
+                          f"self.{name} is nn.Dropout({constant[0]:g}) with args.dropout = 0.1 and 0.3 alike: the rate "
+                          "is hard-coded.", ["dropout-hardcoded"])
         if layer["type"] != "Dropout" or abs(layer.get("p", -1) - args["dropout"]) > 1e-12:
             return failed(f"self.{name} 应是 nn.Dropout(args.dropout)，实际是 {layer['type']}{layer.get('p', '')}。",
                           f"self.{name} should be nn.Dropout(args.dropout), got {layer['type']} {layer.get('p', '')}.",
-                          ["dropout-lowercase"] if "dropout-lowercase" in ctx.static else [])
+                          ["dropout-lowercase"] if "dropout-lowercase" in ctx.static else
+                          ["dropout-hardcoded"] if layer["type"] == "Dropout" and len(set(constant)) == 1 else [])
     if "MultiheadAttention" in answer["submodules"]:
         return failed("模块内部使用了 nn.MultiheadAttention。", "The module uses nn.MultiheadAttention inside.", ["forbidden-api"])
     return passed("wq/wk/wv/wo 与两个 dropout 都符合接口。", "wq/wk/wv/wo and both dropouts match the interface.")
@@ -111,6 +129,27 @@ def causal_no_leak(ctx: Context) -> Outcome:
     return passed("改变未来位置时，过去位置的输出逐位不变。", "Earlier outputs are bit-for-bit unchanged when the future changes.")
 
 
+def constant_scale(ctx: Context, problem: Outcome, is_causal: bool) -> Outcome:
+    """A wrong factor measured again with another head width: unchanged, it is a constant (`np.sqrt(64)`), and the
+    finding says so instead of naming the size it happened to equal."""
+    if problem.mistakes != ["wrong-scale"]:
+        return problem
+    B, T, dim, heads, max_len = OTHER_WIDTH
+    weights, call = linear_weights(ctx, dim, 128), inputs(ctx, B, T, dim, 129)
+    results, error = run(ctx, model_args(dim, heads, max_len), [call], is_causal, ("运行 forward", "running forward"),
+                         weights=weights)
+    if error:
+        return problem
+    factor = scale_factor.factor_of_module(out_tensor(results[0]), call, weights, heads, is_causal)
+    sizes = scale_factor.sizes_of_module(T, dim, heads)
+    found = scale_factor.finding(factor, sizes)
+    named = scale_factor.constant(found, factor, sizes) if found else None
+    if named is None or named is found or "constant" not in named.en:
+        return problem
+    first_zh, first_en = problem.zh.split("你的注意力分数")[0], problem.en.split(" Your scores are")[0]
+    return dataclasses.replace(problem, zh=first_zh + named.zh, en=f"{first_en} {named.en}")
+
+
 @check("mha.values", part="mha", points=2, visibility="hidden",
        title_zh="加载参考权重后数值与 float64 参考一致", title_en="with reference weights, values match a float64 reference")
 def values(ctx: Context) -> Outcome:
@@ -126,6 +165,6 @@ def values(ctx: Context) -> Outcome:
                 problem = compare(out_tensor(result), call, weights, heads, is_causal, ctx.static,
                                   (f"B={B}, T={T}, dim={dim}, n_heads={heads}, is_causal={is_causal}",) * 2)
                 if problem:
-                    return problem
+                    return constant_scale(ctx, problem, is_causal)
     return passed("因果与非因果、q/k/v 不同或相同：输出都与参考一致。",
                   "Causal and not, distinct or shared q/k/v: every output matches the reference.")

@@ -8,7 +8,7 @@ from grader import diagnosis, reference
 from grader.assignment import DROPOUTS, PROJECTIONS
 from grader.checks import Context, Outcome, check, failed, passed
 from grader.checks.common import (GRADIENT_MISTAKES, compare_gradients, dtype_handling_advice, is_dtype_handling,
-                                  low_precision_passed, needs_correct_values, unread_is_not_cut)
+                                  low_precision_passed, named_backward, needs_correct_values, unread_is_not_cut)
 from grader.checks.mha.probing import (checked_calls, compare, first_error, inputs, linear_weights, model_args,
                                        out_tensor, run)
 from grader.sandbox.requests import MhaRequest, Probe
@@ -86,15 +86,29 @@ def dropout(ctx: Context) -> Outcome:
     weights = linear_weights(ctx, dim, 150)
     x = inputs(ctx, 2, 6, dim, 151, self_attention=True)
     doing = ("以 dropout=0.5 运行 forward", "running forward with dropout=0.5")
-    plain, problem = run(ctx, model_args(dim, heads, 16, dropout=0.0), [dict(x, mode="eval")], True, doing, weights=weights)
+    # without any dropout: eval() twice and train() once, each under another seed, must be one and the same output
+    calls = [dict(x, mode="eval", seed=1), dict(x, mode="eval", seed=2), dict(x, mode="train", seed=3)]
+    plain, problem = run(ctx, model_args(dim, heads, 16, dropout=0.0), calls, True, doing, weights=weights)
     if problem:
         return problem
+    plain_eval, other_eval, plain_train = (out_tensor(r) for r in plain)
+    if not diagnosis.close(plain_eval, other_eval, 0, 0):
+        layers = ctx.static.get("layers-in-forward")
+        return failed("dropout=0 且在 eval() 模式下，同样的输入两次前向的结果却不同：输出的随机性不是 dropout 造成的"
+                      + ("（forward 里每次新建了带随机权重的层）。" if layers else "。"),
+                      "With dropout=0 in eval() mode, two forward passes of the same input differ: the randomness is "
+                      "not dropout's" + (" (forward builds a layer with fresh random weights on every call)." if layers
+                                         else "."), ["layers-in-forward"] if layers else [])
+    if not diagnosis.close(plain_train, plain_eval, 1e-6, 1e-6):
+        return failed("args.dropout=0 时 train() 的输出仍然随机，与 eval() 不同：某处的 dropout 概率没有用 args.dropout。",
+                      "With args.dropout = 0 the train() output is still random and differs from eval(): some dropout "
+                      "rate does not come from args.dropout.", ["dropout-hardcoded"])
     calls = [dict(x, mode="eval", seed=1), dict(x, mode="eval", seed=2)]
     results, problem = run(ctx, model_args(dim, heads, 16, dropout=0.5), calls, True, doing, weights=weights)
     if problem:
         return problem
     eval_1, eval_2 = (out_tensor(r) for r in results)
-    if not (diagnosis.close(eval_1, eval_2, 0, 0) and diagnosis.close(eval_1, out_tensor(plain[0]), 1e-6, 1e-6)):
+    if not (diagnosis.close(eval_1, eval_2, 0, 0) and diagnosis.close(eval_1, plain_eval, 1e-6, 1e-6)):
         return failed("eval() 模式下 dropout=0.5 的输出仍然随机，或与 dropout=0 时不同：dropout 在评估时仍然生效。",
                       "In eval() mode the output with dropout=0.5 is random or differs from dropout=0: dropout is active "
                       "in evaluation.", ["dropout-in-eval"])
@@ -107,16 +121,27 @@ def dropout(ctx: Context) -> Outcome:
         if problem:
             return problem
         train_1, train_2 = (out_tensor(r) for r in results)
+        if layer == DROPOUTS[0] and bool(torch.isfinite(plain_eval).all()) and not bool(torch.isfinite(train_1).all()):
+            return failed(*NAN_FROM_DROPPED_SCORES, ["attn-dropout-placement"])
+        if not (bool(torch.isfinite(train_1).all()) and bool(torch.isfinite(train_2).all())):
+            return failed(f"train() 模式下只让 self.{layer} 丢弃时输出出现 NaN 或 inf。",
+                          f"In train() mode with only self.{layer} dropping, the output holds NaN or inf.")
         if torch.equal(train_1, train_2):
             return failed(f"train() 模式下只让 self.{layer} 丢弃时，两次前向结果完全相同：self.{layer} 没有被使用。",
                           f"In train() mode with only self.{layer} dropping, two forward passes are identical: "
                           f"self.{layer} is never applied.", ["dropout-not-applied"])
         trained[layer] = train_1
-    misplaced = _misplaced_attention_dropout(trained[DROPOUTS[0]], out_tensor(plain[0]), x, weights, heads, seed=3)
+    misplaced = _misplaced_attention_dropout(trained[DROPOUTS[0]], x, weights, heads, seed=3)
     if misplaced:
         return failed(*misplaced, ["attn-dropout-placement"])
     return passed("train() 时两处 dropout 都生效，eval() 时输出确定且与 dropout=0 相同。",
                   "Both dropouts act in train(); in eval() the output is deterministic and equals dropout=0.")
+
+
+NAN_FROM_DROPPED_SCORES = (
+    f"train() 模式下只让 self.{DROPOUTS[0]} 丢弃时输出出现 NaN：dropout 作用在了已填 −inf 的分数上（0 × −inf）。",
+    f"In train() mode with only self.{DROPOUTS[0]} dropping, the output has NaN: the dropout multiplies scores "
+    f"already filled with −inf (0 × −inf).")
 
 
 PLACES = {"scores": ("softmax 之前的分数（scores）", "the scores (before softmax)"),
@@ -125,15 +150,11 @@ PLACES = {"scores": ("softmax 之前的分数（scores）", "the scores (before 
                      "the module's output after wo (resid_dropout's place: the two dropouts are swapped)")}
 
 
-def _misplaced_attention_dropout(out, eval_out, x: dict, weights: dict, heads: int, seed: int) -> tuple[str, str] | None:
-    """Where self.attn_dropout was applied, if not to the weights: a NaN that only train() shows (a dropped −inf
-    score), or a train() output that a wrong place reproduces exactly and the right one does not. Code that
-    draws its random numbers another way matches no place and is never judged here."""
+def _misplaced_attention_dropout(out, x: dict, weights: dict, heads: int, seed: int) -> tuple[str, str] | None:
+    """Where self.attn_dropout was applied, if not to the weights: a train() output that a wrong place reproduces
+    exactly and the right one does not. Code that draws its random numbers another way matches no place and is
+    never judged here."""
     layer = DROPOUTS[0]
-    if bool(torch.isfinite(eval_out).all()) and not bool(torch.isfinite(out).all()):
-        return (f"train() 模式下只让 self.{layer} 丢弃时输出出现 NaN：dropout 作用在了已填 −inf 的分数上（0 × −inf）。",
-                f"In train() mode with only self.{layer} dropping, the output has NaN: the dropout multiplies "
-                f"scores already filled with −inf (0 × −inf).")
     outputs = reference.attention_dropout_placements(x["q"], x["k"], x["v"], weights, heads, 0.5, seed)
     if diagnosis.close(out, outputs["weights"], 1e-4, 1e-4):
         return None
@@ -148,7 +169,8 @@ def _misplaced_attention_dropout(out, eval_out, x: dict, weights: dict, heads: i
 @check("mha.gradients", part="mha", points=1, visibility="hidden",
        title_zh="梯度流到输入和四个投影层且数值正确", title_en="gradients reach the inputs and all four projections, and are right")
 def gradients(ctx: Context) -> Outcome:
-    return needs_correct_values(ctx, "mha", unread_is_not_cut(ctx, "mha", _gradients(ctx)), own=GRADIENT_MISTAKES)
+    outcome = named_backward(ctx, "mha", unread_is_not_cut(ctx, "mha", _gradients(ctx)))
+    return needs_correct_values(ctx, "mha", outcome, own=GRADIENT_MISTAKES)
 
 
 def _gradients(ctx: Context) -> Outcome:

@@ -12,6 +12,9 @@ from grader.checks.gates import attention_verdict
 from grader.checks.sdpa.probing import (accepted_shape, call, compare, diagnose_numbers, probe_shapes, qkv,
                                         shape_inputs, tensor, with_figure)
 
+# A future weight below this comes from a finite mask fill (exp(-100) = 4e-44), not a missing mask: its output is
+# within every value tolerance, only the exactness of the zeros shows it.
+TINY_WEIGHT = 1e-6
 # (batch dims, T, d_k, d_v, is_causal): the default, and non-causal, which the shape check also calls
 EVIDENCE = [((2, 3), 5, 8, 8, None), ((2, 3), 5, 8, 8, False), ((1, 2), 9, 16, 16, None)]
 
@@ -95,12 +98,13 @@ def leading_dims_diagnosis(ctx: Context, results: list, shape: tuple, problem: O
         return problem
     mistakes = [m for m in problem.mistakes if m != "wrong-return"] + ["hardcoded-dims"]
     where = ctx.student.submission.locate({**places[0], "function": "<module>"}) if places else problem.where
-    works = "、".join(map(str, clean_ranks))
+    works, fails = sorted(clean_ranks), sorted(failing_ranks)
     return dataclasses.replace(
         problem, mistakes=list(dict.fromkeys(mistakes)), where=where,
-        zh=f"有 {works} 个前导维时正确，{rank} 个前导维时出错：代码假定了输入的维数。" + problem.zh,
-        en=f"Right with {', '.join(map(str, clean_ranks))} leading dims, wrong with {rank}: the code assumes how many "
-           "dims its input has. " + problem.en)
+        zh=f"有 {'、'.join(map(str, works))} 个前导维时正确，{'、'.join(map(str, fails))} 个前导维时出错："
+           "代码假定了输入的维数（其他检查在它接受的维数上进行）。" + problem.zh,
+        en=f"Right with {', '.join(map(str, works))} leading dims, wrong with {', '.join(map(str, fails))}: the code "
+           "assumes how many dims its input has (the other checks run at a number it accepts). " + problem.en)
 
 
 @check("sdpa.causal_zeros", part="sdpa", points=2, visibility="public",
@@ -113,7 +117,7 @@ def causal_zeros(ctx: Context) -> Outcome:
         if problem:
             return problem
         weights, out = tensor(answer, "weights"), tensor(answer, "out")
-        mistakes = lambda: diagnose_numbers(answer, Q, K, V, True, ctx.static)  # noqa: E731
+        mistakes = lambda: diagnose_numbers(ctx, answer, Q, K, V, True)  # noqa: E731
         figure = lambda outcome: with_figure(outcome, answer, Q, K, V, True)  # noqa: E731
         if torch.isnan(weights).any() or torch.isnan(out).any():
             row = int(torch.isnan(weights).any(-1).nonzero()[0, -1]) if torch.isnan(weights).any() else -1
@@ -123,10 +127,12 @@ def causal_zeros(ctx: Context) -> Outcome:
         leaked = weights[future]
         if (leaked != 0).any():
             count = int((leaked != 0).sum())
+            # weights too small to matter anywhere but here: a finite fill (-100) that softmax leaves at 1e-40
+            finite_fill = ["mask-fill-finite"] if float(leaked.abs().max()) < TINY_WEIGHT else []
             return figure(failed(
                 f"T={T}：对角线以上有 {count} 个权重不为 0（最大 {float(leaked.abs().max()):.3g}），未来信息泄露。",
                 f"T={T}: {count} weights above the diagonal are not exactly 0 (max {float(leaked.abs().max()):.3g}): "
-                "the future leaks.", mistakes() or named_variant("mask-missing", ctx.static)))
+                "the future leaks.", finite_fill or mistakes() or named_variant("mask-missing", ctx.static)))
         row_sums = weights.double().sum(-1)
         if not torch.allclose(row_sums, torch.ones_like(row_sums), atol=1e-5):
             worst = float((row_sums - 1).abs().max())

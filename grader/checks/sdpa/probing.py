@@ -8,7 +8,8 @@ import torch
 
 from grader import diagnosis, reference, scale_factor
 from grader.checks import Context, Outcome, failed
-from grader.checks.common import TOLERANCE, failed_with_error, named_variant, resource_failure, where_largest
+from grader.checks.common import (TOLERANCE, failed_with_error, named_variant, non_finite, resource_failure,
+                                  unidentified, where_largest)
 from grader.sandbox.requests import Probe, SdpaRequest
 
 # (batch dims, T, d_k, d_v): zero to three leading dims (the stub promises any number), T = 1,
@@ -20,11 +21,32 @@ LEADING_DIMS_PREFERENCE = {2: 0, 3: 1, 1: 2, 0: 3}
 
 
 def qkv(ctx: Context, batch, T, d_k, d_v, seed: int, scale: float = 1.0, dtype=torch.float32):
+    """Q, K, V with `batch` leading dims, or with the nearest rank the code accepts (accepted_batch)."""
+    batch = accepted_batch(ctx, tuple(batch))
     g = ctx.generator(seed)
     Q = (torch.randn(*batch, T, d_k, generator=g) * scale).to(dtype)
     K = (torch.randn(*batch, T, d_k, generator=g) * scale).to(dtype)
     V = torch.randn(*batch, T, d_v, generator=g).to(dtype)
     return Q, K, V
+
+
+def ranks(ctx: Context) -> tuple[set[int], set[int]]:
+    """(numbers of leading dims on which some promised shape fails, those on which every one passes)."""
+    results = ctx.probed.get("sdpa", [])
+    failing = {len(s[0]) for s, p in results if p}
+    return failing, {len(s[0]) for s, _ in results} - failing
+
+
+def accepted_batch(ctx: Context, batch: tuple) -> tuple:
+    """`batch` itself, or, once sdpa.shapes has named `hardcoded-dims`, the same sizes at the nearest
+    number of leading dims the code accepts: code written for one rank is then checked at that rank,
+    so each bug it has there is named on its own evidence instead of the rank crash standing in."""
+    shapes = ctx.outcomes.get("sdpa.shapes")
+    failing, clean = ranks(ctx)
+    if shapes is None or "hardcoded-dims" not in shapes.mistakes or len(batch) not in failing or not clean:
+        return batch
+    rank = min(clean, key=lambda r: (abs(r - len(batch)), -r))
+    return batch[len(batch) - rank:] if rank <= len(batch) else (1,) * (rank - len(batch)) + batch
 
 
 def tensor(answer: dict, key: str) -> torch.Tensor | None:
@@ -102,8 +124,14 @@ def accepted_shape(ctx: Context) -> tuple | None:
     return min(accepted, key=lambda s: (LEADING_DIMS_PREFERENCE[len(s[0])], s[1] == 1, s[1]), default=None)
 
 
-def diagnose_numbers(answer: dict, Q, K, V, is_causal: bool, static: dict) -> list[str]:
-    """Which catalogued mistake reproduces the student's weights (or output)."""
+def diagnose_numbers(ctx: Context, answer: dict, Q, K, V, is_causal: bool) -> list[str]:
+    """Which catalogued mistake reproduces the student's weights (or output); failing that, what the
+    same inputs show at the other numbers of leading dims (rank_evidence)."""
+    found = matching_variant(answer, Q, K, V, is_causal)
+    return named_variant(found, ctx.static) if found else rank_evidence(ctx, Q, K, V, is_causal)
+
+
+def matching_variant(answer: dict, Q, K, V, is_causal: bool) -> str | tuple[str, ...] | None:
     weights, out = tensor(answer, "weights"), tensor(answer, "out")
     variants_w, variants_o = {}, {}
     _, right_weights = reference.attention(Q, K, V, is_causal)
@@ -113,8 +141,37 @@ def diagnose_numbers(answer: dict, Q, K, V, is_causal: bool, static: dict) -> li
     variants_w = {v: w for v, w in variants_w.items() if not diagnosis.close(w, right_weights, 1e-9, 1e-9)}
     found = diagnosis.matching_variant(weights, variants_w) if weights is not None else None
     found = found or (diagnosis.matching_variant(out, variants_o) if out is not None else None)
-    # no catalogued variant: softmax(dim=1) written for 3-D input gives other numbers on 4-D input
-    return named_variant(found, static) or [m for m in ("hardcoded-dims",) if m in static]
+    if found or out is None:
+        return found
+    # several bugs at once: a pair or a triple of variants, each changing another step, that reproduces the output
+    return diagnosis.matching_combination(out, lambda combination: reference.attention(Q, K, V, is_causal, combination)[0],
+                                          reference.combinations(list(variants_o)))
+
+
+def at_rank(x: torch.Tensor, leading: int) -> torch.Tensor:
+    """x's (T, d) matrices with `leading` leading dims: the first matrix alone for 0, all of them stacked for more."""
+    stacked = x.reshape(-1, *x.shape[-2:])  # (n, T, d)
+    return stacked[0] if leading == 0 else stacked.reshape((1,) * (leading - 1) + tuple(stacked.shape))
+
+
+def rank_evidence(ctx: Context, Q, K, V, is_causal: bool) -> list[str]:
+    """Numbers no variant reproduces, run again at each other number of leading dims: right at one of
+    them is `hardcoded-dims` (softmax(dim=1) written for 3-D input gives other numbers on 4-D input);
+    a variant reproducing them at one is that variant's mistake; else nothing is named (never a guess
+    from the text alone)."""
+    found = []
+    for leading in sorted(set(LEADING_DIMS_PREFERENCE) - {Q.dim() - 2}):
+        q, k, v = (at_rank(x, leading) for x in (Q, K, V))
+        answer = ctx.student.call(Probe.SDPA, SdpaRequest(Q=q, K=k, V=v, is_causal=is_causal))
+        if "error" in answer or tensor(answer, "out") is None or tensor(answer, "weights") is None:
+            continue
+        expected_out, expected_w = reference.attention(q, k, v, is_causal)
+        atol, rtol = TOLERANCE[q.dtype]
+        if diagnosis.close(tensor(answer, "weights"), expected_w, atol, rtol) \
+                and diagnosis.close(tensor(answer, "out"), expected_out, atol, rtol):
+            return ["hardcoded-dims"]
+        found.append(matching_variant(answer, q, k, v, is_causal))
+    return named_variant(next((f for f in found if f), None), ctx.static)
 
 
 def weights_figure(answer: dict, Q, K, V, is_causal: bool) -> dict | None:
@@ -133,6 +190,16 @@ def with_figure(outcome: Outcome, answer: dict, Q, K, V, is_causal: bool) -> Out
     return outcome
 
 
+def constant_scale(ctx: Context, found, Q, is_causal: bool):
+    """A wrong factor measured again at another d_k: unchanged, it is a constant, not the size it happened to equal."""
+    if found is None or found.mistake != "wrong-scale":
+        return found
+    q, k, v = qkv(ctx, tuple(Q.shape[:-2]), Q.size(-2), Q.size(-1) + 12, 5, 98)
+    answer, problem = call(ctx, q, k, v, is_causal)
+    factor = None if problem else scale_factor.factor_from_weights(q, k, tensor(answer, "weights"), is_causal)
+    return scale_factor.constant(found, factor, scale_factor.sizes_of_attention(q, v))
+
+
 def compare(ctx: Context, answer: dict, Q, K, V, is_causal: bool, label_zh: str, label_en: str) -> Outcome | None:
     """out and weights against the float64 reference at the input dtype's tolerance."""
     atol, rtol = TOLERANCE[Q.dtype]
@@ -141,13 +208,14 @@ def compare(ctx: Context, answer: dict, Q, K, V, is_causal: bool, label_zh: str,
         actual = tensor(answer, key)
         if not diagnosis.close(actual, expected, atol, rtol):
             error, index = where_largest(actual, expected)
-            scale = scale_factor.finding(scale_factor.factor_from_weights(Q, K, tensor(answer, "weights"), is_causal),
-                                         scale_factor.sizes_of_attention(Q, V))
-            outcome = with_figure(scale_factor.named(failed(
+            scale = constant_scale(ctx, scale_factor.finding(
+                scale_factor.factor_from_weights(Q, K, tensor(answer, "weights"), is_causal),
+                scale_factor.sizes_of_attention(Q, V)), Q, is_causal)
+            outcome = with_figure(unidentified(non_finite(scale_factor.named(failed(
                 f"{label_zh}：{key} 与参考实现不符，最大误差 {error:.3g}（位置 {index}，容差 atol={atol:g}, rtol={rtol:g}）。",
                 f"{label_en}: {key} differs from the reference, max error {error:.3g} at {index} "
                 f"(tolerance atol={atol:g}, rtol={rtol:g}).",
-                diagnose_numbers(answer, Q, K, V, is_causal, ctx.static)), scale), answer, Q, K, V, is_causal)
+                diagnose_numbers(ctx, answer, Q, K, V, is_causal)), scale), actual, expected)), answer, Q, K, V, is_causal)
             outcome.cause = "values"
             return outcome
     return None
