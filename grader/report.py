@@ -48,6 +48,8 @@ def check_entry(check: Check, outcome: Outcome, zeroed: bool) -> dict:
         **{f"message_{lang}": printable(message(outcome, lang)) for lang in LANGUAGES}, "where": where,
         **({"figure": outcome.figure} if outcome.figure else {}),
         **({"advice": outcome.advice} if outcome.advice else {}),
+        # not run, or failed only because another check did ("Not checked: needs correct values"): no root cause
+        **({"not_checked": True} if outcome.cause == "cascade" else {}),
     }
 
 
