@@ -197,9 +197,11 @@ def _name_sdpa_values(Q, K, V, out, weights, is_causal):
         options = {"is_causal": is_causal, **how}
         if _close(out, F.scaled_dot_product_attention(Q, K, V, **options)):
             return mistake
+    T = Q.size(-2)
+    if is_causal and torch.isneginf(weights[..., torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)]).all():
+        return "mask-after-softmax"  # -inf written into the weights after softmax
     if is_causal and (not torch.isfinite(weights).all() or (weights.diagonal(dim1=-2, dim2=-1)[..., 1:] == 0).all()):
         return "mask-diagonal"
-    T = Q.size(-2)
     past = torch.ones(T, T, dtype=torch.bool).tril(diagonal=-1)
     if is_causal and _close(out, F.scaled_dot_product_attention(Q, K, V, attn_mask=~past)):
         return "mask-direction"
@@ -326,6 +328,64 @@ def _diagonal_masked(y):
     return bool(torch.isnan(y[:, 0]).all() and torch.isfinite(y[:, 1:]).all())
 
 
+def _module_variant(mha, x, variant, is_causal, n_heads=3):
+    """mha's forward by hand from its weights, the mask and softmax done one classic wrong way."""
+    B, T, C = x.shape
+    try:
+        q, k, v = ((x @ getattr(mha, name).weight.T).view(B, T, n_heads, C // n_heads).transpose(1, 2)
+                   for name in ("wq", "wk", "wv"))  # (B, H, T, d)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(C // n_heads)  # (B, H, T, T)
+        future = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)
+        if variant == "mask-direction":
+            scores = scores.masked_fill(future.T, float("-inf"))
+        elif variant == "mask-multiplied":
+            scores = scores * ~future
+        elif is_causal and not variant.startswith("mask-after-softmax"):
+            scores = scores.masked_fill(future, float("-inf"))
+        weights = F.softmax(scores, dim={"softmax-dim": -2, "softmax-dim-heads": 1}.get(variant, -1))
+        if variant.startswith("mask-after-softmax"):
+            weights = weights.masked_fill(future, float("-inf") if variant.endswith("-inf") else 0.0)
+        return (weights @ v).transpose(1, 2).reshape(B, T, C) @ mha.wo.weight.T
+    except Exception:  # the student's module lacks what this reads: no variant to name
+        return None
+
+
+_MODULE_VARIANTS = (("mask-direction", "mask-direction"), ("mask-multiplied", "mask-multiplied"),
+                    ("mask-after-softmax", "mask-after-softmax"), ("mask-after-softmax", "mask-after-softmax-inf"),
+                    ("softmax-dim", "softmax-dim"),
+                    ("softmax-dim", "softmax-dim-heads"))
+"""(mistake, variant of _module_variant): the module's mask and softmax mistakes, named from its numbers."""
+
+
+def _name_mha_values(MultiHeadAttention, ModelArgs, mha, x, y, is_causal):
+    """Which classic mistake produced the module's output y, tried against references computed that wrong way."""
+    mask = torch.ones(x.size(1), x.size(1), dtype=torch.bool).triu(diagonal=1) if is_causal else None
+    head_dim = 12 // 3
+    wrong_ways = (("missing-scale", dict(scale_q=math.sqrt(head_dim))),
+                  ("wrong-scale", dict(scale_q=math.sqrt(head_dim / 12))),
+                  ("missing-out-proj", dict(out_proj=False)))
+    for mistake, how in wrong_ways:
+        if _close(y, _reference(mha, **how)(x, x, x, attn_mask=mask, need_weights=False)[0].detach()):
+            return mistake
+    # the other flag's answer: no mask where one belongs, or one where none does
+    other_mask = None if is_causal else torch.ones(x.size(1), x.size(1), dtype=torch.bool).triu(diagonal=1)
+    if _close(y, _reference(mha)(x, x, x, attn_mask=other_mask, need_weights=False)[0].detach()):
+        return "mask-missing" if is_causal else "is-causal-ignored"
+    for mistake, variant in _MODULE_VARIANTS:
+        if (is_causal or not mistake.startswith("mask")) and _close_or_none(y, _module_variant(mha, x, variant, is_causal)):
+            return mistake
+    # with one head the split order cannot matter: right there, wrong here is the split
+    one = _mha(MultiHeadAttention, ModelArgs, is_causal=is_causal, n_heads=1).eval()
+    if _close(_forward(one, x), _reference(one, n_heads=1)(x, x, x, attn_mask=mask, need_weights=False)[0].detach()):
+        return "head-split"
+    return "value-mismatch"
+
+
+def _close_or_none(a, b):
+    """A wrong way's output equal to the student's, NaN and inf where theirs are (a mask after softmax gives them)."""
+    return b is not None and a.shape == b.shape and torch.allclose(a, b.detach(), atol=1e-5, rtol=1e-4, equal_nan=True)
+
+
 def check_mha_values(MultiHeadAttention, ModelArgs):
     x = _x()
     for is_causal in (True, False):
@@ -335,26 +395,10 @@ def check_mha_values(MultiHeadAttention, ModelArgs):
             _fail("mask-diagonal", "is_causal=True 时位置 0 的输出是 NaN：它连自己也看不见。",
                   "with is_causal=True the output at position 0 is NaN: it cannot see even itself.")
         mask = torch.ones(5, 5, dtype=torch.bool).triu(diagonal=1) if is_causal else None
-        if _close(y, _reference(mha)(x, x, x, attn_mask=mask, need_weights=False)[0].detach()):
-            continue
-        head_dim = 12 // 3
-        wrong_ways = (("missing-scale", dict(scale_q=math.sqrt(head_dim))),
-                      ("wrong-scale", dict(scale_q=math.sqrt(head_dim / 12))),
-                      ("missing-out-proj", dict(out_proj=False)))
-        mistake = next((m for m, how in wrong_ways
-                        if _close(y, _reference(mha, **how)(x, x, x, attn_mask=mask, need_weights=False)[0].detach())),
-                       None)
-        # the other flag's answer: no mask where one belongs, or one where none does
-        other_mask = None if is_causal else torch.ones(5, 5, dtype=torch.bool).triu(diagonal=1)
-        if mistake is None and _close(y, _reference(mha)(x, x, x, attn_mask=other_mask, need_weights=False)[0].detach()):
-            mistake = "mask-missing" if is_causal else "is-causal-ignored"
-        if mistake is None:  # with one head the split order cannot matter: right there, wrong here is the split
-            one = _mha(MultiHeadAttention, ModelArgs, is_causal=is_causal, n_heads=1).eval()
-            if _close(_forward(one, x), _reference(one, n_heads=1)(x, x, x, attn_mask=mask, need_weights=False)[0].detach()):
-                mistake = "head-split"
-        _fail(mistake or "value-mismatch",
-              f"is_causal={is_causal} 时输出与 nn.MultiheadAttention（同样的权重）不一致。",
-              f"with is_causal={is_causal} the output differs from nn.MultiheadAttention with the same weights.")
+        if not _close(y, _reference(mha)(x, x, x, attn_mask=mask, need_weights=False)[0].detach()):
+            _fail(_name_mha_values(MultiHeadAttention, ModelArgs, mha, x, y, is_causal),
+                  f"is_causal={is_causal} 时输出与 nn.MultiheadAttention（同样的权重）不一致。",
+                  f"with is_causal={is_causal} the output differs from nn.MultiheadAttention with the same weights.")
 
 
 def check_mha_causal(MultiHeadAttention, ModelArgs):
@@ -364,11 +408,12 @@ def check_mha_causal(MultiHeadAttention, ModelArgs):
     future[:, -1] += 10.0  # change only the last position
     y = _forward(mha, x)
     if not torch.isfinite(y).all():  # NaN is not a leak: nothing can be compared
-        _fail("mask-diagonal" if _diagonal_masked(y) else "value-mismatch", "因果模块的输出含 NaN，无法判断未来是否泄漏。",
-              "the causal module's output contains NaN, so no leak can be measured.")
+        _fail("mask-diagonal" if _diagonal_masked(y) else _name_mha_values(MultiHeadAttention, ModelArgs, mha, x, y, True),
+              "因果模块的输出含 NaN，无法检验未来是否影响过去。",
+              "the causal module's output contains NaN, so whether the future reaches the past cannot be measured.")
     if not torch.allclose(y[:, :-1], _forward(mha, future)[:, :-1], atol=1e-6):
-        unmasked = _close(y, _reference(mha)(x, x, x, need_weights=False)[0].detach())
-        _fail("mask-missing" if unmasked else "value-mismatch", "改动最后一个位置改变了前面位置的输出：未来泄漏到了过去。",
+        _fail(_name_mha_values(MultiHeadAttention, ModelArgs, mha, x, y, True),
+              "改动最后一个位置改变了前面位置的输出：未来泄漏到了过去。",
               "changing the last position changed earlier outputs: the future leaks into the past.")
     for T in (1, 16):
         _forward(mha, _x(T))

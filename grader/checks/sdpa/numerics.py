@@ -66,6 +66,10 @@ def no_future_leak(ctx: Context) -> Outcome:
         return problem or problem2
     a, b = tensor(first, "out")[..., :cut, :], tensor(second, "out")[..., :cut, :]
     masked = _weights_are_causal(first) and _weights_are_causal(second)
+    if not (torch.isfinite(a).all() and torch.isfinite(b).all()):  # NaN is not a leak: nothing can be compared
+        return failed(f"位置 <{cut} 的输出含 NaN，无法检验未来是否影响过去。",
+                      f"Outputs before {cut} contain NaN, so whether the future reaches the past cannot be measured.",
+                      diagnose_numbers(first, Q, K, V, True, ctx.static))
     if not torch.equal(a, b):
         change = float(torch.nan_to_num((a - b).abs(), nan=float("inf")).max())
         zh, en = (f"只改变了位置 ≥{cut} 的输入，位置 <{cut} 的输出却变了（最大变化 {change:.3g}）。",
