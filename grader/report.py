@@ -13,6 +13,7 @@ here (grader.clean_text), once, so no consumer of a report (terminal, log, page)
 """
 from __future__ import annotations
 
+from grader import places
 from grader.catalog import explain, explained_once, fix_first
 from grader.checks import PARTS, Check, Outcome
 from grader.clean_text import printable
@@ -28,8 +29,7 @@ def message(outcome: Outcome, lang: str) -> str:
     lines = [text] if text else []
     where = outcome.where
     if where and where.get("text"):
-        cell = (f"第 {where['cell']} 个代码单元，" if lang == "zh" else f"code cell {where['cell']}, ") if where.get("cell") else ""
-        place = f"{cell}第 {where['line']} 行" if lang == "zh" else f"{cell}line {where['line']}"
+        place = places.place(where, lang)
         lines.append(f"{'出错的代码' if lang == 'zh' else 'your code'}（{place}）: {where['text']}" if lang == "zh"
                      else f"your code ({place}): {where['text']}")
     lines += [explain(mistake, lang) for mistake in outcome.mistakes + outcome.advice]

@@ -38,7 +38,7 @@ def test_the_report_holds_both_languages_and_no_projected_text():
     values = report["checks"][1]
     assert values["message_zh"].startswith("权重不对。") and explain("mask-diagonal", "zh") in values["message_zh"]
     assert values["message_en"].startswith("Wrong weights.") and explain("mask-diagonal", "en") in values["message_en"]
-    assert "第 2 个代码单元，第 7 行" in values["message_zh"] and "code cell 2, line 7" in values["message_en"]
+    assert "从上往下第 2 个代码单元格，第 7 行" in values["message_zh"] and "code cell 2 from the top, line 7" in values["message_en"]
     json.dumps(report)  # cacheable as it is
 
 
@@ -134,3 +134,12 @@ def test_rendered_text_explains_each_mistake_once(lang):
     text = render_text(report, lang)
     assert text.count(explain("mask-diagonal", lang)) == 1
     assert text.count(f"[mask-diagonal] {catalog()['mask-diagonal'][f'title_{lang}']}") == 3
+
+
+def test_a_place_in_a_notebook_is_named_by_the_cell_that_defines_the_graded_name():
+    """Colab numbers no cells: "the cell that defines `MultiHeadAttention`, line 12" is where a student can look."""
+    where = {"line": 12, "text": "att = q @ k.transpose(2, 3)", "cell": 9, "defines": "MultiHeadAttention"}
+    report = build_report([(spec(f"{MHA}.values", MHA, 2.0), Outcome(False, "错。", "Wrong.", ["head-split"], where))])
+    assert "定义 `MultiHeadAttention` 的单元格，第 12 行" in report["checks"][0]["message_zh"]
+    assert "the cell that defines `MultiHeadAttention`, line 12" in report["checks"][0]["message_en"]
+    assert "cell 9" not in report["checks"][0]["message_en"]
