@@ -27,6 +27,7 @@ MUTANTS = sorted((ROOT / "tests" / "submissions" / "mutants").glob("*.py"))
 # Mutants that attack the process running them: the self-check runs student code unconfined, on the
 # student's machine, so it is no place for them (tests/test_public_selfcheck.py).
 PROCESS_ATTACKS = ("memory-limit", "timeout", "tampering")
+RESOURCE_LIMITS = {"timeout", "memory-limit"}
 OWN_ID = "value-mismatch"
 """The self-check's own id (not in the catalog): a wrong result it cannot name."""
 
@@ -76,6 +77,8 @@ def test_selfcheck_and_grader_name_the_same_ids(public, graded, path):
     for part, (marker, _) in zip(("sdpa", "mha"), selfcheck.SELFCHECK_CHECKS.items()):
         seen = selfcheck_ids(public, path)[marker]
         by_grader = {m for check in report["checks"] if check["part"] == part for m in check["mistakes"]}
+        if by_grader & RESOURCE_LIMITS:  # the grader's run was cut short (a busy machine): nothing to compare
+            continue
         assert seen - {OWN_ID} <= by_grader, f"{part}: the self-check names {seen}, the grader {by_grader}"
         if seen:
             observable = by_grader & set(selfcheck.SELFCHECK_MISTAKES)

@@ -91,6 +91,9 @@ SELFCHECK_MISTAKES = {
     "hardcoded-device": ("设备写死", "Hard-coded device",
                          "不要写死 \"cuda\" / .cuda() / \"cpu\"：用输入所在的设备，device=Q.device（TODO 1b）。",
                          "Do not hard-code \"cuda\" / .cuda() / \"cpu\": use the input's device, device=Q.device (TODO 1b)."),
+    "wrong-input": ("读错了输入", "Wrong input read",
+                    "分数是 Q·Kᵀ，输出是 weights @ V：每个输入都读它自己的（TODO 1a / 1c）。",
+                    "Scores are Q·Kᵀ and the output is weights @ V: each input read in its own place (TODO 1a / 1c)."),
     "value-mismatch": ("结果与参考实现不一致", "Result differs from PyTorch's reference",
                        "逐步对照公式检查：打分与缩放、遮罩、softmax 的维度、拆分/合并多头、wo。",
                        "Check each step against the formula: scores and scale, mask, softmax dim, head split/merge, wo."),
@@ -182,6 +185,8 @@ def _sdpa_result(sdpa, Q, K, V, is_causal):
         _fail("wrong-return", "返回值不是二元组 (out, weights)。", "it did not return the tuple (out, weights).")
     out, weights = result
     T, d_v = Q.size(-2), V.size(-1)
+    if weights.shape == (*Q.shape[:-2], T, T) and any(_close(out.detach(), weights.detach() @ X) for X in (Q, K)):
+        _fail("wrong-input", "out 是 weights 乘 Q 或 K，不是乘 V。", "out is weights times Q or K, not times V.")
     if out.shape != (*Q.shape[:-2], T, d_v) or weights.shape != (*Q.shape[:-2], T, T):
         _fail("wrong-return", f"形状 out {tuple(out.shape)}、weights {tuple(weights.shape)}。",
               f"shapes out {tuple(out.shape)}, weights {tuple(weights.shape)}.")
@@ -197,6 +202,12 @@ def _name_sdpa_values(Q, K, V, out, weights, is_causal):
         options = {"is_causal": is_causal, **how}
         if _close(out, F.scaled_dot_product_attention(Q, K, V, **options)):
             return mistake
+    scale = _fitted_scale(Q, K, weights)
+    if scale and _close(out, F.scaled_dot_product_attention(Q, K, V, is_causal=is_causal, scale=scale)):
+        return "wrong-scale"  # another factor than 1/√d_k, 1 or 1/d_k: √T, 2·d_k, …
+    for reads in ((Q, Q, V), (K, K, V), (Q, K, K), (Q, K, Q)):  # one letter slipped: Q @ Q.mT, weights @ K, …
+        if _close(out, F.scaled_dot_product_attention(*reads, is_causal=is_causal)):
+            return "wrong-input"
     T = Q.size(-2)
     if is_causal and torch.isneginf(weights[..., torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)]).all():
         return "mask-after-softmax"  # -inf written into the weights after softmax
@@ -210,6 +221,17 @@ def _name_sdpa_values(Q, K, V, out, weights, is_causal):
     if is_causal and not (weights.triu(diagonal=1) == 0).all():
         return "mask-multiplied"
     return "value-mismatch"
+
+
+def _fitted_scale(Q, K, weights):
+    """The factor s with weights = softmax(s · QKᵀ) on the positions each row sees, by least squares; None
+    where the weights cannot say. In a row, log w_ij − log w_i0 = s (S_ij − S_i0), and every row sees key 0."""
+    seen = weights > 0
+    if not torch.isfinite(weights).all() or not seen[..., :1].all():
+        return None
+    logits, log_w = Q @ K.transpose(-2, -1), weights.clamp_min(1e-30).log()
+    a, b = (log_w - log_w[..., :1])[seen], (logits - logits[..., :1])[seen]
+    return float((a * b).sum() / (b * b).sum()) if (b * b).sum() > 0 else None
 
 
 def check_sdpa_shapes(sdpa):
