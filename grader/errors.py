@@ -31,9 +31,11 @@ class GradebookDisagrees(GraderError):
 
 
 class NbgraderFailed(GraderError):
-    """An nbgrader command the grader runs (`autograde`, `generate_assignment`) failed; its exit status is
-    passed on (1 if it had none)."""
+    """An nbgrader command the grader runs (`autograde`, `generate_assignment`) failed. Its own exit status
+    (usually 1) is in the message, not passed on: 1 already means "the gradebook disagrees"."""
+
+    exit_code = 4
 
     def __init__(self, message: str, status: int):
         super().__init__(message)
-        self.exit_code = status if status > 0 else 1
+        self.status = status
