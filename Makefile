@@ -6,9 +6,12 @@ PY := $(VENV)/bin/python
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: venv build test demo release-solutions clean-demo
+.PHONY: help venv build test demo release-solutions clean-demo
 
-venv: $(STAMP)
+help:  ## what each target does (the first target: plain `make` prints this)
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 20
+
+venv: $(STAMP)  ## create .venv/ (CPU torch, nbgrader, Jupyter); the other targets do it when missing
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,18 +19,18 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e ".[dev]"
 	touch $(STAMP)
 
-build: $(STAMP)
+build: $(STAMP)  ## regenerate release/, exercises/, solutions/ from source/ (python -m grader build)
 	$(PY) -m grader build
 
-test: $(STAMP)
+test: $(STAMP)  ## the whole test suite (20+ minutes)
 	$(PY) -m pytest -q
 
-demo: $(STAMP)
+demo: $(STAMP)  ## build, grade a demo class of Colab downloads with nbgrader in demo/, print the grades
 	$(PY) -m grader demo
 
 # FORCE=1 releases although some submissions are not autograded (python -m grader release-solutions --force).
-release-solutions: $(STAMP)
+release-solutions: $(STAMP)  ## publish the solutions into release/ once every submission is graded (FORCE=1)
 	$(PY) -m grader release-solutions attention $(if $(FORCE),--force)
 
-clean-demo:
+clean-demo:  ## remove demo/ and artifacts/
 	rm -rf demo artifacts
