@@ -106,9 +106,12 @@ def render_text(report: dict, lang: str) -> str:
             continue
         got, top = sum(c["points"] for c in checks), sum(c["max_points"] for c in checks)
         out.append(f"\n== {title}  {got:g}/{top:g} ==")
+        gates = [c["id"] for c in checks if not c["passed"] and not c["max_points"]]  # failed, the part zeroed
         for c in checks:
-            mark = "✓" if c["passed"] else "✗"
-            out.append(f"  {mark} [{c['points']:g}/{c['max_points']:g}] {c['id']}  {c[f'title_{lang}']}")
+            zeroed = c["passed"] and gates and c["max_points"] and not c["points"]
+            mark = "○" if zeroed else "✓" if c["passed"] else "✗"
+            why = (f"  （不计分：{', '.join(gates)} 未通过）" if zh else f"  (not counted: {', '.join(gates)} failed)") if zeroed else ""
+            out.append(f"  {mark} [{c['points']:g}/{c['max_points']:g}] {c['id']}  {c[f'title_{lang}']}{why}")
             text = c[f"message_{lang}"]
             if text and (not c["passed"] or c["mistakes"] or c.get("advice")):
                 out += ["      " + line for line in explained_once(text, c["mistakes"] + c.get("advice", []), lang,

@@ -143,3 +143,11 @@ def test_a_place_in_a_notebook_is_named_by_the_cell_that_defines_the_graded_name
     assert "定义 `MultiHeadAttention` 的单元格，第 12 行" in report["checks"][0]["message_zh"]
     assert "the cell that defines `MultiHeadAttention`, line 12" in report["checks"][0]["message_en"]
     assert "cell 9" not in report["checks"][0]["message_en"]
+
+
+def test_a_check_that_held_in_a_part_a_gate_zeroed_shows_no_tick():
+    """`grade`'s text: the gate failed, so the check that held scores 0: ○ and the gate named, never ✓ [0/1]."""
+    report = build_report([(spec(f"{SDPA}.rules", SDPA, 0.0, gate=True), Outcome(False, "违规。", "Rule broken.")),
+                           (spec(f"{SDPA}.shapes", SDPA, 1.0), Outcome(True, "对。", "Right."))])
+    text = render_text(report, "en")
+    assert f"○ [0/1] {SDPA}.shapes" in text and f"(not counted: {SDPA}.rules failed)" in text and "✓" not in text
