@@ -356,15 +356,15 @@ def _module_variant(mha, x, variant, is_causal, n_heads=3):
     try:
         q, k, v = ((x @ getattr(mha, name).weight.T).view(B, T, n_heads, C // n_heads).transpose(1, 2)
                    for name in ("wq", "wk", "wv"))  # (B, H, T, d)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(C // n_heads)  # (B, H, T, T)
+        att = q @ k.transpose(-2, -1) / math.sqrt(C // n_heads)  # (B, H, T, T)
         future = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)
         if variant == "mask-direction":
-            scores = scores.masked_fill(future.T, float("-inf"))
+            att = att.masked_fill(future.T, float("-inf"))
         elif variant == "mask-multiplied":
-            scores = scores * ~future
+            att = att * ~future
         elif is_causal and not variant.startswith("mask-after-softmax"):
-            scores = scores.masked_fill(future, float("-inf"))
-        weights = F.softmax(scores, dim={"softmax-dim": -2, "softmax-dim-heads": 1}.get(variant, -1))
+            att = att.masked_fill(future, float("-inf"))
+        weights = F.softmax(att, dim={"softmax-dim": -2, "softmax-dim-heads": 1}.get(variant, -1))
         if variant.startswith("mask-after-softmax"):
             weights = weights.masked_fill(future, float("-inf") if variant.endswith("-inf") else 0.0)
         return (weights @ v).transpose(1, 2).reshape(B, T, C) @ mha.wo.weight.T
