@@ -6,9 +6,12 @@ PY := $(VENV)/bin/python
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: venv build test test-fast test-setup demo release-solutions clean-demo
+.PHONY: help venv build test test-fast test-setup demo release-solutions clean-demo
 
-venv: $(STAMP)
+help:  ## what each target does (the first target: plain `make` prints this)
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 20
+
+venv: $(STAMP)  ## create .venv/ (CPU torch, nbgrader, Jupyter); the other targets do it when missing
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,27 +19,24 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e ".[dev]"
 	touch $(STAMP)
 
-build: $(STAMP)
+build: $(STAMP)  ## regenerate release/, exercises/, solutions/ from source/ (python -m grader build)
 	$(PY) -m grader build
 
-# Every tier (README, *Developing*): what CI runs.
-test: $(STAMP) test-setup
+test: $(STAMP) test-setup  ## every test tier: what CI runs (README, Developing)
 	$(PY) -m pytest -q
 
-# The unit tier: no sandbox, no nbgrader, no browser.
-test-fast: $(STAMP)
+test-fast: $(STAMP)  ## the unit tier: no sandbox, no nbgrader, no browser
 	$(PY) -m pytest -q -m unit
 
-# What the e2e tier needs beyond .venv (Chromium, PostgreSQL, a Colab-like venv): installed once, then skipped.
-test-setup: $(STAMP)
+test-setup: $(STAMP)  ## install once what the slow tiers need (Chromium, PostgreSQL, two venvs); skipped when there
 	$(PY) tests/e2e_tools.py
 
-demo: $(STAMP)
+demo: $(STAMP)  ## build, grade a demo class of Colab downloads with nbgrader in demo/, print the grades
 	$(PY) -m grader demo
 
 # FORCE=1 releases although some submissions are not autograded (python -m grader release-solutions --force).
-release-solutions: $(STAMP)
+release-solutions: $(STAMP)  ## publish the solutions into release/ once every submission is graded (FORCE=1)
 	$(PY) -m grader release-solutions attention $(if $(FORCE),--force)
 
-clean-demo:
+clean-demo:  ## remove demo/ and artifacts/
 	rm -rf demo artifacts

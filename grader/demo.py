@@ -7,7 +7,8 @@ each step takes the `Demo` and adds to it:
 
 build -> a course with the assignment released -> a dozen Colab downloads in
 `downloaded/attention/extracted/` -> `nbgrader zip_collect` -> `nbgrader autograde` ->
-`nbgrader generate_feedback` -> `nbgrader export` (grades.csv) -> the grade table -> release solutions.
+`nbgrader generate_feedback` -> `nbgrader export` (grades.csv) -> the grade table, the class summary and
+which page to open -> release solutions.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from grader import build, colab_downloads as cn
 from grader import release_solutions
 from grader.build.config import ASSIGNMENT, ROOT, SOURCE_NOTEBOOK
 from grader.errors import NbgraderFailed, UsageError
+from grader.grade_all.text import class_summary
 from grader.process import nbgrader_env
 
 MARKER = ".attention-kit-demo"
@@ -140,6 +142,7 @@ def collect_rows(demo: Demo) -> None:
             "score": float(row["score"]) if row else None,
             "max_score": float(row["max_score"]) if row else None,
             "mistakes": report["mistakes"] if report else None,
+            "report": report,
             "feedback": feedback.is_file(),
         })
 
@@ -157,6 +160,21 @@ def print_table(demo: Demo) -> None:
     good = sum(verdict(row).startswith("✓") for row in demo.rows)
     print(f"\n{good} of {len(demo.rows)} students graded as expected; feedback pages: "
           f"{sum(row['feedback'] for row in demo.rows)}")
+
+
+def print_summary_and_pointers(demo: Demo) -> None:
+    """The class summary, as `grade-all` prints it, and where to look next: a feedback page to open (a student
+    with mistakes), the autograded notebooks."""
+    reports = [{**row["report"], "student": row["student"].id} for row in demo.rows if row["report"]]
+    print("\nClass summary (what `python -m grader grade-all` prints for a class):")
+    print(class_summary(reports, "en"))
+    pages = demo.course.relative_to(ROOT) / "feedback"
+    shown = next((row for row in demo.rows if row["mistakes"] and row["feedback"]), None)
+    if shown:
+        page = pages / shown["student"].id / ASSIGNMENT / f"{ASSIGNMENT}.html"
+        print(f"\nOpen a feedback page in a browser, e.g. {page} ({shown['student'].id}: {', '.join(shown['mistakes'])});")
+        print(f"every student's is {pages}/<student>/{ASSIGNMENT}/{ASSIGNMENT}.html. The verdicts are also in the test cells of "
+              f"{demo.course.relative_to(ROOT)}/autograded/<student>/{ASSIGNMENT}/{NOTEBOOK}.")
 
 
 def release_demo_solutions(demo: Demo) -> None:
@@ -186,6 +204,7 @@ STEPS: tuple[Callable[[Demo], None], ...] = (
     export_grades,
     collect_rows,
     print_table,
+    print_summary_and_pointers,
     release_demo_solutions,
     check_every_student,
 )

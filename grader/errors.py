@@ -1,7 +1,7 @@
 """The grader's own failures: it cannot run (a missing file, wrong options, a course nbgrader cannot
 grade, ...). Raised where the problem is found, caught once by the CLI (grader.cli), which prints
 `grader: MESSAGE` on stderr and exits with the error's code. A student's mistake is never one of
-these: it is a report, and a report means exit status 0 (DESIGN.md)."""
+these: it is a report, and a report means exit status 0 (README, Exit status)."""
 from __future__ import annotations
 
 
@@ -31,9 +31,11 @@ class GradebookDisagrees(GraderError):
 
 
 class NbgraderFailed(GraderError):
-    """An nbgrader command the grader runs (`autograde`, `generate_assignment`) failed; its exit status is
-    passed on (1 if it had none)."""
+    """An nbgrader command the grader runs (`autograde`, `generate_assignment`) failed. Its own exit status
+    (usually 1) is in the message, not passed on: 1 already means "the gradebook disagrees"."""
+
+    exit_code = 4
 
     def __init__(self, message: str, status: int):
         super().__init__(message)
-        self.exit_code = status if status > 0 else 1
+        self.status = status

@@ -21,6 +21,7 @@ import dataclasses
 from typing import Callable
 
 from grader.clean_text import printable
+from grader.places import place as where
 from grader.fix_candidates import Candidate, candidates
 from grader.fix_rules import RULES
 from grader.source import Submission
@@ -115,23 +116,15 @@ def entry(submission: Submission, candidate: Candidate, checks: list[str], point
     for edit in candidate.edits:
         place = submission.locate({"line": edit.line, "text": edit.after}) or {"line": edit.line}
         places.append({"line": place["line"], **({"cell": place["cell"]} if place.get("cell") else {}),
+                       **({"defines": place["defines"]} if place.get("defines") else {}),
                        "before": printable(edit.before.strip(), keep_newlines=False),
                        "after": printable(edit.after.strip(), keep_newlines=False)})
-    zh_places = "、".join(f"把{_where_zh(p)}改为 `{p['after']}`" for p in places)
-    en_places = " and ".join(f"{_where_en(p)} to `{p['after']}`" for p in places)
+    zh_places = "、".join(f"把{where(p, 'zh')}改为 `{p['after']}`" for p in places)
+    en_places = " and ".join(f"{where(p, 'en')} to `{p['after']}`" for p in places)
     return {**places[0], "edits": places, "mistake": candidate.mistake, "checks": checks, "points": points,
             "message_zh": f"{zh_places}，这些检查就会通过：{', '.join(checks)}（多得 {points:g} 分）。",
             "message_en": f"changing {en_places} makes these checks pass: {', '.join(checks)} "
                           f"({points:g} more points)."}
-
-
-def _where_zh(place: dict) -> str:
-    return (f"第 {place['cell']} 个代码单元第 {place['line']} 行" if place.get("cell")
-            else f"第 {place['line']} 行")
-
-
-def _where_en(place: dict) -> str:
-    return f"code cell {place['cell']}, line {place['line']}" if place.get("cell") else f"line {place['line']}"
 
 
 def credit(report: dict, fixed: dict | None, fraction: float) -> dict:

@@ -128,6 +128,9 @@ def _run_checks(submission: Submission, checks: list[Check], limits: Limits, use
 def main(*, path: str, json: bool = False, lang: str = "zh", report_cache: Path | None = None,
          fix_credit: float | None = None) -> int:
     """The `grade` verb. `report_cache`: the folder the CLI read from $ATTENTION_KIT_REPORT_CACHE."""
+    if Path(path).is_dir() and not Path(path).is_symlink():
+        raise UsageError(f"{path} is a folder: `grade` grades one notebook or .py file; a class folder is "
+                         f"`python -m grader grade-all {path}`")
     if not (Path(path).is_file() or Path(path).is_symlink()):  # a link gets a report saying it is refused
         raise UsageError(f"no such file: {path}")
     report = grade_submission(path, cache=report_cache, fix_credit=fix_credit or 0.0)

@@ -3,9 +3,9 @@
 Copies the generated solution notebook and module (`solutions/<assignment>/<assignment>.ipynb`
 and `.py`, from `make build`) into `<course>/release/<assignment>/solutions/`, the published
 folder, with the notebook's "Open in Colab" badge pointed at its new place. It refuses (exit
-status 1, naming them) while any submitted notebook is not yet autograded: no autograded copy,
-an autograded copy older than the submission, or no grades for it in the gradebook. `--force`
-releases anyway.
+status 1, saying why) while nothing was handed in (no notebook under `submitted/`) or any submitted
+notebook is not yet autograded: no autograded copy, an autograded copy older than the submission,
+or no grades for it in the gradebook. `--force` releases anyway.
 """
 from __future__ import annotations
 
@@ -27,11 +27,15 @@ SOLUTIONS_FOLDER = "solutions"
 """Where, inside `release/<assignment>/`, the solutions are published."""
 
 
+def submitted_notebooks(course: Path, assignment: str) -> list[Path]:
+    submitted = course / "submitted"
+    return sorted(submitted.glob(f"*/{assignment}/*.ipynb")) if submitted.is_dir() else []
+
+
 def ungraded(course: Path, assignment: str) -> list[str]:
     """Each submitted notebook that autograde has not graded since it was submitted, with the reason."""
-    submitted = course / "submitted"
     problems = []
-    notebooks = sorted(submitted.glob(f"*/{assignment}/*.ipynb")) if submitted.is_dir() else []
+    notebooks = submitted_notebooks(course, assignment)
     graded = gradebook_grades(course, assignment, {(p.parts[-3], p.stem) for p in notebooks})
     for path in notebooks:
         student, notebook = path.parts[-3], path.stem
@@ -99,6 +103,14 @@ def advice(assignment: str, problems: list[str]) -> list[str]:
 
 def main(*, assignment: str, force: bool = False, course: str | None = None) -> int:
     course_dir = Path(course).resolve() if course else ROOT
+    if not submitted_notebooks(course_dir, assignment):
+        if not force:
+            print(f"release-solutions: refused, nothing was handed in: no notebook in "
+                  f"{course_dir / 'submitted'}/<student>/{assignment}/. Collect and grade the class first "
+                  f"(README, Grading a class), or release anyway: `python -m grader release-solutions {assignment} "
+                  "--force` (`make release-solutions FORCE=1`).", file=sys.stderr)
+            return 1
+        print("release-solutions: --force: releasing although nothing was handed in")
     problems = ungraded(course_dir, assignment)
     if problems and not force:
         print(f"release-solutions: refused, {len(problems)} submitted notebook(s) not autograded yet:", file=sys.stderr)

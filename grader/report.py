@@ -2,7 +2,7 @@
 
 A report is language-neutral: every text is there in both languages (`title_zh`/`title_en`,
 `message_zh`/`message_en`), so grading and its cache never depend on who reads the result.
-`in_language` projects it to the JSON contract (DESIGN.md) at the edge: score, max_score,
+`in_language` projects it to the JSON contract (README, Reading a report) at the edge: score, max_score,
 checks[{id, part, passed, points, max_points, message, mistakes}], mistakes (most important to
 fix first, grader.catalog.FIX_FIRST), advice (ids that cost no point). Extensions: each check's
 title, visibility and the student line involved; the isolation layers that were missing;
@@ -13,6 +13,7 @@ here (grader.clean_text), once, so no consumer of a report (terminal, log, page)
 """
 from __future__ import annotations
 
+from grader import places
 from grader.catalog import explain, explained_once, fix_first
 from grader.checks import PARTS, Check, Outcome
 from grader.clean_text import printable
@@ -28,8 +29,7 @@ def message(outcome: Outcome, lang: str) -> str:
     lines = [text] if text else []
     where = outcome.where
     if where and where.get("text"):
-        cell = (f"第 {where['cell']} 个代码单元，" if lang == "zh" else f"code cell {where['cell']}, ") if where.get("cell") else ""
-        place = f"{cell}第 {where['line']} 行" if lang == "zh" else f"{cell}line {where['line']}"
+        place = places.place(where, lang)
         lines.append(f"{'出错的代码' if lang == 'zh' else 'your code'}（{place}）: {where['text']}" if lang == "zh"
                      else f"your code ({place}): {where['text']}")
     lines += [explain(mistake, lang) for mistake in outcome.mistakes + outcome.advice]
@@ -48,6 +48,8 @@ def check_entry(check: Check, outcome: Outcome, zeroed: bool) -> dict:
         **{f"message_{lang}": printable(message(outcome, lang)) for lang in LANGUAGES}, "where": where,
         **({"figure": outcome.figure} if outcome.figure else {}),
         **({"advice": outcome.advice} if outcome.advice else {}),
+        # not run, or failed only because another check did ("Not checked: needs correct values"): no root cause
+        **({"not_checked": True} if outcome.cause == "cascade" else {}),
     }
 
 
@@ -104,9 +106,12 @@ def render_text(report: dict, lang: str) -> str:
             continue
         got, top = sum(c["points"] for c in checks), sum(c["max_points"] for c in checks)
         out.append(f"\n== {title}  {got:g}/{top:g} ==")
+        gates = [c["id"] for c in checks if not c["passed"] and not c["max_points"]]  # failed, the part zeroed
         for c in checks:
-            mark = "✓" if c["passed"] else "✗"
-            out.append(f"  {mark} [{c['points']:g}/{c['max_points']:g}] {c['id']}  {c[f'title_{lang}']}")
+            zeroed = c["passed"] and gates and c["max_points"] and not c["points"]
+            mark = "○" if zeroed else "✓" if c["passed"] else "✗"
+            why = (f"  （不计分：{', '.join(gates)} 未通过）" if zh else f"  (not counted: {', '.join(gates)} failed)") if zeroed else ""
+            out.append(f"  {mark} [{c['points']:g}/{c['max_points']:g}] {c['id']}  {c[f'title_{lang}']}{why}")
             text = c[f"message_{lang}"]
             if text and (not c["passed"] or c["mistakes"] or c.get("advice")):
                 out += ["      " + line for line in explained_once(text, c["mistakes"] + c.get("advice", []), lang,

@@ -44,6 +44,7 @@ MAX_STATEMENTS = 10_000
 """Top-level statements after parsing, which bounds the extraction's work (linear in them anyway)."""
 
 _MAGIC_LINE = re.compile(r"^\s*[%!]")
+_GRADED_DEFINITION = re.compile(rf"^(?:def|class)\s+({'|'.join(GRADED_NAMES)})\b")
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # statements that may bind a name a definition needs; loops, prints and test calls never do
 _MAY_DEFINE = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.If, ast.Try)
@@ -82,7 +83,16 @@ class Submission:
         cell, line = self.origin[where["line"] - 1]
         if cell < 0:  # the provided imports the grader adds
             return {**where, "line": 0}
-        return {**where, "cell": cell + 1, "line": line} if self.is_notebook else {**where, "line": line}
+        if not self.is_notebook:
+            return {**where, "line": line}
+        defines = self.graded_name_in(cell)  # Colab numbers no cells: name the cell by what it defines
+        return {**where, "cell": cell + 1, "line": line, **({"defines": defines} if defines else {})}
+
+    def graded_name_in(self, cell: int) -> str | None:
+        """The graded name the code cell `cell` (0-based) defines at top level, if any."""
+        lines = self.source.splitlines()
+        found = (_GRADED_DEFINITION.match(lines[i]) for i, (c, _) in enumerate(self.origin) if c == cell and i < len(lines))
+        return next((match.group(1) for match in found if match), None)
 
 
 def read_capped(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:

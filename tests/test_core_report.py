@@ -40,7 +40,7 @@ def test_the_report_holds_both_languages_and_no_projected_text():
     values = report["checks"][1]
     assert values["message_zh"].startswith("权重不对。") and explain("mask-diagonal", "zh") in values["message_zh"]
     assert values["message_en"].startswith("Wrong weights.") and explain("mask-diagonal", "en") in values["message_en"]
-    assert "第 2 个代码单元，第 7 行" in values["message_zh"] and "code cell 2, line 7" in values["message_en"]
+    assert "从上往下第 2 个代码单元格，第 7 行" in values["message_zh"] and "code cell 2 from the top, line 7" in values["message_en"]
     json.dumps(report)  # cacheable as it is
 
 
@@ -136,3 +136,20 @@ def test_rendered_text_explains_each_mistake_once(lang):
     text = render_text(report, lang)
     assert text.count(explain("mask-diagonal", lang)) == 1
     assert text.count(f"[mask-diagonal] {catalog()['mask-diagonal'][f'title_{lang}']}") == 3
+
+
+def test_a_place_in_a_notebook_is_named_by_the_cell_that_defines_the_graded_name():
+    """Colab numbers no cells: "the cell that defines `MultiHeadAttention`, line 12" is where a student can look."""
+    where = {"line": 12, "text": "att = q @ k.transpose(2, 3)", "cell": 9, "defines": "MultiHeadAttention"}
+    report = build_report([(spec(f"{MHA}.values", MHA, 2.0), Outcome(False, "错。", "Wrong.", ["head-split"], where))])
+    assert "定义 `MultiHeadAttention` 的单元格，第 12 行" in report["checks"][0]["message_zh"]
+    assert "the cell that defines `MultiHeadAttention`, line 12" in report["checks"][0]["message_en"]
+    assert "cell 9" not in report["checks"][0]["message_en"]
+
+
+def test_a_check_that_held_in_a_part_a_gate_zeroed_shows_no_tick():
+    """`grade`'s text: the gate failed, so the check that held scores 0: ○ and the gate named, never ✓ [0/1]."""
+    report = build_report([(spec(f"{SDPA}.rules", SDPA, 0.0, gate=True), Outcome(False, "违规。", "Rule broken.")),
+                           (spec(f"{SDPA}.shapes", SDPA, 1.0), Outcome(True, "对。", "Right."))])
+    text = render_text(report, "en")
+    assert f"○ [0/1] {SDPA}.shapes" in text and f"(not counted: {SDPA}.rules failed)" in text and "✓" not in text

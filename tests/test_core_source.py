@@ -44,7 +44,10 @@ def test_a_line_of_the_module_maps_back_to_the_students_cell_and_line():
     cells = [IMPORTS, "x = 1\n\n" + definition(SDPA, "return Q")]
     submission = submission_from_cells(cells, "a.ipynb")
     module_line = submission.source.splitlines().index("    return Q") + 1
-    assert submission.locate({"line": module_line, "text": "return Q"}) == {"line": 4, "text": "return Q", "cell": 2}
+    assert submission.locate({"line": module_line, "text": "return Q"}) == \
+        {"line": 4, "text": "return Q", "cell": 2, "defines": SDPA}  # Colab numbers no cells: named by what it defines
+    helper = submission_from_cells([IMPORTS, "def helper(x):\n    return x", definition(SDPA)], "a.ipynb")
+    assert "defines" not in helper.locate({"line": helper.source.splitlines().index("    return x") + 1})
     plain = submission_from_cells(cells, "a.py", is_notebook=False)
     assert plain.locate({"line": module_line})["line"] == 4 and "cell" not in plain.locate({"line": module_line})
 

@@ -214,8 +214,10 @@ def test_nbgrader_notebook_fix_is_named_by_cell_and_credited_in_the_gradebook_sc
     code_cells = [c for c in nb.cells if c.cell_type == "code"]
     student_line = code_cells[fix["cell"] - 1].source.split("\n")[fix["line"] - 1]
     assert student_line.strip() == fix["before"] and "diagonal=0" in fix["before"] and "diagonal=1" in fix["after"]
-    assert fix["message_en"].startswith(f"changing code cell {fix['cell']}, line {fix['line']} to ")
-    assert fix["message_zh"].startswith(f"把第 {fix['cell']} 个代码单元第 {fix['line']} 行改为 ")
+    # Colab numbers no cells: the place is the cell that defines the graded name
+    assert fix["defines"] == "scaled_dot_product_attention"
+    assert fix["message_en"].startswith(f"changing the cell that defines `scaled_dot_product_attention`, line {fix['line']} to ")
+    assert fix["message_zh"].startswith(f"把定义 `scaled_dot_product_attention` 的单元格，第 {fix['line']} 行改为 ")
     strict = sum(c["points"] for c in report["checks"] if c["part"] == "sdpa")
     sdpa_cell = next(c for c in nb.cells if c.cell_type == "code" and utils.is_grade(c) and '"sdpa"' in c.source)
     assert utils.determine_grade(sdpa_cell)[0] == pytest.approx(strict + 0.5 * fix["points"])

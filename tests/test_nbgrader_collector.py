@@ -151,3 +151,14 @@ def test_a_link_is_left_out_and_never_followed(tmp_path):
     collector = plan(tmp_path / "downloads")
     assert collector.plan == {} and "a link" in collector.left_out[str(link)]
     assert "a link to a folder" in collector.left_out[str(folder_link)]
+
+
+def test_a_clean_collection_logs_no_warning(tmp_path, caplog):
+    """Every file collected: the summary is information, not a WARNING an instructor has to read as a problem."""
+    put(tmp_path, "alice_attention.ipynb")
+    put(tmp_path, "bob_Copy of attention.ipynb")
+    caplog.set_level(logging.INFO)
+    plan(tmp_path)
+    summary = [r for r in caplog.records if "Colab collector:" in r.getMessage()]
+    assert len(summary) == 1 and summary[0].levelno == logging.INFO and "2 student(s)" in summary[0].getMessage()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]

@@ -18,3 +18,12 @@ def test_selfcheck_cell_is_folded_to_its_title_and_others_untouched():
     assert len(changed) == 1 and changed[0][0].metadata["nbgrader"]["grade_id"] == SELFCHECK_GRADE_ID == SELFCHECK_CELL
     folded = changed[0][1].source
     assert folded.count("\n") == 1 and folded.startswith("# @title") and "omitted" in folded
+
+
+def test_the_feedback_exporters_config_draws_no_warning(caplog):
+    """generate_feedback configures every preprocessor with the HTML exporter's `display_data_priority`: once a
+    warning per page ("not recognized by FoldSelfcheckCell")."""
+    from nbconvert.exporters import HTMLExporter
+
+    FoldSelfcheckCell(config=HTMLExporter().default_config)
+    assert "not recognized" not in caplog.text

@@ -177,8 +177,9 @@ def test_a_long_reason_is_never_broken_by_hand():
     assert not [line for line in lines if line.startswith(("、", "。"))]
 
 
-def test_score_output_carries_an_escaped_verdict_table_and_still_scores():
-    """Is the score output an HTML verdict table (student text escaped) whose text/plain nbgrader still reads?"""
+def test_score_output_shows_the_part_and_score_once_escaped_and_still_scores():
+    """Is the score output the part's name and score (escaped), no table repeating the verdicts the stdout
+    gives, and does nbgrader still read its text/plain?"""
     cell = grade_cell(HIDDEN["sdpa"], 10)
     report = fake_report("sdpa", 6, 10)
     report["checks"][0]["message_zh"] = "<script>alert(1)</script> 错"
@@ -186,5 +187,34 @@ def test_score_output_carries_an_escaped_verdict_table_and_still_scores():
     result = next(o for o in cell.outputs if o.output_type == "execute_result")
     assert result.data["text/plain"] == "6.0" and utils.determine_grade(cell) == (6.0, 10.0)
     page = result.data["text/html"]
-    assert "<table>" in page and "✗" in page and "6 / 10" in page
-    assert "<script>" not in page and "&lt;script&gt;" in page and "style=" not in page
+    assert "Part 1 · scaled_dot_product_attention：6 / 10 分" in page
+    assert "<table" not in page and "错" not in page and "<script>" not in page and "style=" not in page
+    assert cell.outputs[0].text.count("错") == 1  # the verdict once, in the stdout
+
+
+def failing(check_id: str, zh: str, en: str, max_points: float = 1.0) -> dict:
+    return {"id": check_id, "part": "mha", "title_zh": "甲", "title_en": "a", "passed": False, "points": 0.0,
+            "max_points": max_points, "message_zh": zh, "message_en": en, "mistakes": []}
+
+
+def test_a_repeated_error_is_said_once_with_a_count():
+    """Five checks meeting the same crash: the message once, with how many more checks met it, then a pointer."""
+    crash = ("运行时出错：RuntimeError: view size is not compatible", "it raised RuntimeError: view size is not compatible")
+    checks = [failing(f"mha.c{i}", *crash) for i in range(5)] + [failing("mha.other", "别的", "other")]
+    cell = grade_cell(HIDDEN["mha"], 10)
+    GradeWithHiddenGraders().write_outputs(cell, {"score": 0, "max_score": 6, "mistakes": [], "checks": checks}, [], [])
+    text = cell.outputs[0].text
+    assert text.count("view size is not compatible") == 2  # zh and en, once each
+    assert "The same error in 4 more checks: mha.c1, mha.c2, mha.c3, mha.c4" in text
+    assert text.count("the same error as mha.c0") == 4 and "other" in text
+
+
+def test_a_check_that_held_in_a_zeroed_part_shows_no_tick_and_says_why():
+    """A gate failed (the part scores 0): a check that held is marked ○ with the gate named, never ✓ [0/1]."""
+    gate = failing("mha.own_implementation", "用了 nn.MultiheadAttention。", "Uses nn.MultiheadAttention.", max_points=0.0)
+    held = {**failing("mha.shapes", "", ""), "passed": True, "message_zh": "形状都对。", "message_en": "Shapes right."}
+    cell = grade_cell(HIDDEN["mha"], 10)
+    GradeWithHiddenGraders().write_outputs(cell, {"score": 0, "max_score": 1, "mistakes": [], "checks": [gate, held]}, [], [])
+    text = cell.outputs[0].text
+    assert "✓" not in text
+    assert "○ [0/1] 甲 · a  (mha.shapes)  不计分：mha.own_implementation 未通过 · not counted: mha.own_implementation failed" in text

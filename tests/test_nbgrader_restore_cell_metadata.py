@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 
 import pytest
 
@@ -155,3 +156,13 @@ def test_repairs_are_noted_for_the_student(answered, course):
     (note,) = nb.metadata["attention_kit"]["repairs"]
     assert "sdpa_tests" in note["en"] and "sdpa_tests" in note["zh"]
     assert "attention_kit" not in restore(answered, course).metadata
+
+
+def test_restoring_a_colab_download_is_one_line_of_information_not_a_warning_per_cell(answered, course, caplog):
+    """Colab strips nbgrader's metadata from every cell it saves: that is routine, one INFO line naming the
+    cells, not seven warnings an instructor would read as problems."""
+    caplog.set_level(logging.DEBUG)
+    restore(cn.colab_saved(cn.strip_nbgrader(answered)), course)
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    (line,) = [r for r in caplog.records if "nbgrader metadata restored" in r.getMessage()]
+    assert line.levelno == logging.INFO and f"for {len(GRADED)} cell(s)" in line.getMessage()

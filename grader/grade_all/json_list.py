@@ -1,4 +1,4 @@
-"""The JSON renderer: every report as one JSON list (DESIGN.md's schema in one language, plus `submission` and `student`)."""
+"""The JSON renderer: every report as one JSON list (the report's schema in one language, plus `submission` and `student`)."""
 from __future__ import annotations
 
 import json

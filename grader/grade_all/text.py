@@ -46,8 +46,9 @@ def class_summary(reports: list[dict], lang: str) -> str:
             lines.append(heading_zh if zh else heading_en)
         lines += ranked_mistakes(counts, len(reports), zh)
     lines += verified_fixes(reports, zh)
+    # root causes only: a check that was not run, or failed only because another one did, is left out
     failed = Counter((c["id"], c.get("title_zh" if zh else "title_en", "")) for r in reports for c in r["checks"]
-                     if not c["passed"])
+                     if not c["passed"] and not c.get("not_checked"))
     if failed:
         lines.append("最常失败的检查:" if zh else "Checks failed most often:")
         for (check, title), count in sorted(failed.items(), key=lambda item: (-item[1], item[0]))[:8]:
@@ -81,19 +82,25 @@ def ranked_mistakes(counts: Counter, total: int, zh: bool, points: Counter | Non
 
 
 def verified_fixes(reports: list[dict], zh: bool) -> list[str]:
-    """How many students a verified one-line fix was shown to, by mistake, and the points those fixes would add:
-    the mistakes that cost a lot for a small slip (what `--fix-credit` would change)."""
-    students, points = Counter(), Counter()
-    for r in reports:
-        students.update({fix["mistake"] for fix in r.get("fixes", [])})
-        for fix in r.get("fixes", []):
-            points[fix["mistake"]] += fix["points"]
-    if not students:
-        return []
-    heading = ("已验证的一行修正（学生自己的那一行，改动最小）:  学生数  占比  错误  可多得的分数" if zh else
-               "Verified one-line fixes shown (the student's own line, minimally edited): students, share, mistake, "
-               "points they would add")
-    return [heading] + ranked_mistakes(students, len(reports), zh, points)
+    """How many students a verified fix was shown to, by mistake, and the points those fixes would add: the
+    mistakes that cost a lot for a small slip (what `--fix-credit` would change). One-line fixes apart from
+    those that change several lines, counted by the lines each fix edits."""
+    lines = []
+    for one_line in (True, False):
+        students, points = Counter(), Counter()
+        for r in reports:
+            fixes = [fix for fix in r.get("fixes", []) if (len(fix.get("edits") or [fix]) == 1) == one_line]
+            students.update({fix["mistake"] for fix in fixes})
+            for fix in fixes:
+                points[fix["mistake"]] += fix["points"]
+        if not students:
+            continue
+        what_zh, what_en = ("一行修正", "one-line fixes") if one_line else ("多行修正", "fixes of several lines")
+        lines.append(f"已验证的{what_zh}（学生自己的代码，改动最小）:  学生数  占比  错误  可多得的分数" if zh else
+                     f"Verified {what_en} shown (the student's own lines, minimally edited): students, share, "
+                     "mistake, points they would add")
+        lines += ranked_mistakes(students, len(reports), zh, points)
+    return lines
 
 
 def rule_breakers(reports: list[dict], zh: bool) -> list[str]:

@@ -173,7 +173,7 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
         for path, reason in sorted(self.left_out.items()):
             self.log.warning("Not collected: %r (%s)", os.path.relpath(path, extracted), reason)
         students = sorted({c.student_id for c in self.plan.values()})
-        self.log.warning(
+        (self.log.warning if self.left_out else self.log.info)(  # a clean collection is no warning
             "Colab collector: %d notebook(s) for %d student(s) will be collected; %d file(s) left out%s",
             len(self.plan), len(students), len(self.left_out),
             (": " + "; ".join(f"{os.path.relpath(p, extracted)} ({r})" for p, r in sorted(self.left_out.items())))

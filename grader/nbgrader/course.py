@@ -112,6 +112,11 @@ class Course:
 
     def notebooks(self) -> list[tuple[str, Path]]:
         """(student, notebook) for each submitted notebook nbgrader would grade (known to the gradebook)."""
+        database = self.coursedir.db_url.removeprefix("sqlite:///")
+        if self.coursedir.db_url.startswith("sqlite:///") and not Path(database).is_file():
+            # opening it would create an empty gradebook.db in a folder that is no course
+            raise CourseError(f"{self.root} is not a recorded nbgrader course: it has no {Path(database).name} "
+                              "(run grade-all --nbgrader on the repository root, after `make build`)")
         with self.gradebook() as gb:
             try:
                 known = {notebook.name for notebook in gb.find_assignment(self.assignment).notebooks}

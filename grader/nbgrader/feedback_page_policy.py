@@ -10,12 +10,18 @@ The same head carries one style rule: text outputs (the verdicts' stdout) wrap a
 The verdicts are written one line per paragraph, and nbgrader's template would otherwise show
 them in a `<pre>` that scrolls sideways; `word-break: normal` keeps English words whole where the
 template's `break-all` would split them anywhere.
+
+The page's header lists each graded test cell as "Test cell" (nbgrader's template); each link is
+named by its part instead ("Part 1 · scaled_dot_product_attention"), so the two are told apart.
 """
 from __future__ import annotations
 
+import html
 import re
 
 from nbconvert.exporters import HTMLExporter
+
+from grader.assignment import PARTS
 
 CONTENT_SECURITY_POLICY = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; "
                            "base-uri 'none'; form-action 'none'")
@@ -34,10 +40,18 @@ def with_policy(page: str) -> str:
     return page[:head.end()] + "\n" + META + "\n" + WRAPPED_OUTPUT_TEXT + page[head.end():]
 
 
+def with_part_names(page: str) -> str:
+    """The header's "Test cell" links named by the part each test cell grades."""
+    for part in PARTS:
+        page = page.replace(f'<a href="#{part.tests_cell}">Test cell</a>',
+                            f'<a href="#{part.tests_cell}">{html.escape(part.label)}</a>')
+    return page
+
+
 class FeedbackPageExporter(HTMLExporter):
     """nbgrader's HTML exporter (its feedback template), each page carrying CONTENT_SECURITY_POLICY and
     WRAPPED_OUTPUT_TEXT."""
 
     def from_notebook_node(self, nb, resources=None, **kwargs):
         output, resources = super().from_notebook_node(nb, resources, **kwargs)
-        return with_policy(output), resources
+        return with_policy(with_part_names(output)), resources

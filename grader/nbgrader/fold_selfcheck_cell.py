@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import NotebookNode
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbconvert.preprocessors import Preprocessor
 
 SELFCHECK_GRADE_ID = "selfcheck"
 """grader.build.config.SELFCHECK_CELL, repeated so that nbgrader's start-up imports nothing more."""
@@ -19,7 +19,10 @@ def folded(source: str) -> str:
     return f"{title}\n# （已提供的自检代码 {lines} 行，此处略去 / {lines} lines of provided self-check code, omitted here）"
 
 
-class FoldSelfcheckCell(NbGraderPreprocessor):
+class FoldSelfcheckCell(Preprocessor):
+    """nbconvert's Preprocessor, as HideHiddenTests: nbgrader's base redeclares `display_data_priority` as a
+    trait that is not configurable, so the HTML exporter's config for it drew a warning on every page."""
+
     def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int):
         if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade_id") == SELFCHECK_GRADE_ID:
             cell.source = folded(cell.source)

@@ -32,7 +32,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, Unicode
 
 from grader import assignment, parent_budget  # torch-free: nbgrader imports this module at start-up
-from grader.catalog import catalog, explain, explained_once
+from grader.catalog import explained_once
 from grader.clean_text import printable
 from grader.nbgrader.attention_figure import display_data
 from grader.nbgrader.hide_hidden_tests import remove_hidden_blocks
@@ -52,14 +52,26 @@ def part_of(cell: NotebookNode) -> str | None:
     return found.group(1) if found else None
 
 
-def check_lines(check: dict, explained: set[tuple[str, str]]) -> list[str]:
+def check_lines(check: dict, explained: set[tuple[str, str]], same_as: str | None = None,
+                repeated_in: list[str] = (), zeroed_by: list[str] = ()) -> list[str]:
     """One check: verdict, points, both titles; when it failed, its zh and en messages. A mistake's
-    catalog explanation is printed the first time only (`explained` remembers), later a reference to it."""
-    mark = "✓" if check["passed"] else "✗"
-    lines = [f"{mark} [{check['points']:g}/{check['max_points']:g}] {check['title_zh']} · {check['title_en']}  "
-             f"({check['id']})"]
+    catalog explanation is printed the first time only (`explained` remembers), later a reference to it.
+    A message already printed for `same_as` is not printed again; the first one says in which other checks
+    (`repeated_in`) it came again. A check that held in a part a gate zeroed (`zeroed_by`) shows no ✓."""
+    zeroed = check["passed"] and zeroed_by and check["max_points"] and not check["points"]
+    mark = "○" if zeroed else "✓" if check["passed"] else "✗"
+    head = (f"{mark} [{check['points']:g}/{check['max_points']:g}] {check['title_zh']} · {check['title_en']}  "
+            f"({check['id']})")
+    if zeroed:
+        head += f"  不计分：{', '.join(zeroed_by)} 未通过 · not counted: {', '.join(zeroed_by)} failed"
+    if same_as:
+        return [f"{head}  同样的错误，见 {same_as} · the same error as {same_as}"]
+    lines = [head]
     if check["passed"] and not check["mistakes"] and not check.get("advice"):
         return lines
+    if repeated_in:
+        lines.append(f"    同样的错误还出现在 {len(repeated_in)} 项检查中 · The same error in {len(repeated_in)} more "
+                     f"check{'s' if len(repeated_in) > 1 else ''}: {', '.join(repeated_in)}")
     for lang in ("zh", "en"):
         lines += [f"    {line}" for line in explained_once(check.get(f"message_{lang}") or "",
                                                           check["mistakes"] + check.get("advice", []), lang, explained)]
@@ -71,8 +83,12 @@ def part_text(report: dict, part: str, score: float, points: float, repairs: lis
     """The stdout a test cell shows: the part's score, then each check with its zh and en diagnosis."""
     explained: set[tuple[str, str]] = set()
     out = [f"{PARTS.get(part, part)}：{score:g} / {points:g} 分 · points", ""]
-    for check in (c for c in report["checks"] if c["part"] == part):
-        out += check_lines(check, explained)
+    checks = [c for c in report["checks"] if c["part"] == part]
+    first_with, repeats = repeated_messages(checks)
+    # a gate (no point of its own) that failed zeroes the part: the checks that held there earn nothing
+    zeroed_by = [c["id"] for c in checks if not c["passed"] and not c["max_points"]]
+    for check in checks:
+        out += check_lines(check, explained, first_with.get(check["id"]), repeats.get(check["id"], []), zeroed_by)
     for check in others:
         out += [""] + check_lines(check, explained)
     out += fix_lines(report, part)
@@ -81,6 +97,24 @@ def part_text(report: dict, part: str, score: float, points: float, repairs: lis
         for note in repairs:
             out += [f"  - {note['zh']}", f"    {note['en']}"]
     return "\n".join(out).rstrip() + "\n"
+
+
+def repeated_messages(checks: list[dict]) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Failed checks whose whole message (zh and en) an earlier one already said, a crash met by every probe:
+    (check id -> the first check saying it, first check id -> the later ones)."""
+    first: dict[tuple[str, str], str] = {}
+    same_as: dict[str, str] = {}
+    repeats: dict[str, list[str]] = {}
+    for check in checks:
+        message = (check.get("message_zh") or "", check.get("message_en") or "")
+        if check["passed"] or not any(message):
+            continue
+        if message in first:
+            same_as[check["id"]] = first[message]
+            repeats.setdefault(first[message], []).append(check["id"])
+        else:
+            first[message] = check["id"]
+    return same_as, repeats
 
 
 def fix_lines(report: dict, part: str) -> list[str]:
@@ -175,24 +209,10 @@ class GradeWithHiddenGraders(NbGraderPreprocessor):
 
 
 def verdict_html(report: dict, part: str, score: float, points: float) -> str:
-    """The part's verdict at a glance, for the feedback page: a table of checks (✓/✗, points, one-line reason),
-    then each diagnosed mistake once with its fix. Only plain tags and text (the page's sanitizer allows no
-    style or script); every string that may come from the student is escaped."""
-    rows, mistakes = [], []
-    for check in (c for c in report["checks"] if c["part"] == part):
-        zh, en = check["title_zh"], check["title_en"]
-        reason = "" if check["passed"] else (check.get("message_zh") or "").split("\n")[0]
-        reason_en = "" if check["passed"] else (check.get("message_en") or "").split("\n")[0]
-        rows.append(f"<tr><td>{'✓' if check['passed'] else '✗'}</td><td>{check['points']:g} / {check['max_points']:g}</td>"
-                    f"<td>{html.escape(zh)}<br>{html.escape(en)}</td>"
-                    f"<td>{html.escape(reason)}<br>{html.escape(reason_en)}</td></tr>")
-        mistakes += [m for m in check["mistakes"] + check.get("advice", []) if m in catalog() and m not in mistakes]
-    table = ("<table><thead><tr><th></th><th>分数 · points</th><th>检查 · check</th><th>原因 · reason</th></tr></thead>"
-             f"<tbody>{''.join(rows)}</tbody></table>")
-    fixes = "".join(f"<li><p>{html.escape(explain(m, 'zh'))}</p><p>{html.escape(explain(m, 'en'))}</p></li>"
-                    for m in mistakes)
-    head = f"<h3>{html.escape(PARTS.get(part, part))}：{score:g} / {points:g} 分 · points</h3>"
-    return head + table + (f"<h4>诊断与改法 · Diagnosis and fix</h4><ul>{fixes}</ul>" if fixes else "")
+    """The part's score where a page would show a bare number: its name and score only, since the stdout
+    above already gives each check's verdict once (a table repeating it made every verdict appear twice).
+    Only plain tags and text (the page's sanitizer allows no style or script), escaped."""
+    return f"<p><b>{html.escape(PARTS.get(part, part))}：{score:g} / {points:g} 分 · points</b></p>"
 
 
 def stream(text: str) -> NotebookNode:

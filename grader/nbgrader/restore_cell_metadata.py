@@ -64,8 +64,8 @@ class RestoreCellMetadata(NbGraderPreprocessor):
                 continue
             new = copy.deepcopy(target.meta)
             if significant(old) != significant(new):
-                self.log.warning("Cell %d restored as %r (its nbgrader metadata was %s)", index, target.grade_id,
-                                 significant(old) or "missing")
+                self.log.debug("Cell %d restored as %r (its nbgrader metadata was %s)", index, target.grade_id,
+                               significant(old) or "missing")
                 restored.append(f"{target.grade_id} ({index + 1})")
             cell.metadata["nbgrader"] = new
             for key in _LOCK_KEYS:
@@ -73,7 +73,9 @@ class RestoreCellMetadata(NbGraderPreprocessor):
                     cell.metadata[key] = target.cell.metadata[key]
                 else:
                     cell.metadata.pop(key, None)
-        if restored:
+        if restored:  # what Colab does to every notebook: one line, not a warning per cell
+            self.log.info("nbgrader metadata restored for %d cell(s), recognised by their content: %s", len(restored),
+                          ", ".join(restored))
             note_repair(nb, f"按内容识别单元格并恢复了 nbgrader 元数据：{', '.join(restored)}。",
                         f"Cells recognised by their content, nbgrader metadata restored: {', '.join(restored)}.")
         return nb, resources

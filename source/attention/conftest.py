@@ -96,6 +96,10 @@ def part_results(submission):
 def pytest_configure(config):
     for part, title in selfcheck.SELFCHECK_TITLE.items():
         config.addinivalue_line("markers", f"{part}: {title}")
+    path = submission_path()
+    if not path.is_file():  # one line, not a traceback per test
+        chosen = " (ATTENTION_IMPL)" if os.environ.get("ATTENTION_IMPL") else ""
+        raise pytest.UsageError(f"找不到要自检的文件 / no file to check: {path}{chosen}")
 
 
 def pytest_report_header(config):

@@ -1,0 +1,27 @@
+"""Does `make demo` end by saying which feedback page to open, and with the class summary?"""
+from __future__ import annotations
+
+import pytest
+
+from grader import demo
+from grader.build.config import ROOT
+from grader.checks import Check, Outcome
+from grader.report import build_report
+
+pytestmark = pytest.mark.unit
+
+
+def row(student: demo.Student, mistakes: list[str]) -> dict:
+    check = Check("sdpa.values", "sdpa", 2.0, "hidden", "值", "values", lambda ctx: None)
+    report = build_report([(check, Outcome(not mistakes, "错。", "Wrong.", mistakes))])
+    return {"student": student, "score": report["score"], "max_score": 2.0, "mistakes": report["mistakes"],
+            "report": report, "feedback": True}
+
+
+def test_the_demo_points_at_a_page_worth_opening_and_prints_the_class_summary(capsys):
+    correct, mistaken = demo.CLASS[0], demo.CLASS[1]
+    run = demo.Demo(course=ROOT / "demo", rows=[row(correct, []), row(mistaken, ["mask-diagonal"])])
+    demo.print_summary_and_pointers(run)
+    said = capsys.readouterr().out
+    assert "Class summary" in said and "Most frequent mistakes" in said and "mask-diagonal" in said
+    assert f"demo/feedback/{mistaken.id}/attention/attention.html ({mistaken.id}: mask-diagonal)" in said

@@ -1,0 +1,99 @@
+"""Do the public self-check and the grader name a mistake the same way, on every mutant?
+
+One catalog for both: a student who reads `[hardcoded-dims]` in the notebook reads `hardcoded-dims`
+in the graded report. Over whatever mutants tests/submissions/mutants holds, per part:
+- every id the self-check names (not its own `value-mismatch`, a wrong result it cannot name) is one
+  the grader names for that part;
+- where the self-check fails a part, every id of its catalog (`SELFCHECK_MISTAKES`) that the grader
+  names for that part is named by the self-check too: what it can observe, it names as the grader does.
+The self-check runs here from source/attention/ as `python -m pytest` runs it (its conftest's loader).
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import header
+from grader.catalog import catalog
+
+pytestmark = pytest.mark.sandbox
+
+ROOT = Path(__file__).resolve().parent.parent
+SELFCHECK_DIR = ROOT / "source" / "attention"
+MUTANTS = sorted((ROOT / "tests" / "submissions" / "mutants").glob("*.py"))
+# Mutants that attack the process running them: the self-check runs student code unconfined, on the
+# student's machine, so it is no place for them (tests/test_public_selfcheck.py).
+PROCESS_ATTACKS = ("memory-limit", "timeout", "tampering")
+RESOURCE_LIMITS = {"timeout", "memory-limit"}
+OWN_ID = "value-mismatch"
+"""The self-check's own id (not in the catalog): a wrong result it cannot name."""
+
+
+def load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def public():
+    """source/attention's selfcheck.py and its pytest loader (conftest.py, which imports `selfcheck`)."""
+    sys.path.insert(0, str(SELFCHECK_DIR))
+    try:
+        selfcheck = load("selfcheck", SELFCHECK_DIR / "selfcheck.py")
+        sys.modules["selfcheck"] = selfcheck
+        loader = load("public_selfcheck_conftest", SELFCHECK_DIR / "conftest.py")
+    finally:
+        sys.path.remove(str(SELFCHECK_DIR))
+        sys.modules.pop("selfcheck", None)
+    return selfcheck, loader
+
+
+def selfcheck_ids(public, path: Path) -> dict[str, set[str]]:
+    """part marker -> the ids the self-check names for it, as `python -m pytest` would on this file."""
+    selfcheck, loader = public
+    namespace, syntax_errors = loader.load_namespace(path)
+    if syntax_errors:
+        return {part: {"syntax-error"} for part in selfcheck.SELFCHECK_CHECKS}
+    return {part: {f.mistake for f in selfcheck.run_part(part, namespace).values() if f}
+            for part in selfcheck.SELFCHECK_CHECKS}
+
+
+def test_the_selfcheck_catalog_is_the_graders(public):
+    """Every id the self-check can name, but its own, is a catalog id (titles: test_public_selfcheck.py)."""
+    selfcheck, _ = public
+    assert set(selfcheck.SELFCHECK_MISTAKES) - {OWN_ID} <= set(catalog())
+    assert {"hardcoded-dims", "mask-diagonal"} <= set(selfcheck.SELFCHECK_MISTAKES)
+
+
+@pytest.mark.parametrize("path", [p for p in MUTANTS if not p.stem.startswith(PROCESS_ATTACKS)], ids=lambda p: p.stem)
+def test_selfcheck_and_grader_name_the_same_ids(public, graded, path):
+    selfcheck, _ = public
+    report = graded(path)
+    for part, (marker, _) in zip(("sdpa", "mha"), selfcheck.SELFCHECK_CHECKS.items()):
+        seen = selfcheck_ids(public, path)[marker]
+        by_grader = {m for check in report["checks"] if check["part"] == part for m in check["mistakes"]}
+        if by_grader & RESOURCE_LIMITS:  # the grader's run was cut short (a busy machine): nothing to compare
+            continue
+        assert seen - {OWN_ID} <= by_grader, f"{part}: the self-check names {seen}, the grader {by_grader}"
+        if seen:
+            observable = by_grader & set(selfcheck.SELFCHECK_MISTAKES)
+            assert observable <= seen, f"{part}: the grader names {observable - seen}, the self-check only {seen}"
+
+
+@pytest.mark.parametrize("path", [p for p in MUTANTS if header(p, "expect") == "mask-diagonal"], ids=lambda p: p.stem)
+def test_no_message_claims_a_leak_where_the_output_is_nan(public, graded, path):
+    """The diagonal masked too: row 0 is NaN and nothing leaks; neither the grader nor the self-check says it does."""
+    selfcheck, loader = public
+    report = graded(path)
+    assert "mask-diagonal" in report["mistakes"]
+    for check in report["checks"]:
+        assert "leak" not in check["message_en"] and "泄露" not in check["message_zh"], check["id"]
+    namespace, _ = loader.load_namespace(path)
+    for part in selfcheck.SELFCHECK_CHECKS:
+        for failure in filter(None, selfcheck.run_part(part, namespace).values()):
+            assert "leak" not in failure.seen_en and "泄漏" not in failure.seen_zh, failure.seen_en
