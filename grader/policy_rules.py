@@ -67,6 +67,19 @@ def _shown(node: ast.AST) -> str:
         return "…" + (f".{node.attr}" if isinstance(node, ast.Attribute) else "")
 
 
+def _joins_strings(node: ast.AST) -> bool:
+    return isinstance(node, ast.JoinedStr) or isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)
+
+
+def _string_texts(node: ast.AST) -> list[str]:
+    """The string an expression folds to, or else each string constant in it (`x + "meta"`). Linear in the
+    expression: called once per top of an expression, whose pieces are skipped."""
+    folded = _folded_string(node)
+    if folded is not None:
+        return [folded]
+    return [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
 def _folded_string(node: ast.AST) -> str | None:
     """The value of a string made only of constants ("me" + "ta", f"{'me'}ta"), else None. Iterative: a
     chain of N pieces is a tree N deep."""
@@ -147,9 +160,10 @@ class Rules:
         # getattr(x, "name") is x.name, checked as such; only its computed-name form is an escape
         named_getattr = {id(n.func) for n in ast.walk(statement) if isinstance(n, ast.Call)
                          and (_named_getattr(n) or _on_self(n))}
-        # a string built from constant pieces ("me" + "ta") is checked whole, once
-        pieces = {id(piece) for n in ast.walk(statement) if isinstance(n, (ast.BinOp, ast.JoinedStr))
-                  for piece in ast.walk(n) if piece is not n}
+        # a string built from constant pieces ("me" + "ta") is checked whole, once: only at the top of its
+        # expression (a child of a `+` or an f-string is a piece of its parent's string)
+        pieces = {id(child) for n in ast.walk(statement) if _joins_strings(n) for child in ast.iter_child_nodes(n)}
+        pieces |= {id(n.value) for n in ast.walk(statement) if isinstance(n, ast.FormattedValue)}
         for node in ast.walk(statement):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 yield from self._import(node)
@@ -159,11 +173,13 @@ class Rules:
                 yield from self._attribute(node)
             elif isinstance(node, ast.Name) and id(node) not in named_getattr:
                 yield from self._name(node, id(node) in attribute_values)
-            elif isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr)) and id(node) not in docstrings:
-                text = _folded_string(node)
-                if text is not None and STAND_IN_WORD.search(text) and id(node) not in pieces:
-                    yield (node, "device-probing", f"字符串 {text[:40]!r} 在寻找评分用的替身设备",
-                           f"the string {text[:40]!r} looks for the grader's stand-in device")
+            elif isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr)) and id(node) not in docstrings \
+                    and id(node) not in pieces:
+                for text in _string_texts(node):
+                    if STAND_IN_WORD.search(text):
+                        yield (node, "device-probing", f"字符串 {text[:40]!r} 在寻找评分用的替身设备",
+                               f"the string {text[:40]!r} looks for the grader's stand-in device")
+                        break
             elif isinstance(node, ast.MatchClass):
                 for name in node.kwd_attrs:  # `case torch.Tensor(is_meta=True)` reads Q.is_meta
                     yield from self._attribute(ast.copy_location(ast.Attribute(node.cls, name, ast.Load()), node))

@@ -65,7 +65,8 @@ def test_there_are_enough_correct_styles_and_a_mutant_for_every_code_mistake():
     assert len(CORRECT) >= 8
     covered = {header(p, "expect") for p in MUTANTS}
     not_code = {"syntax-error", "timeout", "memory-limit", "tampering",  # covered by the hostile suite too
-                "submission-too-large", "submission-link", "not-a-notebook"}  # tests/test_untrusted_input.py
+                "submission-too-large", "submission-link", "not-a-notebook",  # tests/test_untrusted_input.py
+                "submission-too-costly"}  # tests/test_parent_bounded.py
     assert set(catalog()) - covered - not_code == set(), "mistake ids without a mutant"
 
 
