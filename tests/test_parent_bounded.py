@@ -25,6 +25,7 @@ PASSES_CPU_SECONDS = parent_budget.CPU_SECONDS
 quadratic, the binding line took minutes (112–174 s at 68 KiB) and the attribute chains 37 s at 506 KiB."""
 
 
+@pytest.mark.sandbox  # the slow tier: the worst inputs at the caps take seconds of CPU each
 @pytest.mark.parametrize("case", sorted(WORST))
 def test_every_pass_over_the_worst_code_the_caps_allow_stays_within_the_budget(case):
     """Read, rules, static pass, fix rules: the CPU time they take on a capped worst case, every byte kept."""
@@ -83,6 +84,7 @@ def test_a_hand_in_over_the_parents_cpu_budget_gets_a_row_that_says_so(tmp_path)
     assert "0.5 s of CPU time" in report["checks"][0]["message_en"] and "CPU 时间" in report["checks"][0]["message_zh"]
 
 
+@pytest.mark.sandbox  # the slow tier: it fills the parent's memory budget
 def test_a_hand_in_over_the_parents_memory_budget_gets_a_row_that_says_so(tmp_path):
     path = tmp_path / "chains.py"
     path.write_text(attribute_chains(), encoding="utf-8")
