@@ -25,37 +25,35 @@ ROOT = Path(__file__).resolve().parent.parent
 class Mutation:
     name: str
     file: str
-    old: str
-    new: str
+    edits: tuple[tuple[str, str], ...]  # (text there exactly once, its replacement)
     tests: tuple[str, ...]  # pytest node ids (or files) that must go red
     tier: str
 
 
 MUTATIONS = [
     Mutation("causal-exactness", "grader/checks/sdpa/behaviour.py",
-             "if (leaked != 0).any():", "if (leaked.abs() > 1e-6).any():",
-             ("tests/test_graders.py::test_mutant_loses_points_and_is_diagnosed[mask-leaks-tiny]",), "sandbox"),
+             (("if (leaked != 0).any():", "if (leaked.abs() > 1e-6).any():"),),
+             ("tests/test_graders.py::test_mutant_loses_points_and_is_diagnosed[mask-fill-finite]",), "sandbox"),
+    # both halves: gradcheck alone already fails a wrong backward, and so does the comparison alone
     Mutation("gradient-comparison", "grader/checks/sdpa/numerics.py",
-             'if not gradcheck.get("passed"):', "if False:",
-             ("tests/test_graders.py::test_mutant_loses_points_and_is_diagnosed[broken-grad__wrong-backward]",),
-             "sandbox"),
+             (('problem = compare_gradients(list("QKV"), grads, expected, tolerance)', "problem = None"),
+              ('if not gradcheck.get("passed"):', "if False:")),
+             ("tests/test_graders.py::test_mutant_loses_points_and_is_diagnosed[wrong-backward]",), "sandbox"),
     Mutation("reference-scale", "grader/reference.py",
-             "T, d_k = Q.size(-2), Q.size(-1)", "T, d_k = Q.size(-2), V.size(-1)",
+             (("T, d_k = Q.size(-2), Q.size(-1)", "T, d_k = Q.size(-2), V.size(-1)"),),
              ("tests/test_core_reference.py",), "unit"),
     Mutation("built-in-attention-refusal", "grader/sandbox/worker.py",
-             "self._denied_ops.impl(op, self._refusing(f\"aten.{op}\"), key)", "pass",
+             (("self._denied_ops.impl(op, self._refusing(f\"aten.{op}\"), key)", "pass"),),
              ("tests/test_forgery.py::test_the_built_in_attention_is_refused_in_the_worker_however_named",), "sandbox"),
-    Mutation("uid-drop", "grader/sandbox/confinement.py",
-             "os.setuid(limits.uid)", "pass",
+    Mutation("uid-drop", "grader/sandbox/confinement.py", (("os.setuid(limits.uid)", "pass"),),
              ("tests/test_confinement_hostile.py",), "sandbox"),
     Mutation("chroot", "grader/sandbox/confinement.py",
-             "        _enter_new_root(libc, limits.visible, cuda)", "        pass",
+             (("        _enter_new_root(libc, limits.visible, cuda)", "        pass"),),
              ("tests/test_isolation.py",), "sandbox"),
-    Mutation("release-gate", "grader/release_solutions.py",
-             "if problems and not force:", "if False:",
+    Mutation("release-gate", "grader/release_solutions.py", (("if problems and not force:", "if False:"),),
              ("tests/test_nbgrader_release_solutions.py",), "e2e"),
     Mutation("cache-key", "grader/report_cache.py",
-             "check_ids, dataclasses.asdict(limits), cuda,", "check_ids, cuda,",
+             (("check_ids, dataclasses.asdict(limits), cuda,", "check_ids, cuda,"),),
              ("tests/test_core_report_cache.py",), "unit"),
 ]
 
@@ -67,10 +65,12 @@ def copy_of_head(target: Path) -> None:
 
 def run(mutation: Mutation, copy: Path) -> tuple[str, str]:
     path = copy / mutation.file
-    original = path.read_text(encoding="utf-8")
-    if original.count(mutation.old) != 1:
-        return "does not apply", f"{mutation.old!r} found {original.count(mutation.old)} times in {mutation.file}"
-    path.write_text(original.replace(mutation.old, mutation.new), encoding="utf-8")
+    original = mutated = path.read_text(encoding="utf-8")
+    for old, new in mutation.edits:
+        if mutated.count(old) != 1:
+            return "does not apply", f"{old!r} found {mutated.count(old)} times in {mutation.file}"
+        mutated = mutated.replace(old, new)
+    path.write_text(mutated, encoding="utf-8")
     try:
         done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *mutation.tests],
                               cwd=copy, capture_output=True, text=True)
