@@ -6,7 +6,7 @@ in the graded report. Over whatever mutants tests/submissions/mutants holds, per
   the grader names for that part;
 - where the self-check fails a part, every id of its catalog (`SELFCHECK_MISTAKES`) that the grader
   names for that part is named by the self-check too: what it can observe, it names as the grader does.
-The self-check runs here from source/attention/ as `python -m pytest` runs it (its conftest's loader).
+The self-check runs here from release/attention/ (as built) as `python -m pytest` runs it (its conftest's loader).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from grader.catalog import catalog
 pytestmark = pytest.mark.sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
-SELFCHECK_DIR = ROOT / "source" / "attention"
+SELFCHECK_DIR = ROOT / "release" / "attention"  # as built: the rules table is copied into it
 MUTANTS = sorted((ROOT / "tests" / "submissions" / "mutants").glob("*.py"))
 # Mutants that attack the process running them: the self-check runs student code unconfined, on the
 # student's machine, so it is no place for them (tests/test_public_selfcheck.py).
@@ -41,7 +41,7 @@ def load(name: str, path: Path):
 
 @pytest.fixture(scope="module")
 def public():
-    """source/attention's selfcheck.py and its pytest loader (conftest.py, which imports `selfcheck`)."""
+    """release/attention's selfcheck.py and its pytest loader (conftest.py, which imports `selfcheck`)."""
     sys.path.insert(0, str(SELFCHECK_DIR))
     try:
         selfcheck = load("selfcheck", SELFCHECK_DIR / "selfcheck.py")
