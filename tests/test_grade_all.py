@@ -181,9 +181,10 @@ def graded_course(tmp_path_factory):
     for student, nb in students.items():
         cn.write(nb, course.submitted(student))
     out = course.root / "reports.json"
+    env = {k: v for k, v in nbgrader_env().items() if k != REPORT_CACHE_ENV}  # module scope: before no_report_cache
     done = subprocess.run([sys.executable, "-m", "grader", "grade-all", str(course.root), "--nbgrader", "attention",
                            "--jobs", "2", "--json", str(out), "--lang", "en"],
-                          cwd=ROOT, env=nbgrader_env(), capture_output=True, text=True, timeout=1200)
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
     reports = json.loads(out.read_text(encoding="utf-8")) if out.exists() else []
     return course, students, done, {r["student"]: r for r in reports}
 
