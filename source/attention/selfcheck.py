@@ -544,7 +544,7 @@ def _breach(node):
 
 def _graded_code(sources, graded):
     """The statements your graded definition runs: its last definition in the code you ran, the helpers
-    it uses (their last definitions), and the imports; with each statement's lines."""
+    it uses (their last definitions), and the imports of what they use; with each statement's lines."""
     definitions, imports, at_load = {}, [], []
     for text in sources:
         text = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in str(text).splitlines())
@@ -569,7 +569,11 @@ def _graded_code(sources, graded):
         if name in definitions and name not in reached:
             reached[name] = definitions[name]
             pending += [n.id for n in ast.walk(definitions[name][0]) if isinstance(n, ast.Name)]
-    return imports + at_load + list(reached.values())
+    used = {n.id for tree, _ in [*at_load, *reached.values()] for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    # an import counts when the graded code uses what it binds (a plotting cell's imports are not graded code)
+    imported = [(statement, lines) for statement, lines in imports
+                if any((alias.asname or alias.name.split(".")[0]) in used for alias in statement.names)]
+    return imported + at_load + list(reached.values())
 
 
 def check_rules(part, namespace):
