@@ -8,6 +8,7 @@ from __future__ import annotations
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import NotebookNode
 from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool
 
 SELFCHECK_GRADE_ID = "selfcheck"
 """grader.build.config.SELFCHECK_CELL, repeated so that nbgrader's start-up imports nothing more."""
@@ -22,6 +23,9 @@ def folded(source: str) -> str:
 class FoldSelfcheckCell(Preprocessor):
     """nbconvert's Preprocessor, as HideHiddenTests: nbgrader's base redeclares `display_data_priority` as a
     trait that is not configurable, so the HTML exporter's config for it drew a warning on every page."""
+
+    enabled = Bool(True, help="Fold the self-check cell (on unless configured off: nbconvert's default is off).").tag(
+        config=True)
 
     def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int):
         if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade_id") == SELFCHECK_GRADE_ID:
