@@ -157,6 +157,14 @@ def test_a_constant_scale_is_named_as_a_constant(graded):
     assert values["mistakes"] == ["wrong-scale"] and "the constant 8" in values["message"], values["message"]
 
 
+def test_a_constant_scale_in_the_module_is_named_as_a_constant(graded, tmp_path):
+    """`/ 8.0` equals head_dim at the first probe's sizes; the module probed at other sizes shows it is a constant."""
+    constant = tmp_path / "module_scale_constant.py"
+    constant.write_text((MUTANTS / "wrong-scale__2.py").read_text().replace("/ math.sqrt(D)", "/ 8.0"), encoding="utf-8")
+    values = by_id(graded(constant))["mha.values"]
+    assert values["mistakes"] == ["wrong-scale"] and "the constant 8" in values["message"], values["message"]
+
+
 @pytest.mark.parametrize("name, check, points", [("wrong-backward.py", "sdpa.gradients", 19.0),
                                                  ("mask-fill-finite.py", "sdpa.causal_zeros", 18.0)])
 def test_a_wrong_backward_and_a_tiny_causal_leak_each_cost_their_check(graded, name, check, points):

@@ -8,7 +8,7 @@ from conftest import SUBMISSIONS
 from grader import cli
 from grader.errors import CourseError, UsageError
 from grader.grade import grade_submission
-from grader.process import REPORT_CACHE_ENV
+from grader.process import REPORT_CACHE_ENV, open_gradebook, put_nbgrader_tools_on_path
 
 import pytest
 
@@ -48,8 +48,12 @@ def test_the_cli_says_what_is_wrong_on_stderr_with_the_errors_exit_code(tmp_path
 
 
 def test_a_course_nbgrader_cannot_grade_is_a_course_error(tmp_path, capsys):
-    """An empty course: its new gradebook (created through alembic, on PATH by the entry point) has no
-    assignment, which the instructor must record first."""
+    """A course whose gradebook (created through alembic, on PATH by the entry point) records no
+    assignment: the instructor must record it first. (A folder with no gradebook at all is no course:
+    test_grade_all_outside_a_course.py.)"""
+    put_nbgrader_tools_on_path()
+    with open_gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}"):
+        pass
     status = cli.main(["grade-all", str(tmp_path), "--nbgrader", "attention"])
     err = capsys.readouterr().err
     assert status == CourseError.exit_code, err

@@ -14,8 +14,9 @@ from grader.checks.mha.probing import (CONFIGS, compare, diagnose_numbers, input
                                        out_tensor, probe_shapes, run)
 from grader.sandbox.requests import MhaInterfaceRequest, Probe
 
-# (B, T, dim, n_heads, max_seq_len): a head width (12) none of VALUE_CONFIGS has, to tell a constant scale from a size
-OTHER_WIDTH = (2, 5, 48, 4, 16)
+# (B, T, dim, n_heads, max_seq_len): every size (T, dim, n_heads, head_dim = 12) unlike each of VALUE_CONFIGS', so a
+# factor computed from any size changes and only a constant stays
+OTHER_WIDTH = (2, 6, 60, 5, 16)
 # (B, T, dim, n_heads, max_seq_len, is_causal): both flags, and T = max_seq_len (no slicing needed)
 EVIDENCE = [(2, 5, 32, 4, 16, True), (2, 5, 32, 4, 16, False), (2, 16, 32, 4, 16, True)]
 VALUE_CONFIGS = [CONFIGS[0], CONFIGS[3], CONFIGS[4]]
@@ -133,11 +134,15 @@ def causal_no_leak(ctx: Context) -> Outcome:
     return passed("改变未来位置时，过去位置的输出逐位不变。", "Earlier outputs are bit-for-bit unchanged when the future changes.")
 
 
-def constant_scale(ctx: Context, problem: Outcome, is_causal: bool) -> Outcome:
-    """A wrong factor measured again with another head width: unchanged, it is a constant (`np.sqrt(64)`), and the
-    finding says so instead of naming the size it happened to equal."""
+def constant_scale(ctx: Context, problem: Outcome, first: tuple, is_causal: bool) -> Outcome:
+    """A wrong factor measured again at other sizes: unchanged, it is a constant (`np.sqrt(64)`), and the
+    finding says so instead of naming the size it happened to equal. `first` is (output, call, weights, sizes)
+    of the failed probe."""
     if problem.mistakes != ["wrong-scale"]:
         return problem
+    first_out, first_call, first_weights, (first_T, first_dim, first_heads) = first
+    first_factor = scale_factor.factor_of_module(first_out, first_call, first_weights, first_heads, is_causal)
+    first_found = scale_factor.finding(first_factor, scale_factor.sizes_of_module(first_T, first_dim, first_heads))
     B, T, dim, heads, max_len = OTHER_WIDTH
     weights, call = linear_weights(ctx, dim, 128), inputs(ctx, B, T, dim, 129)
     results, error = run(ctx, model_args(dim, heads, max_len), [call], is_causal, ("运行 forward", "running forward"),
@@ -145,10 +150,8 @@ def constant_scale(ctx: Context, problem: Outcome, is_causal: bool) -> Outcome:
     if error:
         return problem
     factor = scale_factor.factor_of_module(out_tensor(results[0]), call, weights, heads, is_causal)
-    sizes = scale_factor.sizes_of_module(T, dim, heads)
-    found = scale_factor.finding(factor, sizes)
-    named = scale_factor.constant(found, factor, sizes) if found else None
-    if named is None or named is found or "constant" not in named.en:
+    named = scale_factor.constant(first_found, factor, scale_factor.sizes_of_module(T, dim, heads))
+    if named is None or named is first_found:
         return problem
     first_zh, first_en = problem.zh.split("你的注意力分数")[0], problem.en.split(" Your scores are")[0]
     return dataclasses.replace(problem, zh=first_zh + named.zh, en=f"{first_en} {named.en}")
@@ -169,6 +172,7 @@ def values(ctx: Context) -> Outcome:
                 problem = compare(out_tensor(result), call, weights, heads, is_causal, ctx.static,
                                   (f"B={B}, T={T}, dim={dim}, n_heads={heads}, is_causal={is_causal}",) * 2)
                 if problem:
-                    return constant_scale(ctx, problem, is_causal)
+                    return constant_scale(ctx, problem, (out_tensor(result), call, weights, (T, dim, heads)),
+                                          is_causal)
     return passed("因果与非因果、q/k/v 不同或相同：输出都与参考一致。",
                   "Causal and not, distinct or shared q/k/v: every output matches the reference.")

@@ -190,11 +190,12 @@ def with_figure(outcome: Outcome, answer: dict, Q, K, V, is_causal: bool) -> Out
     return outcome
 
 
-def constant_scale(ctx: Context, found, Q, is_causal: bool):
-    """A wrong factor measured again at another d_k: unchanged, it is a constant, not the size it happened to equal."""
+def constant_scale(ctx: Context, found, Q, V, is_causal: bool):
+    """A wrong factor measured again with every size changed (T, d_k, d_v): unchanged, it is a constant, not the
+    size it happened to equal."""
     if found is None or found.mistake != "wrong-scale":
         return found
-    q, k, v = qkv(ctx, tuple(Q.shape[:-2]), Q.size(-2), Q.size(-1) + 12, 5, 98)
+    q, k, v = qkv(ctx, tuple(Q.shape[:-2]), Q.size(-2) + 3, Q.size(-1) + 12, V.size(-1) + 7, 98)
     answer, problem = call(ctx, q, k, v, is_causal)
     factor = None if problem else scale_factor.factor_from_weights(q, k, tensor(answer, "weights"), is_causal)
     return scale_factor.constant(found, factor, scale_factor.sizes_of_attention(q, v))
@@ -210,7 +211,7 @@ def compare(ctx: Context, answer: dict, Q, K, V, is_causal: bool, label_zh: str,
             error, index = where_largest(actual, expected)
             scale = constant_scale(ctx, scale_factor.finding(
                 scale_factor.factor_from_weights(Q, K, tensor(answer, "weights"), is_causal),
-                scale_factor.sizes_of_attention(Q, V)), Q, is_causal)
+                scale_factor.sizes_of_attention(Q, V)), Q, V, is_causal)
             outcome = with_figure(unidentified(non_finite(scale_factor.named(failed(
                 f"{label_zh}：{key} 与参考实现不符，最大误差 {error:.3g}（位置 {index}，容差 atol={atol:g}, rtol={rtol:g}）。",
                 f"{label_en}: {key} differs from the reference, max error {error:.3g} at {index} "
