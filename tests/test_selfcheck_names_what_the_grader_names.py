@@ -59,7 +59,7 @@ def selfcheck_ids(public, path: Path) -> dict[str, set[str]]:
     namespace, syntax_errors = loader.load_namespace(path)
     if syntax_errors:
         return {part: {"syntax-error"} for part in selfcheck.SELFCHECK_CHECKS}
-    return {part: {f.mistake for f in selfcheck.run_part(part, namespace).values() if f}
+    return {part: {m for f in selfcheck.run_part(part, namespace).values() if f for m in f.mistakes}
             for part in selfcheck.SELFCHECK_CHECKS}
 
 

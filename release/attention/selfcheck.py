@@ -5,6 +5,7 @@
 # Only torch: it must run on Colab and on a student's machine without the course's grader.
 # The references are PyTorch's own F.scaled_dot_product_attention and nn.MultiheadAttention.
 import ast
+import itertools
 import math
 import re
 import sys
@@ -113,6 +114,9 @@ SELFCHECK_MISTAKES = {
     "tampering": ("篡改评分环境", "Tampering with grading",
                   "不要修改 torch 或其他模块、类；自己的状态放在 self 上。",
                   "Leave torch and other modules and classes as they are; keep your own state on self."),
+    "mask-fill-finite": ("掩码填充值太小", "Mask fill too small to hide the future",
+                         "用 float('-inf')（或 torch.finfo(scores.dtype).min）填充未来位置（TODO 1b）。",
+                         "Fill the future with float('-inf') (or torch.finfo(scores.dtype).min) (TODO 1b)."),
     "hardcoded-dims": ("维度按 3 维输入写死了", "Dims hard-coded for one input rank",
                        "从后往前数维度：K.transpose(-2, -1)、softmax(dim=-1)、Q.size(-1)；遮罩只建成 (T, T)（TODO 1a / 1b）。",
                        "Count dims from the back: K.transpose(-2, -1), softmax(dim=-1), Q.size(-1); build the mask as (T, T) "
@@ -154,14 +158,17 @@ _ERROR_MISTAKES = (  # (exception type, text in its message, mistake); the first
 class SelfCheckFailure(Exception):
     """One failed public check: the mistake that explains it, and what was seen."""
 
-    def __init__(self, mistake, seen_zh, seen_en, raised=False):
+    def __init__(self, mistake, seen_zh, seen_en, raised=False, also=()):
         super().__init__(mistake)
         self.mistake, self.seen_zh, self.seen_en = mistake, seen_zh, seen_en
+        self.mistakes = (mistake, *also)  # several bugs at once (no mask and no wo): each named
         self.raised = raised  # the student's code raised (rather than computed something wrong)
 
 
-def _fail(mistake, seen_zh, seen_en):
-    raise SelfCheckFailure(mistake, seen_zh, seen_en)
+def _fail(mistakes, seen_zh, seen_en):
+    """`mistakes`: one id, or a tuple of the ids that together explain what was seen."""
+    first, *also = (mistakes,) if isinstance(mistakes, str) else mistakes
+    raise SelfCheckFailure(first, seen_zh, seen_en, also=also)
 
 
 def _call(function, *args, module=False):
@@ -208,6 +215,20 @@ def _sdpa_inputs():
     return tuple(torch.randn(2, 3, 5, d, generator=generator) for d in (8, 8, 4))
 
 
+def _sdpa_inputs_it_accepts(sdpa):
+    """(B, H, T, d) inputs, or the first lower rank the code runs on: code written for one rank (the shapes
+    check names that) is checked at its own rank too, so a bug behind it (no mask, softmax over the
+    queries) is named as well."""
+    Q, K, V = _sdpa_inputs()
+    for index in ((), 0, (0, 0)):
+        try:
+            _sdpa_result(sdpa, Q[index], K[index], V[index], True)
+        except SelfCheckFailure:
+            continue
+        return Q[index], K[index], V[index]
+    return Q, K, V
+
+
 def _sdpa_result(sdpa, Q, K, V, is_causal):
     result = _call(sdpa, Q, K, V, is_causal)
     if not (isinstance(result, tuple) and len(result) == 2 and all(isinstance(t, torch.Tensor) for t in result)):
@@ -247,6 +268,9 @@ def _name_sdpa_values(Q, K, V, out, weights, is_causal):
         return "mask-direction"
     if not torch.allclose(weights.sum(-1), torch.ones(()), atol=1e-4):
         return "softmax-dim" if torch.allclose(weights.sum(-2), torch.ones(()), atol=1e-4) else "mask-after-softmax"
+    future = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)
+    if is_causal and 0 < weights[..., future].max() < 1e-6 and _close(out, F.scaled_dot_product_attention(Q, K, V, is_causal=True)):
+        return "mask-fill-finite"  # a finite fill (-1e4, say): the future's weights tiny, not 0
     if is_causal and not (weights.triu(diagonal=1) == 0).all():
         return "mask-multiplied"
     return "value-mismatch"
@@ -283,46 +307,58 @@ def check_sdpa_shapes(sdpa):
           f"inputs {', '.join(works)} work, but with {label} {failure.seen_en}")
 
 
-def _right_rank(sdpa, Q, K, V, is_causal):
-    """The input rank, (B, T, d) or (T, d), on which the code's output is right, if any: wrong numbers at
-    (B, H, T, d) only are code written for one rank (softmax(dim=1), say)."""
+def _right_rank(sdpa, Q, K, V, is_causal, is_right):
+    """The input rank, (B, T, d) or (T, d), at which the code passes the failed check (`is_right(Q, K, V, out,
+    weights)`), if any: wrong at (B, H, T, d) only is code written for one rank (softmax(dim=1), say)."""
+    if Q.dim() != 4:
+        return None
     for label, index in (("(B, T, d)", 0), ("(T, d)", (0, 0))):
         try:
-            out, _ = _sdpa_result(sdpa, Q[index], K[index], V[index], is_causal)
+            out, weights = _sdpa_result(sdpa, Q[index], K[index], V[index], is_causal)
         except SelfCheckFailure:
             continue
-        if _close(out, F.scaled_dot_product_attention(Q[index], K[index], V[index], is_causal=is_causal)):
+        if is_right(Q[index], K[index], V[index], out, weights):
             return label
     return None
 
 
-def _fail_values(sdpa, Q, K, V, out, weights, is_causal, seen_zh, seen_en):
+def _fail_values(sdpa, Q, K, V, out, weights, is_causal, is_right, seen_zh, seen_en):
     """Wrong numbers for (B, H, T, d) inputs: named by the rank that is right, else by the way they are wrong."""
-    rank = _right_rank(sdpa, Q, K, V, is_causal)
+    if Q.dim() != 4:  # checked at the rank the code runs on (_sdpa_inputs_it_accepts)
+        label = "(B, T, d)" if Q.dim() == 3 else "(T, d)"
+        seen_zh, seen_en = f"输入 {label}（你的代码能运行的维数）时{seen_zh}", f"with {label} inputs (the rank your code runs on), {seen_en}"
+    rank = _right_rank(sdpa, Q, K, V, is_causal, is_right)
     if rank:
         _fail("hardcoded-dims", f"输入 (B, H, T, d) 时{seen_zh}（输入 {rank} 时却是对的）",
               f"with (B, H, T, d) inputs {seen_en} (yet right with {rank} inputs)")
     _fail(_name_sdpa_values(Q, K, V, out, weights, is_causal), seen_zh, seen_en)
 
 
+def _future_is_zero(Q, K, V, out, weights):
+    return bool((weights.triu(diagonal=1) == 0).all() and (weights[..., 0, 0] == 1).all())
+
+
 def check_sdpa_causal_mask(sdpa):
-    Q, K, V = _sdpa_inputs()
+    Q, K, V = _sdpa_inputs_it_accepts(sdpa)
     out, weights = _sdpa_result(sdpa, Q, K, V, True)
     if torch.isfinite(weights).all() and not (weights.triu(diagonal=1) == 0).all():
         leak = weights.triu(diagonal=1).abs().max().item()
-        _fail_values(sdpa, Q, K, V, out, weights, True, f"对角线上方的权重不是精确的 0.0（最大 {leak:.2g}）。",
+        _fail_values(sdpa, Q, K, V, out, weights, True, _future_is_zero,
+                     f"对角线上方的权重不是精确的 0.0（最大 {leak:.2g}）。",
                      f"weights above the diagonal are not exactly 0.0 (max {leak:.2g}).")
     if not (weights[..., 0, 0] == 1).all():
-        _fail_values(sdpa, Q, K, V, out, weights, True, "位置 0 只能看见自己，它的权重应为 1。",
+        _fail_values(sdpa, Q, K, V, out, weights, True, _future_is_zero, "位置 0 只能看见自己，它的权重应为 1。",
                      "position 0 sees only itself, so its weight must be 1.")
 
 
 def check_sdpa_values(sdpa):
-    Q, K, V = _sdpa_inputs()
+    Q, K, V = _sdpa_inputs_it_accepts(sdpa)
     for is_causal in (True, False):
         out, weights = _sdpa_result(sdpa, Q, K, V, is_causal)
         if not _close(out, F.scaled_dot_product_attention(Q, K, V, is_causal=is_causal)):
-            _fail_values(sdpa, Q, K, V, out, weights, is_causal,
+            def is_right(q, k, v, out, weights, is_causal=is_causal):
+                return _close(out, F.scaled_dot_product_attention(q, k, v, is_causal=is_causal))
+            _fail_values(sdpa, Q, K, V, out, weights, is_causal, is_right,
                          f"is_causal={is_causal} 时 out 与 F.scaled_dot_product_attention 不一致。",
                          f"with is_causal={is_causal}, out differs from F.scaled_dot_product_attention.")
     out, _ = _sdpa_result(sdpa, Q * 100, K, V, True)
@@ -382,24 +418,39 @@ def _diagonal_masked(y):
     return bool(torch.isnan(y[:, 0]).all() and torch.isfinite(y[:, 1:]).all())
 
 
-def _module_variant(mha, x, variant, is_causal, n_heads=3):
-    """mha's forward by hand from its weights, the mask and softmax done one classic wrong way."""
+def _module_variant(mha, x, variants, is_causal, n_heads=3):
+    """mha's forward by hand from its weights, with one classic wrong way (a name) or several at once (a
+    frozenset, one per step of _MODULE_STEPS); None when the module lacks what this reads."""
+    variants = frozenset([variants]) if isinstance(variants, str) else variants
     B, T, C = x.shape
+    d = C // n_heads
     try:
-        q, k, v = ((x @ getattr(mha, name).weight.T).view(B, T, n_heads, C // n_heads).transpose(1, 2)
-                   for name in ("wq", "wk", "wv"))  # (B, H, T, d)
-        att = q @ k.transpose(-2, -1) / math.sqrt(C // n_heads)  # (B, H, T, T)
+        def split(name):
+            y = x @ getattr(mha, name).weight.T  # (B, T, C)
+            if variants & {"head-split", "head-split-in"}:  # viewed straight to (B, H, T, d): positions and heads mix
+                return y.reshape(B, n_heads, T, d)
+            return y.view(B, T, n_heads, d).transpose(1, 2)  # (B, H, T, d)
+
+        q, k, v = split("wq"), split("wk"), split("wv")
+        scale = 1.0 if "missing-scale" in variants else math.sqrt(C) if "wrong-scale" in variants else math.sqrt(d)
+        att = q @ k.transpose(-2, -1) / scale  # (B, H, T, T)
         future = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)
-        if variant == "mask-direction":
+        after_softmax = {"mask-after-softmax", "mask-after-softmax-inf"} & variants
+        if "mask-direction" in variants:
             att = att.masked_fill(future.T, float("-inf"))
-        elif variant == "mask-multiplied":
+        elif "mask-multiplied" in variants:
             att = att * ~future
-        elif is_causal and not variant.startswith("mask-after-softmax"):
+        elif is_causal and not after_softmax and "mask-missing" not in variants:
             att = att.masked_fill(future, float("-inf"))
-        weights = F.softmax(att, dim={"softmax-dim": -2, "softmax-dim-heads": 1}.get(variant, -1))
-        if variant.startswith("mask-after-softmax"):
-            weights = weights.masked_fill(future, float("-inf") if variant.endswith("-inf") else 0.0)
-        return (weights @ v).transpose(1, 2).reshape(B, T, C) @ mha.wo.weight.T
+        weights = F.softmax(att, dim=-2 if "softmax-dim" in variants else 1 if "softmax-dim-heads" in variants else -1)
+        if after_softmax:
+            weights = weights.masked_fill(future, float("-inf") if "mask-after-softmax-inf" in variants else 0.0)
+        y = weights @ v  # (B, H, T, d)
+        if variants & {"head-split", "head-split-out"}:  # merged without transposing back
+            y = y.reshape(B, T, C)
+        else:
+            y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, C)
+        return y if "missing-out-proj" in variants else y @ mha.wo.weight.T
     except Exception:  # the student's module lacks what this reads: no variant to name
         return None
 
@@ -409,6 +460,27 @@ _MODULE_VARIANTS = (("mask-direction", "mask-direction"), ("mask-multiplied", "m
                     ("softmax-dim", "softmax-dim"),
                     ("softmax-dim", "softmax-dim-heads"))
 """(mistake, variant of _module_variant): the module's mask and softmax mistakes, named from its numbers."""
+
+_MODULE_STEPS = {"scale": ("missing-scale", "wrong-scale"),
+                 "mask": ("mask-missing", "mask-direction", "mask-multiplied", "mask-after-softmax",
+                          "mask-after-softmax-inf"),
+                 "softmax": ("softmax-dim", "softmax-dim-heads"),
+                 "split": ("head-split", "head-split-in", "head-split-out"),
+                 "output": ("missing-out-proj",)}
+"""The module's steps and the wrong ways of each: a module with several bugs has at most one per step."""
+_MISTAKE_OF_VARIANT = {"mask-after-softmax-inf": "mask-after-softmax", "softmax-dim-heads": "softmax-dim",
+                       "head-split-in": "head-split", "head-split-out": "head-split"}
+
+
+def _several_bugs(mha, x, y, is_causal):
+    """The mistakes of the first pair or triple of wrong ways (each in another step) that reproduces y, or None."""
+    steps = [step for name, step in _MODULE_STEPS.items() if is_causal or name != "mask"]
+    for size in (2, 3):
+        for chosen_steps in itertools.combinations(steps, size):
+            for variants in itertools.product(*chosen_steps):
+                if _close_or_none(y, _module_variant(mha, x, frozenset(variants), is_causal)):
+                    return tuple(dict.fromkeys(_MISTAKE_OF_VARIANT.get(v, v) for v in variants))
+    return None
 
 
 def _name_mha_values(MultiHeadAttention, ModelArgs, mha, x, y, is_causal):
@@ -432,7 +504,7 @@ def _name_mha_values(MultiHeadAttention, ModelArgs, mha, x, y, is_causal):
     one = _mha(MultiHeadAttention, ModelArgs, is_causal=is_causal, n_heads=1).eval()
     if _close(_forward(one, x), _reference(one, n_heads=1)(x, x, x, attn_mask=mask, need_weights=False)[0].detach()):
         return "head-split"
-    return "value-mismatch"
+    return _several_bugs(mha, x, y, is_causal) or "value-mismatch"
 
 
 def _close_or_none(a, b):
@@ -688,13 +760,20 @@ def one_rank_explains_the_errors(results):
             for name, f in results.items()}
 
 
-def explain_failure(failure, first_time=True):
-    """A few lines, Chinese first: what was seen and, the first time a mistake comes up, its title and fix."""
-    title_zh, title_en, fix_zh, fix_en = SELFCHECK_MISTAKES[failure.mistake]
-    if not first_time:
-        return f"[{failure.mistake}] {failure.seen_zh} / {failure.seen_en}（改法同上 / fix: see above）"
-    return (f"[{failure.mistake}] {title_zh} · {title_en}\n  {failure.seen_zh} 改法：{fix_zh}\n"
-            f"  {failure.seen_en} Fix: {fix_en}")
+def explain_failure(failure, explained):
+    """A few lines, Chinese first: what was seen and, for each of its mistakes not yet in `explained` (which
+    this adds them to), its title and fix."""
+    ids = " ".join(f"[{mistake}]" for mistake in failure.mistakes)
+    new = [mistake for mistake in failure.mistakes if mistake not in explained]
+    explained.update(failure.mistakes)
+    if not new:
+        return f"{ids} {failure.seen_zh} / {failure.seen_en}（改法同上 / fix: see above）"
+    lines = [f"{ids} {failure.seen_zh} / {failure.seen_en}"] if len(failure.mistakes) > 1 else []
+    for mistake in new:
+        title_zh, title_en, fix_zh, fix_en = SELFCHECK_MISTAKES[mistake]
+        seen_zh, seen_en = ("", "") if lines else (failure.seen_zh + " ", failure.seen_en + " ")
+        lines.append(f"[{mistake}] {title_zh} · {title_en}\n  {seen_zh}改法：{fix_zh}\n  {seen_en}Fix: {fix_en}")
+    return "\n".join(lines)
 
 
 def part_summary(part, results):
@@ -706,8 +785,7 @@ def part_summary(part, results):
     lines = [f"❌ {label}：{len(failed)}/{len(results)} 项自检未通过 / self-checks failed"]
     explained = set()
     for name, failure in failed.items():
-        lines.append(f"✗ {name}: " + explain_failure(failure, failure.mistake not in explained))
-        explained.add(failure.mistake)
+        lines.append(f"✗ {name}: " + explain_failure(failure, explained))
     return "\n".join(lines)
 
 
