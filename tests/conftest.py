@@ -21,12 +21,18 @@ ENFORCED_RULES = policy.violations
 # One folder of reports for the session, shared with every `grader`/nbgrader subprocess through the
 # environment (the entry points read REPORT_CACHE_ENV). Its key holds everything that changes a verdict
 # (grader.report_cache); a test that must grade afresh removes the variable (monkeypatch.delenv).
-SESSION_REPORTS = Path(tempfile.mkdtemp(prefix="attention-kit-test-reports-"))
-os.environ[REPORT_CACHE_ENV] = str(SESSION_REPORTS)
+# The session that makes the folder names it in SESSION_REPORTS_ENV; pytest-xdist's workers (started by
+# it, with its environment) and any pytest a test starts use that folder too and leave it to its maker
+# (the cache writes atomically, so parallel workers share it).
+SESSION_REPORTS_ENV = "ATTENTION_KIT_TEST_SESSION_REPORTS"
+MADE_HERE = SESSION_REPORTS_ENV not in os.environ
+SESSION_REPORTS = Path(os.environ.get(SESSION_REPORTS_ENV) or tempfile.mkdtemp(prefix="attention-kit-test-reports-"))
+os.environ[SESSION_REPORTS_ENV] = os.environ[REPORT_CACHE_ENV] = str(SESSION_REPORTS)
 
 
 def pytest_unconfigure(config):
-    shutil.rmtree(SESSION_REPORTS, ignore_errors=True)
+    if MADE_HERE:
+        shutil.rmtree(SESSION_REPORTS, ignore_errors=True)
 
 
 def tier(item: pytest.Item) -> str | None:
