@@ -23,7 +23,7 @@ build: $(STAMP)  ## regenerate release/, exercises/, solutions/ from source/ (py
 	$(PY) -m grader build
 
 test: $(STAMP) test-setup  ## every test tier: what CI runs (README, Developing)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile
 
 test-fast: $(STAMP)  ## the unit tier: no sandbox, no nbgrader, no browser
 	$(PY) -m pytest -q -m unit

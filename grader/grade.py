@@ -90,8 +90,12 @@ def _cached_report(submission: Submission, checks: list[Check], limits: Limits, 
     cached = report_cache.load(cache, cache_key)
     if cached is not None:
         return cached
-    report = _run_checks(submission, checks, limits, use_cuda)
-    report_cache.store(cache, cache_key, report)
+    with report_cache.claimed(cache, cache_key):
+        cached = report_cache.load(cache, cache_key)  # stored by another grader while this one waited
+        if cached is not None:
+            return cached
+        report = _run_checks(submission, checks, limits, use_cuda)
+        report_cache.store(cache, cache_key, report)
     return report
 
 

@@ -10,11 +10,15 @@ import pytest
 
 from grader import policy
 from grader.grade import grade_submission
-from grader.process import REPORT_CACHE_ENV, put_nbgrader_tools_on_path
+from grader.process import REPORT_CACHE_ENV, put_nbgrader_tools_on_path, single_threaded_torch
 from grader.report import in_language
 from grader.sandbox import worker_process
 
-put_nbgrader_tools_on_path()  # a test session is an entry point: the Gradebook may run `alembic`
+# A test session is an entry point: the Gradebook may run `alembic`, and grading in this process runs torch
+# on one thread as the CLI does (with two, every tiny op waits on the other thread: many times slower on a
+# busy machine, and the parent's CPU budget counts the spinning).
+put_nbgrader_tools_on_path()
+single_threaded_torch()
 
 TIERS = ("unit", "sandbox", "e2e")
 ENFORCED_RULES = policy.violations

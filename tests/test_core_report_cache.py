@@ -65,3 +65,30 @@ def test_nothing_else_changes_the_key():
     assert key(path="submitted/alice/attention/attention.ipynb") == key(path="/tmp/x/Copy of attention.ipynb") == key()
     assert key(limits=Limits(visible=["/usr"])) == key(limits=Limits(visible=["/usr"]))
     assert key(cells=[*CELLS, "print('experiment')"]) == key(cells=[*CELLS, "plot(another_experiment)"])
+
+
+def test_two_graders_of_one_source_compute_its_report_once(tmp_path, monkeypatch):
+    """A parallel job or test worker that meets a report being computed waits for it instead of grading again."""
+    import threading
+    import time
+
+    from grader import grade
+    from grader.checks import checks_for
+
+    computed = []
+
+    def slow_checks(submission, checks, limits, use_cuda):
+        computed.append(threading.get_ident())
+        time.sleep(0.3)  # long enough that the second grader arrives while the first computes
+        return {"score": 1.0}
+
+    monkeypatch.setattr(grade, "_run_checks", slow_checks)
+    submission = submission_from_cells(CELLS, "a.ipynb", is_notebook=True)
+    reports = []
+    graders = [threading.Thread(target=lambda: reports.append(
+        grade._cached_report(submission, checks_for(), Limits(visible=["/usr"]), False, tmp_path))) for _ in range(2)]
+    for grader in graders:
+        grader.start()
+    for grader in graders:
+        grader.join()
+    assert reports == [{"score": 1.0}] * 2 and len(computed) == 1, computed
