@@ -29,7 +29,7 @@ from nbgrader_course import Course, colab_cases, mutant_notebook
 
 pytestmark = pytest.mark.e2e
 
-STUDENTS = ("ana", "ben", "chen", "dmitri", "eve", "fatima", "gao", "hana")
+STUDENTS = ("ana", "dmitri", "eve", "hana")  # two per share (in_shard): the test is the sharing, not the class size
 
 
 def free_port() -> int:
@@ -78,7 +78,7 @@ def postgres_url():
 
 
 def class_notebooks(course: Course) -> dict:
-    files = [None, "mask-diagonal", "bare-matmul", "missing-scale", "softmax-dim", "head-split", "wrong-scale"]
+    files = [None, "mask-diagonal", "bare-matmul"]
     notebooks = {student: (cn.answered(course.release, cn.reference_answers()) if mutant is None
                            else mutant_notebook(course, mutant)) for student, mutant in zip(STUDENTS, files)}
     notebooks[STUDENTS[-1]] = colab_cases(course)["stripped"]  # one that needs nbgrader's (and the kit's) repairs
