@@ -39,6 +39,13 @@ MUTATIONS = [
              (('problem = compare_gradients(list("QKV"), grads, expected, tolerance)', "problem = None"),
               ('if not gradcheck.get("passed"):', "if False:")),
              ("tests/test_graders.py::test_mutant_loses_points_and_is_diagnosed[wrong-backward]",), "sandbox"),
+    # the comparison alone: float32-only code is checked without gradcheck, so nothing else finds its backward
+    Mutation("gradient-reference-comparison", "grader/checks/sdpa/numerics.py",
+             (('problem = compare_gradients(list("QKV"), grads, expected, tolerance)', "problem = None"),),
+             ("tests/test_graders.py::test_mutant_loses_points_and_is_diagnosed[wrong-backward__2]",), "sandbox"),
+    Mutation("report-claim", "grader/grade.py",
+             (("    with report_cache.claimed(cache, cache_key):", "    if True:"),),
+             ("tests/test_core_report_cache.py::test_two_graders_of_one_source_compute_its_report_once",), "unit"),
     Mutation("reference-scale", "grader/reference.py",
              (("T, d_k = Q.size(-2), Q.size(-1)", "T, d_k = Q.size(-2), V.size(-1)"),),
              ("tests/test_core_reference.py",), "unit"),
