@@ -49,6 +49,7 @@ def main() -> int:
     parser.add_argument("--with-venv", action="store_true", help="time `make test` with .venv made from nothing")
     args = parser.parse_args()
     clone = Path(tempfile.mkdtemp(prefix="attention-kit-tiers-")) / "clone"
+    clone.parent.chmod(0o755)  # as a clone anywhere others may read: some tests run as `nobody` from it
     try:
         subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
         results = []

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import e2e_tools
 from conftest import BYPASS_RULES, GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS
 from grader.assignment import MAX_SCORE
 from grader.grade import default_limits, grade_submission
@@ -118,6 +119,8 @@ def _run_under_a_pty(command: list[str], uid: int | None = None, **popen) -> tup
 
 
 def test_nothing_is_typed_into_the_terminal_that_runs_the_grader():
+    if e2e_tools.others_cannot_read(ROOT):  # the positive control runs as an ordinary uid from the clone
+        pytest.skip(e2e_tools.others_cannot_read(ROOT))
     hostile = HOSTILE / "type_into_terminal.py"
     injected = b"touch /tmp/attention-kit-typed-by-student"
     # Positive control: the same file run as a plain unprivileged process on such a terminal does
