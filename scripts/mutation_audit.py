@@ -98,7 +98,7 @@ def run(mutation: Mutation, copy: Path) -> tuple[str, str]:
     path.write_text(mutated, encoding="utf-8")
     try:
         done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *mutation.tests],
-                              cwd=copy, capture_output=True, text=True)
+                              cwd=copy, capture_output=True, text=True, errors="replace")
     finally:
         path.write_text(original, encoding="utf-8")
     last = (done.stdout.strip().splitlines() or [""])[-1]
