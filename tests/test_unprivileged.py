@@ -45,8 +45,9 @@ GRADE_ALL = (BYPASS_RULES + "; import json, sys; from grader.grade import defaul
 @pytest.fixture(scope="module")
 def user_python() -> Path:
     python = e2e_tools.unprivileged_python()
-    if e2e_tools.others_cannot_read(ROOT):
-        pytest.skip(e2e_tools.others_cannot_read(ROOT))
+    closed = e2e_tools.others_cannot_read(ROOT)
+    if closed:
+        pytest.skip(closed)
     if python is None:
         pytest.skip(f"no venv of {e2e_tools.SYSTEM_PYTHON} at {e2e_tools.UNPRIVILEGED_VENV}: {e2e_tools.SETUP_HINT}")
     return python

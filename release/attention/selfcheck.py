@@ -455,12 +455,6 @@ def _module_variant(mha, x, variants, is_causal, n_heads=3):
         return None
 
 
-_MODULE_VARIANTS = (("mask-direction", "mask-direction"), ("mask-multiplied", "mask-multiplied"),
-                    ("mask-after-softmax", "mask-after-softmax"), ("mask-after-softmax", "mask-after-softmax-inf"),
-                    ("softmax-dim", "softmax-dim"),
-                    ("softmax-dim", "softmax-dim-heads"))
-"""(mistake, variant of _module_variant): the module's mask and softmax mistakes, named from its numbers."""
-
 _MODULE_STEPS = {"scale": ("missing-scale", "wrong-scale"),
                  "mask": ("mask-missing", "mask-direction", "mask-multiplied", "mask-after-softmax",
                           "mask-after-softmax-inf"),
@@ -470,6 +464,10 @@ _MODULE_STEPS = {"scale": ("missing-scale", "wrong-scale"),
 """The module's steps and the wrong ways of each: a module with several bugs has at most one per step."""
 _MISTAKE_OF_VARIANT = {"mask-after-softmax-inf": "mask-after-softmax", "softmax-dim-heads": "softmax-dim",
                        "head-split-in": "head-split", "head-split-out": "head-split"}
+_MODULE_VARIANTS = tuple((_MISTAKE_OF_VARIANT.get(variant, variant), variant) for step in ("mask", "softmax")
+                         for variant in _MODULE_STEPS[step] if variant != "mask-missing")
+"""(mistake, variant of _module_variant): the module's mask and softmax mistakes, named one at a time from its
+numbers (a missing mask is nn.MultiheadAttention's answer without one, in _name_mha_values)."""
 
 
 def _several_bugs(mha, x, y, is_causal):
