@@ -103,6 +103,10 @@ ALL: dict[str, dict] = {
     # per-head loop, and each head scaled by C**-0.5 with C = dim, not the head size
     "ng_video_lecture_heads": {"licence": NONE_STATED, "fails": ["mha.values", "mha.b1", "mha.tmax", "mha.loop"],
                                "mistakes": ["wrong-scale", "python-loop"]},
+    # transpose(2, 3) (4-D only) and a (1, 1, T, T) mask in Part 1; Part 2, llama2.c's module, is right
+    "llama2c_attention": {"licence": "MIT",
+                          "fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead3", "sdpa.t1", "sdpa.device"],
+                          "mistakes": ["hardcoded-dims"]},
 }
 
 EXPECTED: dict[str, dict] = {name: entry for name, entry in ALL.items()
