@@ -112,6 +112,8 @@ ALL: dict[str, dict] = {
                         "fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead2", "sdpa.lead3", "sdpa.t1", "sdpa.device",
                                   "mha.values", "mha.b1", "mha.tmax"],
                         "mistakes": ["missing-scale", "hardcoded-dims"]},
+    # correct: scores in float32, finfo.min through torch.where before the scale, a 0-dim CPU scale tensor
+    "hf_gptj_attention": {"licence": "Apache-2.0", "fails": [], "mistakes": []},
 }
 
 EXPECTED: dict[str, dict] = {name: entry for name, entry in ALL.items()
