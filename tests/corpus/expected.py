@@ -114,6 +114,10 @@ ALL: dict[str, dict] = {
                         "mistakes": ["missing-scale", "hardcoded-dims"]},
     # correct: scores in float32, finfo.min through torch.where before the scale, a 0-dim CPU scale tensor
     "hf_gptj_attention": {"licence": "Apache-2.0", "fails": [], "mistakes": []},
+    # Part 1: transpose(2, 3) (4-D only) and a (1, 1, T, T) mask; -1e18 filled after `.float()`, so never in float16
+    "opennmt_multi_headed_attn": {"licence": "MIT",
+                                  "fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead3", "sdpa.t1", "sdpa.device"],
+                                  "mistakes": ["hardcoded-dims"]},
 }
 
 EXPECTED: dict[str, dict] = {name: entry for name, entry in ALL.items()
