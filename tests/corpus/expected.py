@@ -118,6 +118,8 @@ ALL: dict[str, dict] = {
     "opennmt_multi_headed_attn": {"licence": "MIT",
                                   "fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead3", "sdpa.t1", "sdpa.device"],
                                   "mistakes": ["hardcoded-dims"]},
+    # correct: an additive float mask from log(tril(ones)) built with device=, softmax(dtype=torch.float32)
+    "fairseq2_naive_sdpa": {"licence": "BSD-style", "fails": [], "mistakes": []},
 }
 
 EXPECTED: dict[str, dict] = {name: entry for name, entry in ALL.items()
