@@ -120,6 +120,10 @@ ALL: dict[str, dict] = {
                                   "mistakes": ["hardcoded-dims"]},
     # correct: an additive float mask from log(tril(ones)) built with device=, softmax(dtype=torch.float32)
     "fairseq2_naive_sdpa": {"licence": "BSD-style", "fails": [], "mistakes": []},
+    # einsum 'b h i d, b h j d -> b h i j' without `...` (4-D only; 3-D keys read as 'b j d'); Part 2 right
+    "x_transformers_attend": {"licence": "MIT",
+                              "fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead3", "sdpa.t1", "sdpa.device"],
+                              "mistakes": ["hardcoded-dims"]},
 }
 
 EXPECTED: dict[str, dict] = {name: entry for name, entry in ALL.items()
