@@ -103,6 +103,14 @@ ALL: dict[str, dict] = {
     # per-head loop, and each head scaled by C**-0.5 with C = dim, not the head size
     "ng_video_lecture_heads": {"licence": NONE_STATED, "fails": ["mha.values", "mha.b1", "mha.tmax", "mha.loop"],
                                "mistakes": ["wrong-scale", "python-loop"]},
+    # Part 1: `att = dropout_module(dropout)` calls the dropout on the rate (None), not on the weights: every call
+    # raises (behind it, their (1, 1, T, T) mask would add two dims to any input); Part 2 (nanoGPT style) is right
+    "tiny_universe_dropout_typo": {"licence": "CC-BY-NC-SA-4.0",
+                                   "fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead2", "sdpa.lead3", "sdpa.t1",
+                                             "sdpa.device"],
+                                   "mistakes": [],
+                                   "unnamed": ["`att = dropout_module(dropout)`: the weights replaced by a call on "
+                                               "the dropout rate"]},
 }
 
 EXPECTED: dict[str, dict] = {name: entry for name, entry in ALL.items()
