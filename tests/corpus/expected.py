@@ -111,6 +111,12 @@ ALL: dict[str, dict] = {
                                    "mistakes": [],
                                    "unnamed": ["`att = dropout_module(dropout)`: the weights replaced by a call on "
                                                "the dropout rate"]},
+    # `attn_scores / keys.shape[-1]**-0.5`: divides by 1/sqrt(d), so the scores are multiplied by sqrt(d) (a notebook
+    # typo later corrected upstream), in both parts
+    "raschka_combined_qkv_inverse_scale": {"licence": "Apache-2.0",
+                                           "fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead2", "sdpa.lead3",
+                                                     "mha.values", "mha.b1", "mha.tmax"],
+                                           "mistakes": ["wrong-scale"]},
 }
 
 EXPECTED: dict[str, dict] = {name: entry for name, entry in ALL.items()
