@@ -124,6 +124,23 @@ ALL: dict[str, dict] = {
     "x_transformers_attend": {"licence": "MIT",
                               "fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead3", "sdpa.t1", "sdpa.device"],
                               "mistakes": ["hardcoded-dims"]},
+    # Part 1: `att = dropout_module(dropout)` calls the dropout on the rate (None), not on the weights: every call
+    # raises (behind it, their (1, 1, T, T) mask would add two dims to any input); Part 2 (nanoGPT style) is right
+    "tiny_universe_dropout_typo": {"licence": "CC-BY-NC-SA-4.0",
+                                   "fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead2", "sdpa.lead3", "sdpa.t1",
+                                             "sdpa.device"],
+                                   "mistakes": [],
+                                   "unnamed": ["`att = dropout_module(dropout)`: the weights replaced by a call on "
+                                               "the dropout rate"]},
+    # `attn_scores / keys.shape[-1]**-0.5`: divides by 1/sqrt(d), so the scores are multiplied by sqrt(d) (a notebook
+    # typo later corrected upstream), in both parts
+    "raschka_combined_qkv_inverse_scale": {"licence": "Apache-2.0",
+                                           "fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead2", "sdpa.lead3",
+                                                     "mha.values", "mha.b1", "mha.tmax"],
+                                           "mistakes": ["wrong-scale"]},
+    # BERT as a decoder: an additive (1 - mask) * -10000.0 bias from an arange comparison, heads by permute; right
+    # (exp(-10000) is exactly 0 in float32 and float64, and -10000 fits in float16)
+    "hf_bert_decoder_self_attention": {"licence": "Apache-2.0", "fails": [], "mistakes": []},
 }
 
 EXPECTED: dict[str, dict] = {name: entry for name, entry in ALL.items()
