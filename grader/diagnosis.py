@@ -2,11 +2,13 @@
 match one of the reference's wrong variants."""
 from __future__ import annotations
 
+import math
 import re
 
 import torch
 
 from grader.assignment import GRADED_NAME, GRADED_NAMES
+from grader.sandbox.probes import CPU_OPERAND_SHAPES
 
 DEVICE_MISMATCH = re.compile(
     r"Expected all tensors to be on the same device|is not on the expected device|"
@@ -77,7 +79,7 @@ def from_error(error: dict, static: dict, *, max_seq_len: int | None = None) -> 
     if kind == "AssertionError" and FIXED_LENGTH.search(((error.get("where") or {}).get("text") or "")[:1000]):
         return ["fixed-length-assert"]
     if is_device_mismatch(error):
-        return [device_mistake(static)]
+        return [device_mistake(static, error=error)]
     if is_softmax_over_a_size(error):
         return ["softmax-dim"]
     size = SIZE_MISMATCH.search(message)
@@ -106,15 +108,30 @@ def is_rank_error(error: dict, static: dict) -> bool:
         or where.get("function") == GRADED_NAME["sdpa"]
 
 
-def device_mistake(static: dict, plain_tensor_attributes: list[str] = ()) -> str:
-    """Which device mistake explains a device mismatch: the text tells the three apart."""
+def device_mistake(static: dict, plain_tensor_attributes: list[str] = (), error: dict | None = None) -> str:
+    """Which device mistake explains a device mismatch: the text tells the first three apart; the tensor that
+    strayed, as the meta guard saw it, tells a CPU constant (one value: a scale, a fill) from a CPU mask."""
     if "layers-in-forward" in static:  # a layer built in forward is created on the CPU, whatever the module's device
         return "layers-in-forward"
     if plain_tensor_attributes or "mask-not-buffer" in static:
         return "mask-not-buffer"
     if "hardcoded-device" in static:
         return "hardcoded-device"
+    strays = stray_cpu_shapes((error or {}).get("message", ""))
+    if strays and all(math.prod(shape) == 1 for shape in strays):
+        return "constant-device"
     return "mask-device"
+
+
+def stray_cpu_shapes(message: str) -> list[list[int]]:
+    """The shapes of the CPU operands the meta guard (grader/sandbox/probes.py) names in its message; none from
+    any other message."""
+    head = message[:DEVICE_MESSAGE_HEAD]
+    at = head.find(CPU_OPERAND_SHAPES)
+    if at < 0:
+        return []
+    return [[int(size) for size in re.findall(r"\d+", shape)]
+            for shape in re.findall(r"\[[\d, ]*\]", head[at + len(CPU_OPERAND_SHAPES):])]
 
 
 def is_device_mismatch(error: dict, static: dict | None = None) -> bool:

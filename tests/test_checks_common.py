@@ -41,15 +41,15 @@ def test_a_checks_own_finding_and_a_different_error_never_cascade():
 def test_the_device_sweep_judges_devices_only():
     cpu_output = torch.ones(2, 2)
     left_behind = device_sweep(context(), [("case", None)], lambda case, where: (None, {"device": "cpu"}),
-                               lambda case: "mask-device", lambda case, value: None)
+                               lambda case, error: "mask-device", lambda case, value: None)
     assert left_behind.mistakes == ["hardcoded-device"]
     other_error = device_sweep(context(), [("case", None)],
                                lambda case, where: ({"type": "RuntimeError", "message": "shape mismatch"}, {}),
-                               lambda case: "mask-device", lambda case, value: None)
+                               lambda case, error: "mask-device", lambda case, value: None)
     assert other_error.passed and "inconclusive on meta" in other_error.en
     differs_on_gpu = device_sweep(context(cuda=True), [("case", None)],
                                   lambda case, where: (None, {"device": where, "value": cpu_output + 1}),
-                                  lambda case: "mask-device",
+                                  lambda case, error: "mask-device",
                                   lambda case, value: None if torch.equal(value, cpu_output) else failed("差", "differs"))
     assert not differs_on_gpu.passed and differs_on_gpu.en == "differs"
 

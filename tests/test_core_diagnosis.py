@@ -31,6 +31,13 @@ CASES = [
      {"hardcoded-device": [{"line": 3, "text": "x.cuda()"}]}, "hardcoded-device"),
     ("RuntimeError", "Expected all tensors to be on the same device, but found at least two devices, meta and cpu!",
      {"mask-not-buffer": [{"line": 3, "text": "self.mask = m"}]}, "mask-not-buffer"),
+    # the meta guard names the CPU operands' shapes: one value is a constant (a scale), a square is a mask
+    ("RuntimeError", "Expected all tensors to be on the same device, but found at least two devices, meta and cpu! "
+                     "(in div; shapes of the cpu operands: [1])", {}, "constant-device"),
+    ("RuntimeError", "Expected all tensors to be on the same device, but found at least two devices, meta and cpu! "
+                     "(in masked_fill; shapes of the cpu operands: [5, 5])", {}, "mask-device"),
+    ("RuntimeError", "Expected all tensors to be on the same device, but found at least two devices, meta and cpu! "
+                     "(in add; shapes of the cpu operands: [1, 1], [5, 5])", {}, "mask-device"),
 ]
 
 

@@ -200,10 +200,10 @@ def low_precision_passed(notes: list[tuple[str, str, list[str]]]) -> Outcome:
 
 
 def device_sweep(ctx: Context, cases: list[tuple[str, object]], run: Callable[[object, str], tuple[dict | None, dict]],
-                 mistake: Callable[[object], str], agrees_on_cuda: Callable[[object, torch.Tensor], Outcome | None]) -> Outcome:
+                 mistake: Callable[[object, dict], str], agrees_on_cuda: Callable[[object, torch.Tensor], Outcome | None]) -> Outcome:
     """Each case (label, case) on every device the machine offers; the meta device stands in for a
     GPU everywhere. `run(case, device)` -> (error, the output's description). A device mismatch
-    names `mistake(case)`; an output left on another device is `hardcoded-device`; on a real GPU
+    names `mistake(case, error)`; an output left on another device is `hardcoded-device`; on a real GPU
     the output must agree with the same code's CPU output (`agrees_on_cuda`). Any other error says
     nothing about devices: inconclusive, never a failure. Values are not this check's business."""
     notes_zh, notes_en = [], []
@@ -213,7 +213,7 @@ def device_sweep(ctx: Context, cases: list[tuple[str, object]], run: Callable[[o
             no_cuda = where == "cuda" and error and diagnosis.NO_CUDA.search(error.get("message", ""))
             if error and (diagnosis.is_device_mismatch(error, ctx.static) or no_cuda):
                 return failed_with_error(ctx, error, f"在 {where} 设备上运行（{label}）", f"running on device {where} ({label})",
-                                         extra=(mistake(case),))
+                                         extra=(mistake(case, error),))
             if error:
                 notes_zh.append(f"{where} 上的检查无定论（{error['type']}）")
                 notes_en.append(f"inconclusive on {where} ({error['type']})")

@@ -59,6 +59,10 @@ class OpCounter(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+CPU_OPERAND_SHAPES = "shapes of the cpu operands:"
+"""Said in the guard's message: which tensor strayed tells a CPU mask from a CPU constant (grader/diagnosis.py)."""
+
+
 class DeviceMixGuard(TorchDispatchMode):
     """On the meta stand-in for a GPU, what a GPU refuses: an op that mixes a meta tensor with a CPU
     tensor of one or more dims. Meta kernels let some of these through (an in-place `scores += bias`
@@ -73,10 +77,12 @@ class DeviceMixGuard(TorchDispatchMode):
         if str(func.overloadpacket.__name__) not in self.ALLOWED:
             tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
             tensors += [t for a in args if isinstance(a, (list, tuple)) for t in a if isinstance(t, torch.Tensor)]
-            if any(t.device.type == "meta" for t in tensors) and any(t.device.type == "cpu" and t.dim() > 0
-                                                                    for t in tensors):
+            strays = [t for t in tensors if t.device.type == "cpu" and t.dim() > 0]
+            if strays and any(t.device.type == "meta" for t in tensors):
+                shapes = ", ".join(str(list(t.shape)) for t in strays[:4])
                 raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
-                                   f"devices, meta and cpu! (in {func.overloadpacket.__name__})")
+                                   f"devices, meta and cpu! (in {func.overloadpacket.__name__}; "
+                                   f"{CPU_OPERAND_SHAPES} {shapes})")
         return func(*args, **kwargs)
 
 

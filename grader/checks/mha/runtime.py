@@ -30,9 +30,9 @@ def device(ctx: Context) -> Outcome:
                                                         device=where))
         return first_error(answer), (answer.get("calls") or [{}])[0].get("out", {})
 
-    def mistake(is_causal: bool) -> str:
+    def mistake(is_causal: bool, error: dict) -> str:
         interface = ctx.student.call(Probe.MHA_INTERFACE, MhaInterfaceRequest(args=args, is_causal=is_causal))
-        return diagnosis.device_mistake(ctx.static, interface.get("plain_tensor_attributes", []))
+        return diagnosis.device_mistake(ctx.static, interface.get("plain_tensor_attributes", []), error)
 
     def agrees_on_cuda(is_causal: bool, value):
         answer = ctx.student.call(Probe.MHA, MhaRequest(args=args, is_causal=is_causal, calls=[call], weights=weights))

@@ -31,8 +31,8 @@ def device(ctx: Context) -> Outcome:
         return None if problem else same_on_cuda(tensor(answer, "out"), value, TOLERANCE[Q.dtype])
 
     # the default flag: a misspelled is_causal parameter must not hide the device finding
-    return device_sweep(ctx, [(f"Q{tuple(Q.shape)}", None)], run, lambda _: diagnosis.device_mistake(ctx.static),
-                        agrees_on_cuda)
+    return device_sweep(ctx, [(f"Q{tuple(Q.shape)}", None)], run,
+                        lambda _, error: diagnosis.device_mistake(ctx.static, error=error), agrees_on_cuda)
 
 
 def loop_shapes(leading: int) -> list[tuple[tuple, int]]:
