@@ -141,6 +141,11 @@ ALL: dict[str, dict] = {
     # BERT as a decoder: an additive (1 - mask) * -10000.0 bias from an arange comparison, heads by permute; right
     # (exp(-10000) is exactly 0 in float32 and float64, and -10000 fits in float16)
     "hf_bert_decoder_self_attention": {"licence": "Apache-2.0", "fails": [], "mistakes": []},
+    # CTRL: k.permute(0, 1, 3, 2) in Part 1 (4-D only); its additive triu * -1e4 mask is right (exp(-1e4) is exactly 0
+    # in float32 and float64, and -1e4 fits in float16); Part 2, CTRL's module (reshape/permute heads), is right
+    "hf_ctrl_attention": {"licence": "Apache-2.0",
+                          "fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead3", "sdpa.t1", "sdpa.device"],
+                          "mistakes": ["hardcoded-dims"]},
 }
 
 EXPECTED: dict[str, dict] = {name: entry for name, entry in ALL.items()
