@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import ast
 
+from grader import syntax_tree
 from grader.assignment import GRADED_NAME
 
 
 def _loads(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return {n.id for n in syntax_tree.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
 def _bound(statement: ast.stmt) -> set[str]:
@@ -20,7 +21,7 @@ def _bound(statement: ast.stmt) -> set[str]:
         return {statement.name}
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
         return {(a.asname or a.name).split(".")[0] for a in statement.names}
-    return {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return {n.id for n in syntax_tree.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def _load_time_regions(statement: ast.stmt) -> list[ast.AST]:
@@ -28,7 +29,7 @@ def _load_time_regions(statement: ast.stmt) -> list[ast.AST]:
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
         arguments = statement.args
         regions = statement.decorator_list + arguments.defaults + [d for d in arguments.kw_defaults if d]
-        regions += [a.annotation for a in ast.walk(arguments) if isinstance(a, ast.arg) and a.annotation]
+        regions += [a.annotation for a in syntax_tree.walk(arguments) if isinstance(a, ast.arg) and a.annotation]
         return regions + ([statement.returns] if statement.returns else [])
     if isinstance(statement, ast.ClassDef):
         regions = statement.bases + statement.keywords + statement.decorator_list
@@ -60,7 +61,7 @@ def attribution(tree: ast.Module):
         return seen
 
     load_time = {id(n) for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))
-                 for region in _load_time_regions(s) for n in ast.walk(region)}
+                 for region in _load_time_regions(s) for n in syntax_tree.walk(region)}
     at_load = reach({n for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))
                      for region in _load_time_regions(s) for n in _loads(region)})
     names_of = {part: reach({graded}) for part, graded in GRADED_NAME.items()}

@@ -12,6 +12,7 @@ import re
 
 import torch
 
+from grader import syntax_tree
 from grader.runtime_rules import (ALLOWED_DUNDERS, ALLOWED_SYS, CLASS_DUNDERS, DENIED_MODULES, DENIED_TORCH_NAMES,
                                   FORBIDDEN_API, INTERPRETER_ATTRIBUTE, STAND_IN_ATTRIBUTES,
                                   module_allowed)
@@ -77,7 +78,7 @@ def _string_texts(node: ast.AST) -> list[str]:
     folded = _folded_string(node)
     if folded is not None:
         return [folded]
-    return [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return [n.value for n in syntax_tree.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
 
 
 def _folded_string(node: ast.AST) -> str | None:
@@ -137,8 +138,9 @@ class Rules:
 
     def __init__(self, tree: ast.Module) -> None:
         self.imported: dict[str, str] = {}  # local name -> dotted path of what it is bound to
-        self.classes = {s.name for s in ast.walk(tree) if isinstance(s, ast.ClassDef)}
-        for node in ast.walk(tree):
+        nodes = syntax_tree.walk(tree)  # once: each pass below reads the list
+        self.classes = {s.name for s in nodes if isinstance(s, ast.ClassDef)}
+        for node in nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:  # `import a.b` binds a; `import a.b as c` binds c to a.b
                     top = alias.name.split(".")[0]
@@ -147,24 +149,25 @@ class Rules:
                 for alias in node.names:
                     if alias.name != "*":
                         self.imported[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-        self.bound_anywhere = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-        self.bound_anywhere |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
-        self.bound_anywhere |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                                  ast.ClassDef))}
+        self.bound_anywhere = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        self.bound_anywhere |= {a.arg for a in nodes if isinstance(a, ast.arg)}
+        self.bound_anywhere |= {n.name for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                        ast.ClassDef))}
         self.bound_anywhere -= set(self.imported)
 
     def breaches(self, statement: ast.stmt):
-        attribute_values = {id(n.value) for n in ast.walk(statement) if isinstance(n, ast.Attribute)}
-        docstrings = {id(n.value) for n in ast.walk(statement) if isinstance(n, ast.Expr)
+        nodes = syntax_tree.walk(statement)  # once: each pass below reads the list
+        attribute_values = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
+        docstrings = {id(n.value) for n in nodes if isinstance(n, ast.Expr)
                       and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
         # getattr(x, "name") is x.name, checked as such; only its computed-name form is an escape
-        named_getattr = {id(n.func) for n in ast.walk(statement) if isinstance(n, ast.Call)
+        named_getattr = {id(n.func) for n in nodes if isinstance(n, ast.Call)
                          and (_named_getattr(n) or _on_self(n))}
         # a string built from constant pieces ("me" + "ta") is checked whole, once: only at the top of its
         # expression (a child of a `+` or an f-string is a piece of its parent's string)
-        pieces = {id(child) for n in ast.walk(statement) if _joins_strings(n) for child in ast.iter_child_nodes(n)}
-        pieces |= {id(n.value) for n in ast.walk(statement) if isinstance(n, ast.FormattedValue)}
-        for node in ast.walk(statement):
+        pieces = {id(child) for n in nodes if _joins_strings(n) for child in ast.iter_child_nodes(n)}
+        pieces |= {id(n.value) for n in nodes if isinstance(n, ast.FormattedValue)}
+        for node in nodes:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 yield from self._import(node)
             elif isinstance(node, ast.Call):

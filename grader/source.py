@@ -188,7 +188,7 @@ def _bound_names(node: ast.stmt) -> set[str]:
     elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         names.add(node.name)
     else:
-        for sub in ast.walk(node):
+        for sub in syntax_tree.walk(node):
             if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
                 names.add(sub.id)
             elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -197,13 +197,13 @@ def _bound_names(node: ast.stmt) -> set[str]:
 
 
 def _loads(node: ast.AST) -> set[str]:
-    return {sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)}
+    return {sub.id for sub in syntax_tree.walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)}
 
 
 def _local_names(function: ast.AST) -> set[str]:
     """Parameters and names assigned anywhere inside a function (a coarse but safe local set)."""
-    names = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
-    for sub in ast.walk(function):
+    names = {a.arg for a in syntax_tree.walk(function.args) if isinstance(a, ast.arg)}
+    for sub in syntax_tree.walk(function):
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
             names.add(sub.id)
         elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and sub is not function:
@@ -212,7 +212,7 @@ def _local_names(function: ast.AST) -> set[str]:
             names |= {(a.asname or a.name).split(".")[0] for a in sub.names}
         elif isinstance(sub, ast.arg):
             names.add(sub.arg)
-    globals_declared = {n for sub in ast.walk(function) if isinstance(sub, ast.Global) for n in sub.names}
+    globals_declared = {n for sub in syntax_tree.walk(function) if isinstance(sub, ast.Global) for n in sub.names}
     return names - globals_declared
 
 
@@ -223,7 +223,7 @@ def _used_names(node: ast.AST) -> set[str]:
         for part in node.decorator_list + node.args.defaults + node.args.kw_defaults + [node.returns]:
             if part is not None:
                 outer |= _loads(part)
-        for arg in ast.walk(node.args):
+        for arg in syntax_tree.walk(node.args):
             if isinstance(arg, ast.arg) and arg.annotation is not None:
                 outer |= _loads(arg.annotation)
         return outer | (_loads(node) - _local_names(node))

@@ -78,7 +78,7 @@ def analyse(source: str) -> dict[str, list[dict]]:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             module_names |= {t.id for t in targets if isinstance(t, ast.Name)}
 
-    for node in ast.walk(tree):
+    for node in syntax_tree.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "matmul" \
                 and "matmul" not in module_names:
             add("bare-matmul", node)
@@ -103,7 +103,7 @@ def analyse(source: str) -> dict[str, list[dict]]:
 
     parent_budget.check()
     numbers = _Numbers(tree)
-    for node in ast.walk(tree):
+    for node in syntax_tree.walk(tree):
         if isinstance(node, ast.Call) and _is_torch_attr(node.func, *TENSOR_ONLY) and isinstance(node.func.value, ast.Name) \
                 and node.func.value.id == "torch" and len(node.args) == 1 and numbers.is_number(node.args[0]):
             add("sqrt-of-int", node)
@@ -122,7 +122,7 @@ class _Numbers:
     def __init__(self, tree: ast.Module) -> None:
         self.bound: dict[str, list[ast.AST | None]] = defaultdict(list)  # name or .attr -> its values (None: unknown)
         self.known: dict[str, bool] = {}
-        for node in ast.walk(tree):
+        for node in syntax_tree.walk(tree):
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for target in targets:
@@ -195,7 +195,7 @@ def _identifiers(node: ast.AST) -> list[str]:
 
 def _graded_code_findings(graded: ast.AST, module_names: set[str], add) -> None:
     """Device, buffer and loop findings inside the graded function or class."""
-    for node in ast.walk(graded):
+    for node in syntax_tree.walk(graded):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in DEVICE_STRINGS:
             add("hardcoded-device", node)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("cuda", "cpu") \
@@ -222,7 +222,7 @@ def _layers_outside_init(cls: ast.ClassDef, add) -> None:
     """`nn.Linear(...)` (a layer with weights) constructed in a method other than __init__: fresh weights per call."""
     for method in cls.body:
         if isinstance(method, ast.FunctionDef) and method.name != "__init__":
-            for node in ast.walk(method):
+            for node in syntax_tree.walk(method):
                 if isinstance(node, ast.Call) and _is_torch_attr(node.func, *PARAMETER_LAYERS):
                     add("layers-in-forward", node)
 
@@ -230,14 +230,14 @@ def _layers_outside_init(cls: ast.ClassDef, add) -> None:
 def _buffer_findings(cls: ast.ClassDef, add) -> None:
     """`self.<name> = <tensor expression>` in __init__ without register_buffer for that name."""
     registered = {
-        n.args[0].value for n in ast.walk(cls)
+        n.args[0].value for n in syntax_tree.walk(cls)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer"
         and n.args and isinstance(n.args[0], ast.Constant)
     }
     for method in cls.body:
         if not (isinstance(method, ast.FunctionDef) and method.name == "__init__"):
             continue
-        for node in ast.walk(method):
+        for node in syntax_tree.walk(method):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
@@ -248,4 +248,4 @@ def _buffer_findings(cls: ast.ClassDef, add) -> None:
 
 def _makes_tensor(value: ast.AST) -> bool:
     return any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "torch"
-               and n.attr in CREATION_FUNCTIONS | {"triu", "tril"} for n in ast.walk(value))
+               and n.attr in CREATION_FUNCTIONS | {"triu", "tril"} for n in syntax_tree.walk(value))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 
+from grader import syntax_tree
 from grader.assignment import PART
 
 GRADED = PART["sdpa"].graded_name
@@ -60,14 +61,14 @@ class _Ranks:
         self.flattens = False
 
     def walk(self) -> None:
-        statements = [n for n in ast.walk(self.function) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign,
+        statements = [n for n in syntax_tree.walk(self.function) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign,
                                                                               ast.Expr, ast.Return))]
         for statement in sorted(statements, key=lambda n: (n.lineno, n.col_offset)):
-            for node in ast.walk(statement):
+            for node in syntax_tree.walk(statement):
                 self.judge(node)
             self.bind(statement)
         if not self.flattens:
-            for node in ast.walk(self.function):
+            for node in syntax_tree.walk(self.function):
                 if self.mask_with_leading_dims(node):
                     self.add("hardcoded-dims", node)
 

@@ -16,3 +16,22 @@ _CONVERSION = threading.Lock()
 def parse(source: str, filename: str = "<unknown>") -> ast.Module:
     with _CONVERSION:
         return ast.parse(source, filename)
+
+
+def walk(node: ast.AST) -> list[ast.AST]:
+    """Every node under `node` (itself first), in `ast.walk`'s order, as a list.
+
+    `ast.walk` runs two generators per node; the parent walks the whole hand-in several times, and at the
+    code cap that was most of its reading time (attribute chains: 10 s of 14 s in the rules)."""
+    found = [node]
+    index = 0
+    while index < len(found):
+        current = found[index]
+        index += 1
+        for name in current._fields:
+            value = getattr(current, name, None)
+            if isinstance(value, ast.AST):
+                found.append(value)
+            elif isinstance(value, list):
+                found.extend(item for item in value if isinstance(item, ast.AST))
+    return found

@@ -57,3 +57,17 @@ def test_parsing_in_several_threads_while_finalizers_switch_threads_never_fails(
 def test_a_syntax_error_is_still_raised():
     with pytest.raises(SyntaxError):
         syntax_tree.parse("def f(:\n")
+
+
+@pytest.mark.parametrize("case", ["reference", "nesting", "match_and_fstrings"])
+def test_the_list_walk_visits_what_ast_walk_visits_in_its_order(case):
+    """The rules read `syntax_tree.walk`'s list where they called `ast.walk` several times: same nodes, same order."""
+    import ast
+
+    from worst_case_code import nesting
+
+    sources = {"reference": REFERENCE.read_text(encoding="utf-8"), "nesting": nesting(),
+               "match_and_fstrings": "match x:\n    case torch.Tensor(is_meta=True) | [1, *rest]:\n"
+                                     "        y = f'{a!r:>{w}}' + 'me' 'ta'\n"}
+    tree = ast.parse(sources[case])
+    assert [id(node) for node in syntax_tree.walk(tree)] == [id(node) for node in ast.walk(tree)]
