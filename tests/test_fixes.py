@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import REFERENCE, ROOT, SUBMISSIONS, header
+from conftest import REFERENCE, ROOT, SUBMISSIONS, header, own_order
 from grader import fixes
 from grader.assignment import MAX_SCORE, PART
 from grader.fix_candidates import candidates
@@ -21,7 +21,7 @@ from grader.source import load_submission
 
 pytestmark = pytest.mark.sandbox
 
-MUTANTS = sorted(p for p in (SUBMISSIONS / "mutants").glob("*.py") if header(p, "expect") in RULES)
+MUTANTS = own_order([p for p in (SUBMISSIONS / "mutants").glob("*.py") if header(p, "expect") in RULES], __name__)
 CORRECT = sorted((SUBMISSIONS / "correct").glob("*.py"))
 HOSTILE = SUBMISSIONS / "fixes"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SESSION_REPORTS, SUBMISSIONS
+from conftest import SESSION_REPORTS, SUBMISSIONS, own_order
 from grader.gradescope import build
 from grader.gradescope.results import TEST_VISIBILITIES, no_submission, results_json
 from grader.gradescope.run import run_autograder
@@ -27,7 +27,8 @@ TOP_LEVEL = {"score", "execution_time", "output", "output_format", "test_output_
              "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}
 TEST_FIELDS = {"score", "max_score", "status", "name", "name_format", "number", "output", "output_format",
                "tags", "visibility", "extra_data"}
-SUBMISSION_FILES = sorted(p for folder in ("correct", "mutants", "hostile") for p in (SUBMISSIONS / folder).glob("*.py"))
+SUBMISSION_FILES = own_order(
+    [p for folder in ("correct", "mutants", "hostile") for p in (SUBMISSIONS / folder).glob("*.py")], __name__)
 
 
 def assert_gradescope_results(results: dict) -> None:

@@ -14,15 +14,15 @@ import xml.etree.ElementTree as ElementTree
 import pytest
 import torch
 
-from conftest import REFERENCE, ROOT, STUBS, SUBMISSIONS
+from conftest import REFERENCE, ROOT, STUBS, SUBMISSIONS, own_order
 from grader.process import REPORT_CACHE_ENV
 
 pytestmark = pytest.mark.sandbox
 pytest_plugins = ["pytester"]
 PLUGIN_ARGS = ["-p", "grader.pytest_plugin", "--grader-lang", "en", "-p", "no:cacheprovider", "-q"]
 # every correct style and every mutant: the plugin must agree with `grader grade` on all of them
-SUBMISSIONS_GRADED = [REFERENCE] + sorted((SUBMISSIONS / "correct").glob("*.py")) + sorted(
-    (SUBMISSIONS / "mutants").glob("*.py"))
+SUBMISSIONS_GRADED = [REFERENCE] + own_order(
+    [*(SUBMISSIONS / "correct").glob("*.py"), *(SUBMISSIONS / "mutants").glob("*.py")], __name__)
 # end to end, in a fresh process that grades afresh: full marks, one mistake, nothing done, tampering
 END_TO_END = [REFERENCE, SUBMISSIONS / "mutants" / "missing-scale.py", STUBS,
               SUBMISSIONS / "hostile" / "patched_comparisons.py"]

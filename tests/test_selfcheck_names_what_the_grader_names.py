@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import header
+from conftest import header, own_order
 from grader.catalog import catalog
 
 pytestmark = pytest.mark.sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 SELFCHECK_DIR = ROOT / "release" / "attention"  # as built: the rules table is copied into it
-MUTANTS = sorted((ROOT / "tests" / "submissions" / "mutants").glob("*.py"))
+MUTANTS = own_order(list((ROOT / "tests" / "submissions" / "mutants").glob("*.py")), __name__)
 # Mutants that attack the process running them: the self-check runs student code unconfined, on the
 # student's machine, so it is no place for them (tests/test_public_selfcheck.py).
 PROCESS_ATTACKS = ("memory-limit", "timeout", "tampering")
