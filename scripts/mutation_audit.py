@@ -57,6 +57,18 @@ MUTATIONS = [
     Mutation("chroot", "grader/sandbox/confinement.py",
              (("        _enter_new_root(libc, limits.visible, cuda)", "        pass"),),
              ("tests/test_isolation.py",), "sandbox"),
+    # issue 17: the meta stand-in reads as a GPU through its device object and its text too
+    Mutation("stand-in-device", "grader/sandbox/guard.py",
+             ((', "device": STAND_IN_DEVICE, "get_device": lambda: 0}', "}"),),
+             ("tests/test_runtime_rules.py::test_a_bypass_of_the_static_rules_gains_nothing_at_run_time"
+              "[n_meta_in_the_device_text]",), "sandbox"),
+    Mutation("stand-in-text", "grader/sandbox/probes.py",
+             (("            return _as_on_a_gpu(args[0])", "            return func(*args, **kwargs)"),),
+             ("tests/test_runtime_rules.py::test_a_bypass_of_the_static_rules_gains_nothing_at_run_time"
+              "[o_meta_in_the_tensor_text]",), "sandbox"),
+    # issue 19: a CPU constant is not blamed on the mask
+    Mutation("constant-device", "grader/diagnosis.py", (('        return "constant-device"', '        return "mask-device"'),),
+             ("tests/test_graders.py::test_mutant_loses_points_and_is_diagnosed[constant-device]",), "sandbox"),
     Mutation("release-gate", "grader/release_solutions.py", (("if problems and not force:", "if False:"),),
              ("tests/test_nbgrader_release_solutions.py",), "e2e"),
     # issue 18: nothing leaks, a bounded trusted side, one reading of a notebook

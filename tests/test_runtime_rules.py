@@ -103,6 +103,15 @@ HONEST = {
     "prints_everywhere": variant(
         (SDPA_SOFTMAX, SDPA_SOFTMAX + "    print(f\"weights {tuple(weights.shape)} on {weights.device}\")\n"),
         (MHA_MERGE, MHA_MERGE + "        print(\"y\", y.shape, file=sys.stderr)\n"), imports="import sys\n"),
+    # on the device probe's meta stand-in, `.device` reads as cuda:0 and a tensor's text as a GPU tensor's
+    "mask_moved_where_its_device_differs": variant(
+        (SDPA_MASK, "        future = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)  # (T, T)\n"
+                    "        if future.device != Q.device or str(future.device) != str(Q.device):\n"
+                    "            future = future.to(Q.device)\n"),
+        (MHA_ATTEND, MHA_ATTEND + "        assert y.get_device() == q.get_device() and y.device.type == q.device.type\n")),
+    "tensors_printed_while_debugging": variant(
+        (SDPA_SOFTMAX, SDPA_SOFTMAX + "    print(f\"scores {scores}\", repr(weights)[:40], str(V.device))\n"),
+        (MHA_ATTEND, MHA_ATTEND + "        print(\"att\", att, f\"{y.device}\")\n")),
     "functools_cached_mask": variant(
         (SDPA_MASK, "        future = causal_future(T, str(Q.device))\n"), imports="import functools\n",
         helpers=lines("""
@@ -225,7 +234,8 @@ FORGERY = SUBMISSIONS / "forgery"
 # the bypasses of the static pass, then the earlier attacks it refused: the run time alone must hold each
 BYPASSES = ["i_module_attribute_undoes_the_block", "j_getattr_on_a_module_named_self", "l_meta_from_string_pieces",
             "m_match_keyword_is_meta", "a_loop_with_dispatch_modes_off", "b_aten_math_alias", "c_private_nn_modes_off",
-            "d_gc_blanks_the_record", "e_silenced_tampering_report", "f_mask_moved_only_on_meta"]
+            "d_gc_blanks_the_record", "e_silenced_tampering_report", "f_mask_moved_only_on_meta",
+            "n_meta_in_the_device_text", "o_meta_in_the_tensor_text"]
 
 
 @pytest.mark.parametrize("name", BYPASSES)

@@ -27,7 +27,10 @@ READ, WRITE, ITEM, REFUSE = "__guard_read__", "__guard_write__", "__guard_item__
 # The meta device stands in for a GPU on a CPU-only host: read through attributes, it says what a GPU says,
 # so code that tells the two apart behaves as it would on the GPU (and a mask made on the CPU still fails).
 DEVICE_AS_ON_A_GPU = {"type": "cuda", "index": 0}
-TENSOR_AS_ON_A_GPU = {"is_cuda": True, "is_meta": False}
+STAND_IN_DEVICE = torch.device("cuda", 0)
+"""What a meta tensor's `.device` reads as: one object, which the device probe (grader/sandbox/probes.py) maps back
+to meta in the calls it reaches, so `device=Q.device` follows the input while a "cuda" the code wrote still fails."""
+TENSOR_AS_ON_A_GPU = {"is_cuda": True, "is_meta": False, "device": STAND_IN_DEVICE, "get_device": lambda: 0}
 MATCH_REFUSED = {*DEVICE_AS_ON_A_GPU, *TENSOR_AS_ON_A_GPU, *STAND_IN_ATTRIBUTES}
 IMPORT_NAME = dis.opmap["IMPORT_NAME"]
 INTERPRETER_TYPES = (types.FrameType, types.TracebackType, types.CodeType, types.CellType)

@@ -12,9 +12,11 @@ import inspect
 import traceback
 
 import torch
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from grader.assignment import DROPOUTS, MODEL_ARGS, MODEL_ARGS_TYPES, PROJECTIONS
+from grader.sandbox.guard import STAND_IN_DEVICE
 
 SUBMISSION_FILE = "<submission>"
 
@@ -86,8 +88,46 @@ class DeviceMixGuard(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
+class StandInAsAGpu(TorchFunctionMode):
+    """On the meta stand-in, what student code can read of a tensor says GPU (grader/sandbox/guard.py answers
+    `.device` with STAND_IN_DEVICE): that device object, passed back to torch, means meta; a meta tensor's repr,
+    str and format show zeros on cuda:0, as a GPU's tensor would show values. Code that special-cases the
+    stand-in (`"meta" in str(Q.device)`, in `repr(Q)`, in an f-string) takes the GPU's path, and is graded on it."""
+
+    TEXT = {torch.Tensor.__repr__, torch.Tensor.__format__}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in self.TEXT and args and isinstance(args[0], torch.Tensor) and args[0].is_meta \
+                and not (len(args) > 1 and args[1]):
+            return _as_on_a_gpu(args[0])
+        args = tuple(_meta_for_stand_in(a) for a in args)
+        kwargs = {k: _meta_for_stand_in(v) for k, v in kwargs.items()}
+        return func(*args, **kwargs)
+
+
+def _meta_for_stand_in(value):
+    return torch.device("meta") if value is STAND_IN_DEVICE else value
+
+
+def _as_on_a_gpu(tensor: torch.Tensor) -> str:
+    """repr() of a tensor of zeros with the meta tensor's shape, dtype and grad state, on cuda:0."""
+    zeros = torch.zeros(tensor.shape, dtype=tensor.dtype).requires_grad_(tensor.requires_grad and tensor.is_leaf
+                                                                          and tensor.dtype.is_floating_point)
+    text = torch.Tensor.__repr__(zeros)
+    if tensor.grad_fn is not None:
+        text = f"{text[:-1]}, grad_fn=<{type(tensor.grad_fn).__name__}>)"
+    cut = min([text.find(key) for key in (", dtype=", ", requires_grad=", ", grad_fn=") if key in text] or [len(text) - 1])
+    return f"{text[:cut]}, device='cuda:0'{text[cut:]}"
+
+
+@contextlib.contextmanager
 def _device_guard(device: str):
-    return DeviceMixGuard() if device == "meta" else contextlib.nullcontext()
+    if device != "meta":
+        yield
+        return
+    with DeviceMixGuard(), StandInAsAGpu():
+        yield
 
 
 def _plain(tensor) -> dict:
