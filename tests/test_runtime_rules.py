@@ -294,7 +294,7 @@ from grader.sandbox.guard import Guard
 guard = Guard()
 audit.install(guard.refuse)
 source = open(REFERENCE).read() + """
-import contextlib, dataclasses, logging, typing, warnings
+import contextlib, copy, dataclasses, logging, typing, warnings
 import numpy as np
 from torch.utils.checkpoint import checkpoint
 from einops import rearrange
@@ -313,6 +313,8 @@ ATTEMPTS = {
     "a closure": lambda: F.softmax.__closure__,
     "private torch": lambda: torch._C,
     "patching torch": lambda: setattr(torch, "allclose", None),
+    "pickling of the answers through copy": lambda: copy.dispatch_table,
+    "pickling of the answers through dataclasses": lambda: dataclasses.copy.dispatch_table,
 }
 
 

@@ -569,6 +569,9 @@ DENIED_MODULES = (
     "torch.utils.cpp_extension", "torch.utils.data", "torch.utils.backend_registration", "torch.utils.benchmark",
     "torch.utils.tensorboard", "torch.utils.bottleneck", "torch.utils.hooks", "torch.profiler", "torch.autograd.profiler",
     "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing")
+# names in allowed standard modules that reach what honest code never touches: copyreg's table of reducers is how
+# the worker pickles its answers (a reducer registered there would rewrite them)
+DENIED_STDLIB_NAMES = frozenset({"copy.dispatch_table"})
 # public names on torch that are no module but lead to the same places
 DENIED_TORCH_NAMES = frozenset({"torch.ops", "torch.classes", "torch.compile", "torch.load", "torch.save",
                                 "torch.set_default_device"})

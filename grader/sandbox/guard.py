@@ -19,8 +19,9 @@ import types
 
 import torch
 
-from grader.runtime_rules import (ALLOWED_DUNDERS, ALLOWED_SYS, CLASS_DUNDERS, FORBIDDEN_API, INTERPRETER_ATTRIBUTE,
-                                  STAND_IN_ATTRIBUTES, WRITABLE_MODULES, denied_attribute_of_torch, module_allowed)
+from grader.runtime_rules import (ALLOWED_DUNDERS, ALLOWED_SYS, CLASS_DUNDERS, DENIED_STDLIB_NAMES, FORBIDDEN_API,
+                                  INTERPRETER_ATTRIBUTE, STAND_IN_ATTRIBUTES, WRITABLE_MODULES,
+                                  denied_attribute_of_torch, module_allowed)
 
 STUDENT_MODULE = "submission"
 READ, WRITE, ITEM, REFUSE = "__guard_read__", "__guard_write__", "__guard_item__", "__guard_refuse__"
@@ -63,6 +64,8 @@ class Guard:
             return "forbidden-import", f"{obj.__name__}.{name}"
         if obj is sys and name not in ALLOWED_SYS:
             return "introspection", f"sys.{name}"
+        if isinstance(obj, types.ModuleType) and f"{obj.__name__}.{name}" in DENIED_STDLIB_NAMES:
+            return "tampering", f"{obj.__name__}.{name}"
         if isinstance(obj, INTERPRETER_TYPES) or INTERPRETER_ATTRIBUTE.match(name):
             return "introspection", f"{type(obj).__name__}.{name}"
         if name.startswith("__") and name.endswith("__"):
