@@ -35,7 +35,8 @@ def _fork_server():
         if _context is None:
             fork_server.install()
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["torch", "torch.nn.functional", "grader.sandbox.worker", "grader.sandbox.syscall_filter"])
+            context.set_forkserver_preload(["torch", "torch.nn.functional", "grader.sandbox.worker",
+                                            "grader.sandbox.worker_process", "grader.sandbox.syscall_filter"])
             _context = context
     return _context
 
@@ -164,6 +165,15 @@ class WorkerFailure(Exception):
 RUNTIME_GUARDS = True
 
 
+def _worker_entry(*args) -> None:
+    """The worker process's target, named here so that the parent never imports grader.sandbox.worker: its
+    schema scan and meta warm-up cost the parent about one `import torch`, in every grading process, for
+    nothing (the fork server preloads it for the workers)."""
+    from grader.sandbox import worker
+
+    worker.worker_main(*args)
+
+
 class Worker:
     """One confined child process holding one submission's code."""
 
@@ -174,9 +184,7 @@ class Worker:
         limits_here = Limits(**{**limits.__dict__, "uid": self.uid, "cgroup": self.cgroup})
         context = _fork_server()
         self._connection, child_end = context.Pipe(duplex=True)
-        from grader.sandbox import worker
-
-        self.process = context.Process(target=worker.worker_main,
+        self.process = context.Process(target=_worker_entry,
                                        args=(child_end, limits_here, source, use_cuda, RUNTIME_GUARDS), daemon=True)
         with _context_lock, _without_main_module():
             self.process.start()
