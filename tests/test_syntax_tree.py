@@ -64,9 +64,8 @@ def test_the_list_walk_visits_what_ast_walk_visits_in_its_order(case):
     """The rules read `syntax_tree.walk`'s list where they called `ast.walk` several times: same nodes, same order."""
     import ast
 
-    from worst_case_code import nesting
-
-    sources = {"reference": REFERENCE.read_text(encoding="utf-8"), "nesting": nesting(),
+    sources = {"reference": REFERENCE.read_text(encoding="utf-8"),
+               "nesting": "X = " + "-" * 50 + "1\nX = x" + "[0]()" * 50 + "\nX = " + "lambda: " * 30 + "[" * 30 + "]" * 30 + "\n",
                "match_and_fstrings": "match x:\n    case torch.Tensor(is_meta=True) | [1, *rest]:\n"
                                      "        y = f'{a!r:>{w}}' + 'me' 'ta'\n"}
     tree = ast.parse(sources[case])
