@@ -6,12 +6,11 @@ so reading, the grading rules, the static pass and the fix rules all read every 
 """
 from __future__ import annotations
 
-import gc
 import time
 
 import pytest
 
-from conftest import REFERENCE
+from conftest import REFERENCE, CpuTime
 from grader import parent_budget, policy, static_analysis
 from grader.fix_candidates import candidates
 from grader.fix_rules import RULES
@@ -43,19 +42,13 @@ def test_every_pass_over_the_worst_code_the_caps_allow_stays_within_the_budget(c
 
 
 def cpu_of(text_pass, code: str) -> float:
-    """The least CPU time of three passes, with the collector paused: in a test worker whose heap holds a session of
-    reports, one full collection landing inside a pass cost 0.4 s (CI saw 0.04 s then 0.48 s on a linear pass)."""
+    """The least CPU time of three passes, each with the collector paused (conftest.CpuTime)."""
     source = submission_from_cells([code], "case.py", is_notebook=False).source
     spent = []
     for _ in range(3):
-        gc.collect()
-        gc.disable()
-        try:
-            started = time.process_time()
+        with CpuTime() as cpu:
             text_pass(source)
-            spent.append(time.process_time() - started)
-        finally:
-            gc.enable()
+        spent.append(cpu.seconds)
     return min(spent)
 
 
