@@ -61,8 +61,8 @@ class _Ranks:
         self.flattens = False
 
     def walk(self) -> None:
-        statements = [n for n in syntax_tree.walk(self.function) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign,
-                                                                              ast.Expr, ast.Return))]
+        statements = [n for n in syntax_tree.walk(self.function)
+                      if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return))]
         for statement in sorted(statements, key=lambda n: (n.lineno, n.col_offset)):
             for node in syntax_tree.walk(statement):
                 self.judge(node)

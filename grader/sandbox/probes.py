@@ -98,8 +98,8 @@ class StandInAsAGpu(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func in self.TEXT and args and isinstance(args[0], torch.Tensor) and args[0].is_meta \
-                and not (len(args) > 1 and args[1]):
+        format_spec = args[1] if len(args) > 1 else ""  # a spec (f"{t:.3f}") formats values: torch's own path
+        if func in self.TEXT and args and isinstance(args[0], torch.Tensor) and args[0].is_meta and not format_spec:
             return _as_on_a_gpu(args[0])
         args = tuple(_meta_for_stand_in(a) for a in args)
         kwargs = {k: _meta_for_stand_in(v) for k, v in kwargs.items()}
