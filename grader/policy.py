@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader import parent_budget, syntax_tree
+from grader import parent_budget, places, syntax_tree
 from grader.assignment import GRADED_NAME
 from grader.policy_attribution import attribution
 from grader.policy_rules import Rules
@@ -49,15 +49,13 @@ class Violation:
     en: str
     parts: frozenset[str]
 
-    def describe(self, lang: str, line: int, cell: int | None = None) -> str:
-        """What was seen on the student's own line (cell and line as the student numbers them), and what to write."""
+    def describe(self, lang: str, where: dict) -> str:
+        """What was seen on the student's own line (`where`, located as `places` names it), and what to write."""
         seen = self.zh if lang == "zh" else self.en
         instead = INSTEAD[self.mistake][0 if lang == "zh" else 1]
         if lang == "zh":
-            place = (f"第 {cell} 个代码单元" if cell else "") + f"第 {line} 行"
-            return f"{place} `{self.text}`：{seen}。应改为：{instead}"
-        place = (f"code cell {cell}, " if cell else "") + f"line {line}"
-        return f"{place} `{self.text}`: {seen}. Instead, {instead}"
+            return f"{places.place(where, lang)} `{self.text}`：{seen}。应改为：{instead}"
+        return f"{places.place(where, lang)} `{self.text}`: {seen}. Instead, {instead}"
 
 
 def violations(source: str) -> list[Violation]:

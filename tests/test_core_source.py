@@ -73,3 +73,14 @@ def test_code_over_the_line_cap_is_refused_before_parsing():
     submission = submission_from_cells(["x = 1\n" * (MAX_CODE_LINES + 1)], "a.ipynb")
     assert submission.refusal is not None and submission.refusal.mistake == "submission-too-large"
     assert submission.source == ""
+
+
+def test_a_broken_rule_in_a_notebook_is_placed_by_the_cell_that_defines_the_graded_name():
+    """Colab numbers no cells: the rules gate's line names the cell by the class it defines, in both languages."""
+    from grader.policy import violations
+    mha = "class MultiHeadAttention:\n    def forward(self, x):\n        import os\n        return x\n"
+    submission = submission_from_cells(["import torch", "print('hi')", mha], "attention.ipynb")
+    found = [v for v in violations(submission.source) if v.mistake == "forbidden-import"]
+    where = submission.locate({"line": found[0].line, "text": found[0].text, "function": "<module>"})
+    assert found[0].describe("en", where).startswith("the cell that defines `MultiHeadAttention`, line 3 `import os`")
+    assert found[0].describe("zh", where).startswith("定义 `MultiHeadAttention` 的单元格，第 3 行")

@@ -58,8 +58,8 @@ def rules_gate(ctx: Context, part: str) -> Outcome:
     if not broken and not seen and not refused:
         return passed()
     places = [ctx.student.submission.locate({"line": v.line, "text": v.text, "function": "<module>"}) for v in broken]
-    zh = [v.describe("zh", p["line"], p.get("cell")) for v, p in zip(broken[:6], places)]
-    en = [v.describe("en", p["line"], p.get("cell")) for v, p in zip(broken[:6], places)]
+    zh = [v.describe("zh", p) for v, p in zip(broken[:6], places)]
+    en = [v.describe("en", p) for v, p in zip(broken[:6], places)]
     zh += [f"运行时检测到：{', '.join(seen)}。"] if seen else []
     en += [f"Seen at run time: {', '.join(seen)}."] if seen else []
     zh += [f"运行时被拒绝：{item}。应改为：{INSTEAD[item.split(':')[0]][0]}" for item in refused[:6]]
