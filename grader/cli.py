@@ -10,7 +10,7 @@ import sys
 from grader.errors import GraderError
 from grader.grade_all.options import add_arguments as add_grade_all_arguments
 from grader.process import put_nbgrader_tools_on_path, report_cache_from_env, single_threaded_torch
-from grader.sandbox.worker_process import start_fork_server
+from grader.sandbox.worker_process import start_fork_server_unless_cached
 
 # verb -> "module:function"; imported lazily so `grader build` never pays for torch.
 VERBS = {
@@ -90,9 +90,9 @@ def run(args: dict) -> int:
     verb_name = args.pop("verb")
     put_nbgrader_tools_on_path()  # nbgrader's Gradebook runs `alembic` through this process's PATH
     if verb_name in SANDBOXED or f"{verb_name} {args.get('action')}" in SANDBOXED:
-        start_fork_server()  # before torch loads in this process
-        single_threaded_torch()
         args["report_cache"] = report_cache_from_env()
+        start_fork_server_unless_cached(args["report_cache"])  # before torch loads in this process
+        single_threaded_torch()
     module_name, function_name = VERBS[verb_name].split(":")
     verb = getattr(importlib.import_module(module_name), function_name)
     return int(verb(**args) or 0)

@@ -39,10 +39,10 @@ def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
     if config.getoption("submission"):
-        from grader.process import single_threaded_torch
-        from grader.sandbox.worker_process import start_fork_server
+        from grader.process import report_cache_from_env, single_threaded_torch
+        from grader.sandbox.worker_process import start_fork_server_unless_cached
 
-        start_fork_server()  # before this process imports torch, as the grader's CLI does
+        start_fork_server_unless_cached(report_cache_from_env())  # before this process imports torch, as the CLI does
         single_threaded_torch()  # a pytest session is an entry point, as the CLI is
         config.pluginmanager.register(HiddenGraders(config), "attention-kit-hidden-graders")
 

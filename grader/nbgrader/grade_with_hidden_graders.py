@@ -38,7 +38,7 @@ from grader.nbgrader.attention_figure import display_data
 from grader.nbgrader.hide_hidden_tests import remove_hidden_blocks
 from grader.nbgrader.release_cells import kit_metadata
 from grader.process import single_threaded_torch
-from grader.sandbox.worker_process import start_fork_server
+from grader.sandbox.worker_process import start_fork_server_unless_cached
 from grader.source import submission_from_cells
 
 PARTS = {part.id: part.label for part in assignment.PARTS}
@@ -159,7 +159,7 @@ class GradeWithHiddenGraders(NbGraderPreprocessor):
         name = printable("/".join(str(info.get(key, "?")) for key in ("student", "assignment", "notebook")) + ".ipynb",
                          keep_newlines=False)
         sources = code_as_submitted(nb)
-        start_fork_server()  # before this process loads torch, as the grader's CLI does
+        start_fork_server_unless_cached(self.report_cache or None)  # before this process loads torch, as the CLI does
         single_threaded_torch()  # this step is where nbgrader's process enters grading, as the CLI is for ours
         from grader.grade import grade
 

@@ -19,6 +19,7 @@ import signal
 import threading
 import time
 import types
+from pathlib import Path
 
 from grader.errors import GraderError
 from grader.process import ROOT
@@ -46,6 +47,14 @@ def start_fork_server() -> None:
     module imports no torch at load time for that reason)."""
     _fork_server()
     multiprocessing.forkserver.ensure_running()
+
+
+def start_fork_server_unless_cached(report_cache: Path | None) -> None:
+    """An entry point's early start, except where a report cache may answer every submission: a
+    re-run over a graded class (nbgrader autograde after grade-all, a second run) then never loads
+    torch a second time; the first report the cache lacks starts the fork server (`_fork_server`)."""
+    if report_cache is None:
+        start_fork_server()
 
 
 @contextlib.contextmanager
