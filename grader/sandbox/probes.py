@@ -229,9 +229,19 @@ def _model_args(namespace: dict, fields: dict):
     return ModelArgs(**fields)
 
 
+def _seed(seed: int) -> None:
+    """What `torch.manual_seed` does for the draws a probe makes, at a fraction of its cost: where CUDA (or
+    XPU, MTIA) is not initialised, torch.manual_seed queues a lazy seeding for each and formats the
+    caller's stack three times, reading source files, about a sixth of a worker's time. The probes
+    draw from the CPU generator, and from CUDA's only after it is initialised, when this seeds it too."""
+    torch.default_generator.manual_seed(seed)
+    if torch.cuda.is_initialized():
+        torch.cuda.manual_seed_all(seed)
+
+
 def _build(namespace, args: dict, is_causal, weights, seed: int):
     cls = _graded(namespace, "MultiHeadAttention")
-    torch.manual_seed(seed)
+    _seed(seed)
     kwargs = {} if is_causal is None else {"is_causal": is_causal}
     module = cls(_model_args(namespace, args), **kwargs)
     if weights:
@@ -255,7 +265,7 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
         module, kwargs, cls = _build(namespace, args, is_causal, weights, seed)
         if roundtrip:
             state = module.state_dict()
-            torch.manual_seed(seed + 1)
+            _seed(seed + 1)
             fresh = cls(_model_args(namespace, args), **kwargs)
             fresh.load_state_dict(state)
             module = fresh
@@ -273,7 +283,7 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
         result: dict = {}
         try:
             module.train(call.get("mode", "eval") == "train")
-            torch.manual_seed(call.get("seed", 0))
+            _seed(call.get("seed", 0))
             inputs = [_place(call[name], device, grad) for name in ("q", "k", "v")]
             counter = OpCounter() if count_ops else contextlib.nullcontext()
             with counter, _device_guard(device):
