@@ -14,7 +14,6 @@ import multiprocessing
 import multiprocessing.forkserver
 import os
 import sys
-import pickle
 import signal
 import threading
 import time
@@ -23,7 +22,7 @@ from pathlib import Path
 
 from grader.errors import GraderError
 from grader.process import ROOT
-from grader.sandbox import answers, fork_server, frames, memory_cgroup, worker_identity
+from grader.sandbox import answers, fork_server, frames, memory_cgroup, request_tensors, worker_identity
 from grader.sandbox.confinement import SCRATCH, Limits
 _context_lock = threading.Lock()
 _context = None
@@ -37,7 +36,8 @@ def _fork_server():
             fork_server.install()
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(["torch", "torch.nn.functional", "grader.sandbox.worker",
-                                            "grader.sandbox.worker_process", "grader.sandbox.syscall_filter"])
+                                            "grader.sandbox.worker_process", "grader.sandbox.syscall_filter",
+                                            "grader.sandbox.request_tensors"])  # what unpickling a request calls
             _context = context
     return _context
 
@@ -250,7 +250,7 @@ class Worker:
         within `seconds`: a worker that stops reading its pipe cannot hold the parent either."""
         started = time.monotonic()
         try:
-            frames.write_frame(self._connection.fileno(), pickle.dumps({"probe": probe, "args": fields}),
+            frames.write_frame(self._connection.fileno(), request_tensors.dumps({"probe": probe, "args": fields}),
                                started + seconds, self._watch_memory)
         except frames.FrameTimeout:
             self.close()
