@@ -62,6 +62,30 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(closest[item])
 
 
+# Files that share a session fixture too costly to build twice (a class of notebooks through nbgrader's
+# zip_collect, autograde and generate_feedback: about a minute of CPU): `make test`'s `--dist loadfile`
+# hands each group to one xdist worker, as it hands each other file.
+SHARED_FIXTURE_GROUPS = {
+    "tests/test_nbgrader_colab.py": "nbgrader_course.shared_class",
+    "tests/test_nbgrader_feedback_browser.py": "nbgrader_course.shared_class",
+    "tests/test_nbgrader_release_solutions.py": "nbgrader_course.shared_class",
+}
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # without xdist (-p no:xdist) the hook does not exist
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FileOrSharedFixtureScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            return SHARED_FIXTURE_GROUPS.get(path, path)
+
+    return FileOrSharedFixtureScheduling(config, log)
+
+
 @pytest.fixture(autouse=True)
 def unit_tier_starts_no_sandbox(request, monkeypatch):
     """A `unit` test that starts a grading worker is in the wrong tier: it fails, whatever the grading
