@@ -60,30 +60,6 @@ def pytest_collection_modifyitems(config, items):
             node.own_markers[:] = [mark for mark in node.own_markers if mark.name not in TIERS]
         if not any(mark.name == closest[item] for mark in item.own_markers):
             item.add_marker(closest[item])
-    items[:] = sorted(items, key=scheduling_rank(items))
-
-
-# The order files run in (xdist hands them out in this order): the sandbox tier first, whose files fill the
-# session's report cache that the e2e tier's subprocesses then read; the e2e tier next, a few long tests per
-# file; the unit tier last, many short files that even out the two workers' ends. By test count in a tier.
-TIER_ORDER = {"sandbox": 0, "e2e": 1, "unit": 2}
-
-
-def scheduling_rank(items: list[pytest.Item]):
-    def scope(item: pytest.Item) -> str:
-        path = item.nodeid.split("::", 1)[0]
-        return SHARED_FIXTURE_GROUPS.get(path, path)
-
-    count: dict[str, int] = {}
-    slowest: dict[str, int] = {}
-    for item in items:
-        key = scope(item)
-        count[key] = count.get(key, 0) + 1
-        slowest[key] = min(slowest.get(key, 2), TIER_ORDER.get(tier(item), 2))
-    first = {}
-    for index, item in enumerate(items):
-        first.setdefault(scope(item), index)
-    return lambda item: (slowest[scope(item)], -count[scope(item)], first[scope(item)])
 
 
 # Files that share a session fixture too costly to build twice (a class of notebooks through nbgrader's
@@ -101,8 +77,6 @@ def pytest_xdist_make_scheduler(config, log):
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
-
-    config.option.loadscopereorder = False  # the collection's order is the schedule (scheduling_rank)
 
     class FileOrSharedFixtureScheduling(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
