@@ -19,7 +19,7 @@ from collections import OrderedDict
 import pytest
 import torch
 
-from conftest import BYPASS_RULES, GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS, CpuTime
+from conftest import BYPASS_RULES, REFERENCE, ROOT, SUBMISSIONS, CpuTime
 from grader.assignment import MAX_SCORE
 from grader import diagnosis
 from grader.sandbox import answers, frames, worker
@@ -111,6 +111,14 @@ def test_a_deflate_bomb_is_refused_before_inflating(honest):
     assert honest["report"]["score"] == MAX_SCORE
 
 
+# grade-all without the rules, each probe limited to 3 s (the stalled frame waits out its probes' limit, and
+# the limit is not what this test is about: the honest neighbour's 20/20 is); the submission keeps 30 s.
+GRADE_ALL_SHORT_PROBES = [sys.executable, "-c", BYPASS_RULES + "; import grader.grade as grade; "
+                          "from grader.sandbox.confinement import Limits; grade.default_limits = lambda: Limits("
+                          "visible=grade.python_paths(), probe_seconds=3.0, submission_seconds=30.0); "
+                          "import runpy; runpy.run_module('grader', run_name='__main__')"]
+
+
 def test_an_honest_neighbour_scores_full_marks_beside_forged_answers(tmp_path):
     classroom = tmp_path / "class"
     classroom.mkdir()
@@ -120,7 +128,7 @@ def test_an_honest_neighbour_scores_full_marks_beside_forged_answers(tmp_path):
     (classroom / "honest.py").write_bytes(REFERENCE.read_bytes())
     out = tmp_path / "reports.json"
     started = time.monotonic()
-    result = subprocess.run([*GRADER_WITHOUT_RULES, "grade-all", str(classroom), "--jobs", "2",
+    result = subprocess.run([*GRADE_ALL_SHORT_PROBES, "grade-all", str(classroom), "--jobs", "2",
                              "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     reports = {r["student"]: r for r in json.loads(out.read_text())}
