@@ -69,6 +69,19 @@ MUTATIONS = [
     # issue 19: a CPU constant is not blamed on the mask
     Mutation("constant-device", "grader/diagnosis.py", (('        return "constant-device"', '        return "mask-device"'),),
              ("tests/test_graders.py::test_mutant_loses_points_and_is_diagnosed[constant-device]",), "sandbox"),
+    # issue 20: requests' raw-byte tensors keep a view's values; a cached run starts no fork server
+    Mutation("request-tensor-order", "grader/sandbox/request_tensors.py",
+             (("    flat = tensor.detach().cpu().contiguous().reshape(-1)", "    flat = tensor.detach().cpu().reshape(-1)"),),
+             ("tests/test_request_tensors.py",), "unit"),
+    Mutation("fork-server-when-cached", "grader/sandbox/worker_process.py",
+             (("    if report_cache is None:\n        start_fork_server()", "    start_fork_server()"),),
+             ("tests/test_process_edge.py::test_a_run_the_report_cache_answers_starts_no_fork_server",), "sandbox"),
+    # issue 21: a broken rule is placed as Colab shows cells
+    Mutation("rules-gate-place", "grader/policy.py",
+             (('        return f"{places.place(where, lang)} `{self.text}`: {seen}. Instead, {instead}"',
+               '        return f"line {where[\'line\']} `{self.text}`: {seen}. Instead, {instead}"'),),
+             ("tests/test_core_source.py::test_a_broken_rule_in_a_notebook_is_placed_by_the_cell_that_defines_the_graded_name",),
+             "unit"),
     Mutation("release-gate", "grader/release_solutions.py", (("if problems and not force:", "if False:"),),
              ("tests/test_nbgrader_release_solutions.py",), "e2e"),
     # issue 18: nothing leaks, a bounded trusted side, one reading of a notebook
