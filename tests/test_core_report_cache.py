@@ -92,3 +92,4 @@ def test_two_graders_of_one_source_compute_its_report_once(tmp_path, monkeypatch
     for grader in graders:
         grader.join()
     assert reports == [{"score": 1.0}] * 2 and len(computed) == 1, computed
+    assert [path.suffix for path in tmp_path.iterdir()] == [".json"], "the folder keeps the report, no lock file"
