@@ -53,9 +53,10 @@ class Violation:
         """What was seen on the student's own line (`where`, located as `places` names it), and what to write."""
         seen = self.zh if lang == "zh" else self.en
         instead = INSTEAD[self.mistake][0 if lang == "zh" else 1]
+        place = places.place(where, lang)
         if lang == "zh":
-            return f"{places.place(where, lang)} `{self.text}`：{seen}。应改为：{instead}"
-        return f"{places.place(where, lang)} `{self.text}`: {seen}. Instead, {instead}"
+            return f"{place} `{self.text}`：{seen}。应改为：{instead}"
+        return f"{place} `{self.text}`: {seen}. Instead, {instead}"
 
 
 def violations(source: str) -> list[Violation]:

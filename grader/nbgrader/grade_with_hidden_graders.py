@@ -159,13 +159,14 @@ class GradeWithHiddenGraders(NbGraderPreprocessor):
         name = printable("/".join(str(info.get(key, "?")) for key in ("student", "assignment", "notebook")) + ".ipynb",
                          keep_newlines=False)
         sources = code_as_submitted(nb)
-        start_fork_server_unless_cached(self.report_cache or None)  # before this process loads torch, as the CLI does
+        cache = Path(self.report_cache) if self.report_cache else None
+        start_fork_server_unless_cached(cache)  # before this process loads torch, as the CLI does
         single_threaded_torch()  # this step is where nbgrader's process enters grading, as the CLI is for ours
         from grader.grade import grade
 
         with parent_budget.charged():  # reading and grading this notebook, as for `grader grade`
             report = grade(submission_from_cells(sources, name, is_notebook=True),
-                           cache=Path(self.report_cache) if self.report_cache else None, fix_credit=self.fix_credit)
+                           cache=cache, fix_credit=self.fix_credit)
         kit = kit_metadata(nb)
         kit["report"] = report
         if report.get("isolation_missing"):

@@ -14,9 +14,9 @@ import pickle
 
 
 def _reduce(tensor):
-    flat = tensor.detach().cpu().contiguous().reshape(-1)
     import torch
 
+    flat = tensor.detach().cpu().contiguous().reshape(-1)
     data = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
     return rebuild, (str(tensor.dtype).removeprefix("torch."), tuple(tensor.shape), data, tensor.requires_grad)
 

@@ -36,8 +36,7 @@ def _fork_server():
             fork_server.install()
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(["torch", "torch.nn.functional", "grader.sandbox.worker",
-                                            "grader.sandbox.worker_process", "grader.sandbox.syscall_filter",
-                                            "grader.sandbox.request_tensors"])  # what unpickling a request calls
+                                            "grader.sandbox.worker_process", "grader.sandbox.syscall_filter"])
             _context = context
     return _context
 
