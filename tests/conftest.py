@@ -166,7 +166,15 @@ def header(path: Path, key: str) -> str | None:
 BYPASS_RULES = ("import os, grader.policy; grader.policy.violations = lambda source: []; "
                 "import grader.sandbox.worker_process; grader.sandbox.worker_process.RUNTIME_GUARDS = False; "
                 f"os.environ.pop({REPORT_CACHE_ENV!r}, None)")
-GRADER_WITHOUT_RULES = [sys.executable, "-c", f"{BYPASS_RULES}; import runpy; runpy.run_module('grader', run_name='__main__')"]
+
+
+def grader_without_rules(setup: str = "") -> list[str]:
+    """The grader's command line with the rules off (BYPASS_RULES), after `setup` (Python statements)."""
+    return [sys.executable, "-c", f"{BYPASS_RULES}; {setup + '; ' if setup else ''}"
+            "import runpy; runpy.run_module('grader', run_name='__main__')"]
+
+
+GRADER_WITHOUT_RULES = grader_without_rules()
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from collections import OrderedDict
 import pytest
 import torch
 
-from conftest import BYPASS_RULES, REFERENCE, ROOT, SUBMISSIONS, CpuTime
+from conftest import BYPASS_RULES, REFERENCE, ROOT, SUBMISSIONS, CpuTime, grader_without_rules
 from grader.assignment import MAX_SCORE
 from grader import diagnosis
 from grader.sandbox import answers, frames, worker
@@ -113,10 +113,9 @@ def test_a_deflate_bomb_is_refused_before_inflating(honest):
 
 # grade-all without the rules, each probe limited to 3 s (the stalled frame waits out its probes' limit, and
 # the limit is not what this test is about: the honest neighbour's 20/20 is); the submission keeps 30 s.
-GRADE_ALL_SHORT_PROBES = [sys.executable, "-c", BYPASS_RULES + "; import grader.grade as grade; "
-                          "from grader.sandbox.confinement import Limits; grade.default_limits = lambda: Limits("
-                          "visible=grade.python_paths(), probe_seconds=3.0, submission_seconds=30.0); "
-                          "import runpy; runpy.run_module('grader', run_name='__main__')"]
+GRADE_ALL_SHORT_PROBES = grader_without_rules(
+    "import grader.grade as grade; from grader.sandbox.confinement import Limits; grade.default_limits = "
+    "lambda: Limits(visible=grade.python_paths(), probe_seconds=3.0, submission_seconds=30.0)")
 
 
 def test_an_honest_neighbour_scores_full_marks_beside_forged_answers(tmp_path):

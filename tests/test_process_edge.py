@@ -2,9 +2,14 @@
 read from the environment), and the CLI alone turns a GraderError into `grader: ...` and its exit code."""
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import torch
 
-from conftest import SUBMISSIONS
+from conftest import REFERENCE, ROOT, SUBMISSIONS
 from grader import cli
 from grader.errors import CourseError, UsageError
 from grader.grade import grade_submission
@@ -63,15 +68,9 @@ def test_a_course_nbgrader_cannot_grade_is_a_course_error(tmp_path, capsys):
 def test_a_run_the_report_cache_answers_starts_no_fork_server(tmp_path):
     """With a report cache, the fork server (a second torch import) starts at the first report the cache
     lacks: a re-run over graded work starts none, and prints the same report."""
-    import json
-    import subprocess
-    import sys
-
-    from conftest import REFERENCE, ROOT
-
     run = ("import multiprocessing.forkserver as f, sys; from grader.cli import main; main(sys.argv[1:]); "
            "print(f._forkserver._forkserver_pid is not None)")
-    environment = {**__import__("os").environ, REPORT_CACHE_ENV: str(tmp_path / "cache")}
+    environment = {**os.environ, REPORT_CACHE_ENV: str(tmp_path / "cache")}
     outputs = [subprocess.run([sys.executable, "-c", run, "grade", str(REFERENCE), "--json"], cwd=ROOT, env=environment,
                               capture_output=True, text=True, timeout=300).stdout.rsplit("\n", 2)[:2]
                for _ in range(2)]
