@@ -8,7 +8,6 @@ from pathlib import Path
 from grader.errors import UsageError
 from grader.grade_all.folder import grade_class
 from grader.grade_all.json_list import write_reports
-from grader.grade_all.nbgrader_mode import grade_nbgrader_course
 from grader.grade_all.text import class_summary, table
 from grader.nbgrader.autograde_run import DB_URL_ENV
 
@@ -23,6 +22,8 @@ def main(*, dir: str, jobs: int = 1, json_out: str | None = None, lang: str = "z
     if not root.is_dir():
         raise UsageError(f"no such directory: {dir}")
     if nbgrader:
+        from grader.grade_all.nbgrader_mode import grade_nbgrader_course  # nbgrader: a second a folder never needs
+
         if db_url_file:
             try:
                 db_url = Path(db_url_file).read_text(encoding="utf-8").strip()

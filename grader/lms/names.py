@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import PurePosixPath
 
+from grader.student_id import STUDENT_ID
+
 LAYOUTS = ("canvas", "moodle", "blackboard", "student_id")
 
 _CANVAS = re.compile(r"^(?P<name>[^\W_]*)(?P<late>_LATE)?_(?P<user>\d+)_(?P<attachment>\d+)_(?P<file>.+)$")
@@ -30,7 +32,6 @@ _MOODLE_FOLDER = re.compile(r"^(?P<name>.+)_(?P<participant>\d+)_assignsubmissio
 _BLACKBOARD = re.compile(r"^(?P<assignment>.+)_(?P<user>[^\W_](?:[^\W_]|[.\-])*)_attempt_"  # a username as an id
                          r"(?P<time>\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})(?:_(?P<file>.+)|\.txt)?$")
 _BLACKBOARD_TIME = "%Y-%m-%d-%H-%M-%S"
-_STUDENT_ID = re.compile(r"^(?P<id>[^\W_](?:[^\W_]|[.\-])*)_(?P<file>.+)$")  # as grader.nbgrader.collector.STUDENT_ID
 
 
 @dataclass(frozen=True)
@@ -89,10 +90,10 @@ def blackboard(path: PurePosixPath) -> HandIn | str:
 
 
 def student_id(path: PurePosixPath) -> HandIn | str:
-    match = _STUDENT_ID.match(_nfc(path.name))
+    match = STUDENT_ID.match(_nfc(path.name))
     if not match:
         return "no student id: the name must be <student_id>_<name>.ipynb, id of letters, digits, - and ."
-    return HandIn("student_id", match["id"], match["file"])
+    return HandIn("student_id", match["student_id"], match["name"])
 
 
 READERS = {"canvas": canvas, "moodle": moodle, "blackboard": blackboard, "student_id": student_id}

@@ -36,7 +36,8 @@ from nbgrader.plugins import FileNameCollectorPlugin
 from nbgrader.utils import find_all_notebooks
 from traitlets import Int
 
-STUDENT_ID = re.compile(r"^(?P<student_id>[^\W_](?:[^\W_]|[.\-])*)_(?P<name>.+)$")
+from grader.student_id import STUDENT_ID
+
 _COPY_PREFIX = re.compile(r"^(?:copy of\s+)+", re.IGNORECASE)
 _COPY_NUMBER = re.compile(r"\s*\((\d+)\)\s*$")
 _COPY_SUFFIX = re.compile(r"\s*(?:的副本|副本|- copy|copy)\s*$", re.IGNORECASE)
