@@ -12,13 +12,15 @@ from grader.adapter import StudentCode
 from grader.checks import Check, Context, Outcome, checks_for
 from grader.sandbox.confinement import Limits
 from grader.errors import UsageError
+from grader.process import probe_seconds_from_env
 from grader.report import build_report, in_language, refused_report, render_text
 from grader.sandbox.worker_process import SandboxUnavailable, python_paths
 from grader.source import Refusal, Submission, load_submission
 
 
 def default_limits() -> Limits:
-    return Limits(visible=python_paths())
+    """The worker's limits for every entry point; the per-call time from $ATTENTION_KIT_PROBE_SECONDS when set."""
+    return Limits(visible=python_paths(), probe_seconds=probe_seconds_from_env() or Limits.probe_seconds)
 
 
 def integrity_check(student: StudentCode) -> tuple[Check, Outcome]:

@@ -9,11 +9,17 @@ import os
 import sys
 from pathlib import Path
 
+from grader.errors import UsageError
+
 ROOT = Path(__file__).resolve().parent.parent
 """The repository root, which is also the nbgrader course directory (nbgrader_config.py is here)."""
 REPORT_CACHE_ENV = "ATTENTION_KIT_REPORT_CACHE"
 """An instructor's report cache folder (grader.report_cache), read by the entry points only: the CLI for
 `grade` and `grade-all`, nbgrader_config.py for `nbgrader autograde`."""
+PROBE_SECONDS_ENV = "ATTENTION_KIT_PROBE_SECONDS"
+"""The time one probe call may take, in place of the 10 s default (grader.sandbox.confinement.Limits): a slow
+grading machine may raise it; the test suite lowers it, since waiting out the limit is what its timeout
+fixtures test. Read by grader.grade.default_limits, the limits of every entry point's grading."""
 
 
 def single_threaded_torch() -> None:
@@ -48,6 +54,22 @@ def open_gradebook(db_url: str, course_id: str | None = None):
     from nbgrader.api import Gradebook  # here: only the nbgrader verbs pay for importing nbgrader
 
     return Gradebook(db_url, course_id) if course_id else Gradebook(db_url)
+
+
+def probe_seconds_from_env() -> float | None:
+    """The per-call limit an instructor set through PROBE_SECONDS_ENV, if any; a value that is not a number of
+    seconds between 0 and 600 is a UsageError, never a silent default."""
+    value = os.environ.get(PROBE_SECONDS_ENV, "").strip()
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds <= 600:
+        raise UsageError(f"{PROBE_SECONDS_ENV}={value!r}: give the seconds one probe call may take, above 0 and "
+                         "at most 600")
+    return seconds
 
 
 def report_cache_from_env() -> Path | None:

@@ -76,6 +76,9 @@ MUTATIONS = [
     Mutation("fork-server-when-cached", "grader/sandbox/worker_process.py",
              (("    if report_cache is None:\n        start_fork_server()", "    start_fork_server()"),),
              ("tests/test_process_edge.py::test_a_run_the_report_cache_answers_starts_no_fork_server",), "sandbox"),
+    Mutation("probe-limit-env", "grader/grade.py",
+             (("probe_seconds=probe_seconds_from_env() or Limits.probe_seconds", "probe_seconds=Limits.probe_seconds"),),
+             ("tests/test_probe_limit.py",), "unit"),
     # issue 21: a broken rule is placed as Colab shows cells
     Mutation("rules-gate-place", "grader/policy.py",
              (('        return f"{places.place(where, lang)} `{self.text}`: {seen}. Instead, {instead}"',

@@ -13,7 +13,7 @@ import pytest
 
 from grader import policy
 from grader.grade import grade_submission
-from grader.process import REPORT_CACHE_ENV, put_nbgrader_tools_on_path, single_threaded_torch
+from grader.process import PROBE_SECONDS_ENV, REPORT_CACHE_ENV, put_nbgrader_tools_on_path, single_threaded_torch
 from grader.report import in_language
 from grader.sandbox import worker_process
 
@@ -35,6 +35,14 @@ SESSION_REPORTS_ENV = "ATTENTION_KIT_TEST_SESSION_REPORTS"
 MADE_HERE = SESSION_REPORTS_ENV not in os.environ
 SESSION_REPORTS = Path(os.environ.get(SESSION_REPORTS_ENV) or tempfile.mkdtemp(prefix="attention-kit-test-reports-"))
 os.environ[SESSION_REPORTS_ENV] = os.environ[REPORT_CACHE_ENV] = str(SESSION_REPORTS)
+
+
+# Every grading of the session, here and in the subprocesses tests start, gives one probe call 5 s instead of 10:
+# the timeout fixtures (an endless loop) wait the limit out, and it is the limit they test. An honest probe
+# takes under 0.2 s on this 2-core machine at load 3, and the memory bomb reaches its 3 GiB limit within 1.7 s
+# (so it stays a memory-limit, not a timeout). Tests that set their own Limits keep them.
+SESSION_PROBE_SECONDS = "5"
+os.environ[PROBE_SECONDS_ENV] = SESSION_PROBE_SECONDS
 
 
 def pytest_unconfigure(config):
