@@ -79,6 +79,9 @@ MUTATIONS = [
     Mutation("probe-limit-env", "grader/grade.py",
              (("probe_seconds=probe_seconds_from_env() or Limits.probe_seconds", "probe_seconds=Limits.probe_seconds"),),
              ("tests/test_probe_limit.py",), "unit"),
+    Mutation("answer-storage-size", "grader/sandbox/answers.py",
+             (("                if len(data) != numel * dtype.itemsize:", "                if False:"),),
+             ("tests/test_answer_decoder.py",), "unit"),
     # issue 21: a broken rule is placed as Colab shows cells
     Mutation("rules-gate-place", "grader/policy.py",
              (('        return f"{places.place(where, lang)} `{self.text}`: {seen}. Instead, {instead}"',

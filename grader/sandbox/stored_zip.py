@@ -1,4 +1,4 @@
-"""Read and rewrite a zip whose records are all stored (uncompressed), as `torch.save` writes them.
+"""Read a zip whose records are all stored (uncompressed), as `torch.save` writes them.
 
 The reader takes nothing on trust: the record count is read from the end record before any
 entry is parsed, every entry must be stored (a deflated one, a decompression bomb, is refused
@@ -61,23 +61,9 @@ def read_stored(data: bytes, max_records: int) -> dict[str, tuple[int, bytes]]:
         records = {name.decode("utf-8"): (crc, data[start:start + size]) for _, start, size, name, crc in entries}
     except UnicodeDecodeError as error:
         raise ZipRefused("a record name that is not UTF-8") from error
-    # torch's zip reader finds records ignoring case: two names that differ only in case could
-    # make it read a record other than the one checked
+    # torch.save never writes two names that differ only in case (zip readers that ignore case would
+    # read either one)
     if len({name.casefold() for name in records}) != len(entries):
         raise ZipRefused("a record name used twice (ignoring case)")
     return records
 
-
-def write_stored(records: dict[str, tuple[int, bytes]]) -> bytes:
-    """A fresh archive of stored records, in the given order."""
-    parts, central, offset = [], [], 0
-    for name, (crc, payload) in records.items():
-        encoded = name.encode("utf-8")
-        local = LOCAL.pack(b"PK\x03\x04", 20, 0x800, STORED, 0, 0x21, crc, len(payload), len(payload), len(encoded), 0)
-        central.append(CENTRAL.pack(b"PK\x01\x02", 20, 20, 0x800, STORED, 0, 0x21, crc, len(payload), len(payload),
-                                    len(encoded), 0, 0, 0, 0, 0, offset) + encoded)
-        parts += [local, encoded, payload]
-        offset += len(local) + len(encoded) + len(payload)
-    directory = b"".join(central)
-    end = END.pack(b"PK\x05\x06", 0, 0, len(records), len(records), len(directory), offset, 0)
-    return b"".join(parts) + directory + end
