@@ -209,7 +209,7 @@ def test_overlapping_records_are_refused_before_any_is_copied():
 
 
 def test_a_second_pickle_named_in_other_case_is_refused():
-    """torch's zip reader ignores case: it could read the unchecked one of two such records."""
+    """A zip reader that ignores case could read the unchecked one of two such records: torch.save never writes them."""
     checked = io.BytesIO()
     with zipfile.ZipFile(checked, "w") as archive:
         archive.writestr("archive/data.pkl", b"\x80\x02}.")

@@ -1,10 +1,10 @@
 """Scan an answer's pickle record before anything unpickles it.
 
-`torch.load(weights_only=True)` builds nothing executable, but it still hashes dict keys and
-set items while loading, in C and without a way to interrupt it: a key that is a DAG of shared
-tuples (`t = (t, t)` sixty times, a few hundred bytes) takes exponential time to hash. It also
-accepts rebuild functions (quantized, sparse, nested tensors, sets, Counters) that probes never
-send. This scan runs the pickle's stack machine on *kinds* of values only, linearly, and accepts
+An unpickler builds nothing executable from the globals it is allowed, but it still hashes dict
+keys and set items while loading, in C and without a way to interrupt it: a key that is a DAG of
+shared tuples (`t = (t, t)` sixty times, a few hundred bytes) takes exponential time to hash. And
+torch.save's format has rebuild functions (quantized, sparse, nested tensors, sets, Counters) that
+probes never send. This scan runs the pickle's stack machine on *kinds* of values only, linearly, and accepts
 exactly what `torch.save` writes for a probe answer: protocol 2, the opcodes below, plain
 tensors of the dtypes in `STORAGE_DTYPES`, dicts keyed by strings, lists, tuples, numbers.
 """

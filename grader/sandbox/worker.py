@@ -3,7 +3,7 @@
 Runs in a child process that confines itself first (`confinement.confine`). Requests come from
 the trusted parent as pickles (a probe's name and its request's fields); answers go back as
 `torch.save` bytes holding only tensors, numbers, strings, lists and dicts, which the parent
-reads with `torch.load(weights_only=True)`.
+checks and unpickles with its own short list of globals (grader.sandbox.answers).
 No verdict is computed here: student code can patch anything in this process.
 """
 from __future__ import annotations
