@@ -84,8 +84,7 @@ MUTATIONS = [
              ("tests/test_answer_decoder.py",), "unit"),
     # issue 21: a broken rule is placed as Colab shows cells
     Mutation("rules-gate-place", "grader/policy.py",
-             (('        return f"{places.place(where, lang)} `{self.text}`: {seen}. Instead, {instead}"',
-               '        return f"line {where[\'line\']} `{self.text}`: {seen}. Instead, {instead}"'),),
+             (("        place = places.place(where, lang)", "        place = f\"line {where['line']}\""),),
              ("tests/test_core_source.py::test_a_broken_rule_in_a_notebook_is_placed_by_the_cell_that_defines_the_graded_name",),
              "unit"),
     Mutation("release-gate", "grader/release_solutions.py", (("if problems and not force:", "if False:"),),
