@@ -1,9 +1,9 @@
 """Does the parent read a worker's answers within its deadlines, and refuse forged ones before they cost it anything?
 
 Student code runs in the worker process, so it can write any bytes onto the worker's pipe. The
-hostile submissions in `submissions/forged_answers/` do; each is graded in a child process so
-that its wall time, CPU time and peak memory are measured, and so that a defence that fails
-(a hang, an exponential walk) fails the test instead of hanging it.
+hostile submissions in `submissions/forged_answers/` do; they are graded one after another in a child
+process, so that each one's wall time, CPU time and peak memory are measured, and so that a defence that
+fails (a hang, an exponential walk) fails the tests instead of hanging them.
 """
 import io
 import json
@@ -30,45 +30,65 @@ FORGED = SUBMISSIONS / "forged_answers"
 PARTS = ("sdpa", "mha")
 FORGED_NAMES = ("stalled_frame", "shared_reference_dag", "tuple_key_dag", "deflate_bomb")
 
-# Grades one file with the given limits and prints the report with what the grading cost this process.
-# One worker is started first, so the fork server's torch import is not charged to the submission's time.
+# Grades each (file, limits) in turn in one child and prints, as each ends, its report with what it cost this
+# process: wall and CPU time, and the peak memory so far (a high-water mark: the honest file goes first, the
+# deflate bomb right after it). One worker is started first, so the fork server's torch import is charged to
+# no submission. One child for all of them: each would otherwise pay its own torch import and fork server.
 GRADE_IN_CHILD = BYPASS_RULES + """
 import json, resource, sys, time
 from grader.sandbox.confinement import Limits
 from grader.grade import default_limits, grade_submission
 from grader.sandbox.worker_process import Worker
-limits = Limits(**{**default_limits().__dict__, **json.loads(sys.argv[2])})
-Worker("", limits, False).close()
-wall, cpu = time.monotonic(), time.process_time()
-report = grade_submission(sys.argv[1], limits=limits)
-print(json.dumps({"report": report, "wall": time.monotonic() - wall, "cpu": time.process_time() - cpu,
-                  "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10}))
+Worker("", default_limits(), False).close()
+for name, path, overrides in json.loads(sys.argv[1]):
+    limits = Limits(**{**default_limits().__dict__, **overrides})
+    wall, cpu = time.monotonic(), time.process_time()
+    report = grade_submission(path, limits=limits)
+    print(json.dumps({"name": name, "report": report, "wall": time.monotonic() - wall,
+                      "cpu": time.process_time() - cpu,
+                      "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10}), flush=True)
 """
+# In the order graded; the limits each file is graded with (over the defaults).
+CHILD_GRADINGS = [
+    ("honest", REFERENCE, {}),
+    ("deflate_bomb", FORGED / "deflate_bomb.py", {"probe_seconds": 60.0, "submission_seconds": 120.0}),
+    ("stalled_frame", FORGED / "stalled_frame.py", {"probe_seconds": 2.0, "submission_seconds": 8.0}),
+    ("shared_reference_dag", FORGED / "shared_reference_dag.py", {}),
+    ("tuple_key_dag", FORGED / "tuple_key_dag.py", {}),
+]
+CHILD_GIVES_UP_AFTER = 600
 
 
-def grade_in_child(path, give_up_after: float, **limits) -> dict:
+@pytest.fixture(scope="module")
+def graded_in_child() -> dict:
+    """{name: what GRADE_IN_CHILD printed} for each grading that ended before the child was given up on."""
+    plan = [(name, str(path), limits) for name, path, limits in CHILD_GRADINGS]
     try:
-        result = subprocess.run([sys.executable, "-c", GRADE_IN_CHILD, str(path), json.dumps(limits)], cwd=ROOT,
-                                capture_output=True, text=True, timeout=give_up_after)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"grading {path.name} did not end within {give_up_after:.0f} s")
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout)
+        done = subprocess.run([sys.executable, "-c", GRADE_IN_CHILD, json.dumps(plan)], cwd=ROOT,
+                              capture_output=True, text=True, timeout=CHILD_GIVES_UP_AFTER)
+        printed, failure = done.stdout, None if done.returncode == 0 else done.stderr[-3000:]
+    except subprocess.TimeoutExpired as expired:
+        printed = expired.stdout.decode() if isinstance(expired.stdout, bytes) else expired.stdout or ""
+        failure = f"the child was given up on after {CHILD_GIVES_UP_AFTER} s"
+    results = {line["name"]: line for line in map(json.loads, printed.splitlines())}
+    return {"results": results, "failure": failure}
+
+
+def grading(graded_in_child: dict, name: str) -> dict:
+    """One file's grading, or a failure saying it never ended (a hang, an exponential walk) and why."""
+    if name not in graded_in_child["results"]:
+        pytest.fail(f"grading {name} did not end: {graded_in_child['failure']}")
+    return graded_in_child["results"][name]
 
 
 def points(report: dict, part: str) -> float:
     return sum(c["points"] for c in report["checks"] if c["part"] == part)
 
 
-@pytest.fixture(scope="module")
-def honest():
-    return grade_in_child(REFERENCE, 300)
-
-
-def test_a_stalled_half_frame_ends_within_the_submission_limit():
+def test_a_stalled_half_frame_ends_within_the_submission_limit(graded_in_child):
     """Part 1 writes a length header only, Part 2 a long header and 4 body bytes; both then sleep."""
-    limits = {"probe_seconds": 2.0, "submission_seconds": 8.0}
-    graded = grade_in_child(FORGED / "stalled_frame.py", 180, **limits)
+    limits = next(overrides for name, _, overrides in CHILD_GRADINGS if name == "stalled_frame")
+    graded = grading(graded_in_child, "stalled_frame")
     report = graded["report"]
     assert graded["wall"] < limits["submission_seconds"] + 5, graded["wall"]
     assert "timeout" in report["mistakes"]
@@ -78,9 +98,9 @@ def test_a_stalled_half_frame_ends_within_the_submission_limit():
         assert "no answer within 2 s" in first["message_en"] and "timeout" in first["mistakes"], first["message_en"]
 
 
-def test_a_shared_reference_dag_is_refused_in_bounded_parent_time():
+def test_a_shared_reference_dag_is_refused_in_bounded_parent_time(graded_in_child):
     """A ~1 KB well-formed frame: a list DAG 64 levels deep (Part 1) or 12 levels of 10-fold fan-out (Part 2)."""
-    graded = grade_in_child(FORGED / "shared_reference_dag.py", 180)
+    graded = grading(graded_in_child, "shared_reference_dag")
     report = graded["report"]
     assert graded["cpu"] < 10 and graded["wall"] < 30, (graded["cpu"], graded["wall"])
     assert "tampering" in report["mistakes"]
@@ -92,18 +112,19 @@ def test_a_shared_reference_dag_is_refused_in_bounded_parent_time():
         assert failed and "more than 100000 values" in failed[0], failed[:1]
 
 
-def test_a_tuple_dag_dict_key_is_refused_before_torch_hashes_it():
+def test_a_tuple_dag_dict_key_is_refused_before_torch_hashes_it(graded_in_child):
     """A hand-written pickle whose dict key is 60 levels of shared tuples: hashing it is exponential, in C."""
-    graded = grade_in_child(FORGED / "tuple_key_dag.py", 180)
+    graded = grading(graded_in_child, "tuple_key_dag")
     report = graded["report"]
     assert graded["cpu"] < 10 and graded["wall"] < 30, (graded["cpu"], graded["wall"])
     assert "tampering" in report["mistakes"] and points(report, "sdpa") == points(report, "mha") == 0
     assert any("key is not a string" in c["message_en"] for c in report["checks"] if c["id"] == "integrity.tampering")
 
 
-def test_a_deflate_bomb_is_refused_before_inflating(honest):
-    """A 4.7 MB frame whose deflated storage record inflates to 1 GiB inside torch.load."""
-    graded = grade_in_child(FORGED / "deflate_bomb.py", 300, probe_seconds=60.0, submission_seconds=120.0)
+def test_a_deflate_bomb_is_refused_before_inflating(graded_in_child):
+    """A 4.7 MB frame whose deflated storage record inflates to 1 GiB inside torch.load; graded right after the
+    honest file in one process, so the peak it may reach is the honest grading's peak plus a margin."""
+    honest, graded = grading(graded_in_child, "honest"), grading(graded_in_child, "deflate_bomb")
     report = graded["report"]
     assert graded["peak_rss"] < honest["peak_rss"] + (256 << 20), (graded["peak_rss"] >> 20, honest["peak_rss"] >> 20)
     assert "tampering" in report["mistakes"] and points(report, "sdpa") == 0
