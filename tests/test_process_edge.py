@@ -77,3 +77,23 @@ def test_a_run_the_report_cache_answers_starts_no_fork_server(tmp_path):
     (first, first_started), (again, again_started) = outputs
     assert (first_started, again_started) == ("True", "False")
     assert json.loads(first) == json.loads(again)
+
+
+# Starts the fork server and ends at once; a hook registered first runs last at exit (atexit is last in, first
+# out), after the grader's own, and says whether the fork server is still there then.
+START_AND_END = """
+import atexit, multiprocessing.forkserver, os, sys
+from grader.sandbox.worker_process import start_fork_server
+atexit.register(lambda: print(os.path.exists(f"/proc/{multiprocessing.forkserver._forkserver._forkserver_pid}")))
+start_fork_server()
+assert "torch" not in sys.modules
+"""
+
+
+def test_a_process_that_starts_no_worker_leaves_no_fork_server_behind():
+    """An entry point without a cache starts the fork server at once, before it reads a submission; where it
+    then starts no worker (every submission refused, say) and ends, the fork server is stopped with it, not
+    left importing torch for seconds more (while the process waits for it to end)."""
+    done = subprocess.run([sys.executable, "-c", START_AND_END], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False"], "the fork server outlived the process's own exit handlers"

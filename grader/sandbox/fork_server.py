@@ -66,6 +66,16 @@ class _Through(types.ModuleType):
         return getattr(self._module, name)
 
 
+def stop() -> None:
+    """Kill the fork servers this process started and reap them: for an entry point that started one early
+    and then forked no worker from it (every submission refused, or answered by the report cache), which
+    would otherwise go on importing torch for seconds after the grading ended."""
+    for process in _started:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 def install() -> None:
     """Before the fork server starts (idempotent)."""
     if not isinstance(multiprocessing.forkserver.util, _Through):

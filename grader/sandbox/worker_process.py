@@ -9,6 +9,7 @@ numbers, strings and small containers, nothing executable.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import multiprocessing
 import multiprocessing.forkserver
@@ -26,6 +27,7 @@ from grader.sandbox import answers, fork_server, frames, memory_cgroup, request_
 from grader.sandbox.confinement import SCRATCH, Limits
 _context_lock = threading.Lock()
 _context = None
+_workers_started = 0
 
 
 def _fork_server():
@@ -43,9 +45,17 @@ def _fork_server():
 
 def start_fork_server() -> None:
     """Start the fork server now, so its torch import overlaps with the caller's own (this
-    module imports no torch at load time for that reason)."""
+    module imports no torch at load time for that reason). Where the process then ends without
+    having started a worker, the fork server is stopped at exit rather than left to finish its
+    imports for nothing."""
     _fork_server()
     multiprocessing.forkserver.ensure_running()
+    atexit.register(_stop_fork_server_if_unused)
+
+
+def _stop_fork_server_if_unused() -> None:
+    if _workers_started == 0:
+        fork_server.stop()
 
 
 def start_fork_server_unless_cached(report_cache: Path | None) -> None:
@@ -186,6 +196,7 @@ class Worker:
     """One confined child process holding one submission's code."""
 
     def __init__(self, source: str, limits: Limits, use_cuda: bool) -> None:
+        global _workers_started
         self.limits = limits
         self.uid = worker_identity.allocate() if os.geteuid() == 0 else None
         self.cgroup, no_cgroup = memory_cgroup.create(limits.memory_bytes) if limits.confine else (None, None)
@@ -195,6 +206,7 @@ class Worker:
         self.process = context.Process(target=_worker_entry,
                                        args=(child_end, limits_here, source, use_cuda, RUNTIME_GUARDS), daemon=True)
         with _context_lock, _without_main_module():
+            _workers_started += 1
             self.process.start()
         child_end.close()
         self.missing_isolation = self._confined(SETUP_SECONDS) + ([f"memory cgroup ({no_cgroup})"] if no_cgroup else [])
