@@ -17,7 +17,7 @@ import pytest
 
 import colab_notebooks as cn
 from conftest import BYPASS_RULES, ROOT
-from grader.process import nbgrader_env
+from grader.process import PROBE_SECONDS_ENV, nbgrader_env
 from nbgrader_course import Course
 from test_no_secret_in_worker import HOSTILE, canary, descendants, fork_servers, secrets_in_memory, waiting_worker
 
@@ -38,8 +38,10 @@ def test_no_secret_reaches_a_worker_a_report_or_a_feedback_page(tmp_path):
     url_file = tmp_path / "db-url"
     url_file.write_text(f"sqlite:///{gradebook}\n")
     url_file.chmod(0o600)
+    # the submission waits while this test scans memory from outside (seconds): long probes, as in
+    # test_no_secret_in_worker, instead of the session's (grade-all passes them on to nbgrader autograde)
     env = {**nbgrader_env(), "ATTENTION_KIT_DB_URL": f"postgresql+psycopg2://grader:{database}@db.example/gradebook",
-           "AWS_SECRET_ACCESS_KEY": cloud}
+           "AWS_SECRET_ACCESS_KEY": cloud, PROBE_SECONDS_ENV: "90"}
     out = tmp_path / "reports.json"
     grading = subprocess.Popen([*GRADE_ALL, "grade-all", str(course.root), "--nbgrader", "attention", "--db-url-file",
                                 str(url_file), "--json", str(out), "--lang", "en"],
