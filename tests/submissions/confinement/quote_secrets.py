@@ -2,7 +2,8 @@
 # process's environment and command line it can see, and its own writable memory, read in place
 # (the KEY=VALUE strings exec left on its stack survive os.environ.clear()). Reports what it finds in
 # the only channel back: its own feedback.
-# Then it waits (up to a minute) while its `ready` file exists, so a test can scan it from outside.
+# Then it waits (up to a minute) while its `ready` file exists, so a test can scan it from outside; that once,
+# at its first call in a worker.
 import ctypes
 import os
 import re
@@ -39,10 +40,15 @@ def _environments():
     return found
 
 
+_found = None  # what the first call found; the later calls in this worker say it again at once
+
+
 def scaled_dot_product_attention(Q, K, V, is_causal=True):
-    found = sorted(s.decode() for s in _environments() | _own_memory())
-    open("ready", "w").close()
-    deadline = time.monotonic() + 60
-    while os.path.exists("ready") and time.monotonic() < deadline:
-        time.sleep(0.05)
-    raise RuntimeError(f"secrets found: {found}")
+    global _found
+    if _found is None:
+        _found = sorted(s.decode() for s in _environments() | _own_memory())
+        open("ready", "w").close()
+        deadline = time.monotonic() + 60
+        while os.path.exists("ready") and time.monotonic() < deadline:
+            time.sleep(0.05)
+    raise RuntimeError(f"secrets found: {_found}")
