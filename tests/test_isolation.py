@@ -14,6 +14,7 @@ from conftest import GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS, header
 from grader.assignment import MAX_SCORE, PART
 from grader.checks import checks_for
 from grader.sandbox.confinement import Limits
+import grader.grade as grade_module
 from grader.grade import default_limits, grade_submission
 from grader.grade_all.folder import grade_class
 
@@ -93,7 +94,8 @@ def test_all_isolation_layers_are_in_place_as_root():
 
 
 @pytest.mark.usefixtures("rules_bypassed")
-def test_hostile_neighbours_change_no_one_elses_grade(tmp_path):
+def test_hostile_neighbours_change_no_one_elses_grade(tmp_path, monkeypatch):
+    monkeypatch.setattr(grade_module, "default_limits", short_memory)  # the bomb trips it at once: 8 calls, not 8 × 3 GiB
     for name in ("infinite_loop", "fork_bomb", "exit_in_function", "memory_bomb", "patched_comparisons"):
         (tmp_path / f"{name}.py").write_bytes((SUBMISSIONS / "hostile" / f"{name}.py").read_bytes())
     for n in range(2):  # students `honest-0`, `honest-1` (`<id>_...` would name student `<id>`, as zip_collect does)
