@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GRADER_WITHOUT_RULES, REFERENCE, ROOT
+from conftest import REFERENCE, ROOT
 from grader.assignment import MAX_SCORE
 from grader.grade import default_limits, grade_submission
 from grader.grade_all.folder import grade_one
@@ -86,7 +86,7 @@ def test_the_grade_verb_exits_2_with_the_reason(tmp_path):
     assert "Score" not in result.stdout
 
 
-def test_a_submission_cannot_forge_the_setup_frame(tmp_path):
+def test_a_submission_cannot_forge_the_setup_frame(tmp_path, rules_bypassed):
     """The parent reads the worker's setup frame before student code runs: a forged one written at
     definition time is just the submission's first answer, refused or ignored, and graded as its own."""
     forged = worker.encode({"setup_failed": "forged by the student"})
@@ -108,10 +108,7 @@ def _forge():
 def scaled_dot_product_attention(Q, K, V, is_causal=True, _forged=_forge()):  # runs when the def runs
     pass
 """)
-    result = subprocess.run(GRADER_WITHOUT_RULES + ["grade", "--json", str(path)], cwd=ROOT, capture_output=True,
-                            text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-2000:]
-    report = json.loads(result.stdout)
+    report = grade_submission(path)  # raises SandboxUnavailable if the forged frame were read as the setup's
     assert report["score"] == 0 and "tampering" in report["mistakes"], report["mistakes"]
 
 
