@@ -1,8 +1,9 @@
 """Does `python -m pytest -p grader.pytest_plugin --submission PATH` give, item by item, what `grader grade` gives?
 
-A few representative submissions go through the whole command in a fresh process (its own fork server,
-its own grading); every correct style and mutant goes through the same plugin in this process
-(pytester), reading the session's report cache as the command reads an instructor's.
+A few representative submissions go through the whole command in a fresh process (two of them with its
+own fork server and grading, two reading the session's report cache); every correct style and mutant goes
+through the same plugin in this process (pytester), reading the session's report cache as the command
+reads an instructor's.
 """
 from __future__ import annotations
 
@@ -23,14 +24,16 @@ PLUGIN_ARGS = ["-p", "grader.pytest_plugin", "--grader-lang", "en", "-p", "no:ca
 # every correct style and every mutant: the plugin must agree with `grader grade` on all of them
 SUBMISSIONS_GRADED = [REFERENCE] + own_order(
     [*(SUBMISSIONS / "correct").glob("*.py"), *(SUBMISSIONS / "mutants").glob("*.py")], __name__)
-# end to end, in a fresh process that grades afresh: full marks, one mistake, nothing done, tampering
-END_TO_END = [REFERENCE, SUBMISSIONS / "mutants" / "missing-scale.py", STUBS,
-              SUBMISSIONS / "hostile" / "patched_comparisons.py"]
+# end to end in a fresh process: full marks and one mistake graded afresh there (its own fork server, its own
+# grading); nothing done and tampering read from the session's reports, as an instructor's re-run reads its cache
+END_TO_END = {REFERENCE: True, SUBMISSIONS / "mutants" / "missing-scale.py": True, STUBS: False,
+              SUBMISSIONS / "hostile" / "patched_comparisons.py": False}
 
 
-def run_plugin(path, tmp_path, *args: str) -> tuple[subprocess.CompletedProcess, ElementTree.Element]:
+def run_plugin(path, tmp_path, *args: str, afresh: bool = True) -> tuple[subprocess.CompletedProcess, ElementTree.Element]:
+    """The command in a fresh process; `afresh`: without the session's report cache, so it grades."""
     xml = tmp_path / "junit.xml"
-    env = {k: v for k, v in os.environ.items() if k != REPORT_CACHE_ENV}
+    env = {k: v for k, v in os.environ.items() if not (afresh and k == REPORT_CACHE_ENV)}
     done = subprocess.run([sys.executable, "-m", "pytest", *PLUGIN_ARGS, "--submission", str(path),
                            f"--junitxml={xml}", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     return done, ElementTree.parse(xml).getroot()
@@ -63,8 +66,9 @@ def assert_items_agree(report: dict, junit: ElementTree.Element, returncode: int
 
 @pytest.mark.parametrize("path", END_TO_END, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_the_command_agrees_with_grader_grade(path, tmp_path, graded):
-    done, junit = run_plugin(path, tmp_path)
-    assert_items_agree(graded(path), junit, done.returncode, done.stdout)
+    report = graded(path)  # before the command: the two that read the cache find it there
+    done, junit = run_plugin(path, tmp_path, afresh=END_TO_END[path])
+    assert_items_agree(report, junit, done.returncode, done.stdout)
 
 
 @pytest.mark.parametrize("path", SUBMISSIONS_GRADED, ids=lambda p: f"{p.parent.name}/{p.stem}")
@@ -75,9 +79,11 @@ def test_items_agree_with_grader_grade(path, pytester, graded):
     assert_items_agree(report, junit, result.ret, str(result.stdout))
 
 
-def test_part_marker_and_keyword_select_items(tmp_path):
-    done, junit = run_plugin(SUBMISSIONS / "mutants" / "missing-scale.py", tmp_path, "-m", "part2")
+def test_part_marker_and_keyword_select_items(tmp_path, graded):
+    """What is selected, not what is graded: the report comes from the session's cache."""
+    graded(SUBMISSIONS / "mutants" / "missing-scale.py")
+    done, junit = run_plugin(SUBMISSIONS / "mutants" / "missing-scale.py", tmp_path, "-m", "part2", afresh=False)
     names = [case.get("name") for case in junit.iter("testcase")]
     assert names and all(name.startswith("mha.") for name in names) and done.returncode == 0, done.stdout[-2000:]
-    done, junit = run_plugin(SUBMISSIONS / "mutants" / "missing-scale.py", tmp_path, "-k", "sdpa.values")
+    done, junit = run_plugin(SUBMISSIONS / "mutants" / "missing-scale.py", tmp_path, "-k", "sdpa.values", afresh=False)
     assert [case.get("name") for case in junit.iter("testcase")] == ["sdpa.values"] and done.returncode == 1
