@@ -66,8 +66,9 @@ def violations(source: str) -> list[Violation]:
     except SyntaxError:
         return []  # nothing of it runs; the syntax error is reported elsewhere
     lines = source.splitlines()
-    parts_of = attribution(tree)
-    rules = Rules(tree)
+    walked = syntax_tree.walk_statements(tree)  # each statement once: both passes read these lists
+    parts_of = attribution(tree, walked)
+    rules = Rules(tree, walked)
     found: list[Violation] = []
     seen: set[tuple[str, int]] = set()
     for statement in tree.body:

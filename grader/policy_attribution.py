@@ -12,16 +12,17 @@ from grader import syntax_tree
 from grader.assignment import GRADED_NAME
 
 
-def _loads(node: ast.AST) -> set[str]:
-    return {n.id for n in syntax_tree.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+def _loads(nodes: list[ast.AST]) -> set[str]:
+    return {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
-def _bound(statement: ast.stmt) -> set[str]:
+def _bound(statement: ast.stmt, nodes: list[ast.AST]) -> set[str]:
+    """What a top-level statement binds; `nodes`: the statement's walk."""
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return {statement.name}
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
         return {(a.asname or a.name).split(".")[0] for a in statement.names}
-    return {n.id for n in syntax_tree.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def _load_time_regions(statement: ast.stmt) -> list[ast.AST]:
@@ -39,11 +40,14 @@ def _load_time_regions(statement: ast.stmt) -> list[ast.AST]:
     return [statement]
 
 
-def attribution(tree: ast.Module):
-    """parts_of(statement, node): the parts whose grading runs `node`."""
+def attribution(tree: ast.Module, walked: dict[int, list[ast.AST]]):
+    """parts_of(statement, node): the parts whose grading runs `node`. `walked`: each top-level statement's
+    walk (syntax_tree.walk_statements), read here and by the rules instead of walking each statement again."""
+    bound_by = {id(s): _bound(s, walked[id(s)]) for s in tree.body}
+    loads_of = {id(s): _loads(walked[id(s)]) for s in tree.body}  # once, however many parts reach the statement
     binders: dict[str, list[ast.stmt]] = {}
     for statement in tree.body:
-        for name in _bound(statement):
+        for name in bound_by[id(statement)]:
             binders.setdefault(name, []).append(statement)
 
     def reach(roots: set[str]) -> set[str]:
@@ -57,22 +61,21 @@ def attribution(tree: ast.Module):
             for statement in binders.get(name, []):
                 if id(statement) not in read:
                     read.add(id(statement))
-                    todo += _loads(statement)
+                    todo += loads_of[id(statement)]
         return seen
 
-    load_time = {id(n) for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))
-                 for region in _load_time_regions(s) for n in syntax_tree.walk(region)}
-    at_load = reach({n for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))
-                     for region in _load_time_regions(s) for n in _loads(region)})
-    names_of = {part: reach({graded}) for part, graded in GRADED_NAME.items()}
+    def region_nodes(statement: ast.stmt, region: ast.AST) -> list[ast.AST]:
+        return walked[id(statement)] if region is statement else syntax_tree.walk(region)
 
-    bound_by: dict[int, set[str]] = {}  # statement -> what it binds, read once however many breaches it holds
+    regions = [(s, region_nodes(s, region)) for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))
+               for region in _load_time_regions(s)]
+    load_time = {id(n) for _, nodes in regions for n in nodes}
+    at_load = reach({name for _, nodes in regions for name in _loads(nodes)})
+    names_of = {part: reach({graded}) for part, graded in GRADED_NAME.items()}
 
     def parts_of(statement: ast.stmt, node: ast.AST) -> set[str]:
         if id(node) in load_time:
             return set(GRADED_NAME)  # runs in the process both parts are graded in
-        if id(statement) not in bound_by:
-            bound_by[id(statement)] = _bound(statement)
         bound = bound_by[id(statement)]
         if bound & at_load:
             return set(GRADED_NAME)

@@ -136,9 +136,11 @@ def _nn_module_class(path: str) -> bool:
 class Rules:
     """Walks one top-level statement and yields (node, mistake, zh, en) for each breach."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, walked: dict[int, list[ast.AST]]) -> None:
+        """`walked`: each top-level statement's walk (syntax_tree.walk_statements), read here and by `breaches`."""
         self.imported: dict[str, str] = {}  # local name -> dotted path of what it is bound to
-        nodes = syntax_tree.walk(tree)  # once: each pass below reads the list
+        self.walked = walked
+        nodes = [node for statement in tree.body for node in walked[id(statement)]]
         self.classes = {s.name for s in nodes if isinstance(s, ast.ClassDef)}
         for node in nodes:
             if isinstance(node, ast.Import):
@@ -156,7 +158,7 @@ class Rules:
         self.bound_anywhere -= set(self.imported)
 
     def breaches(self, statement: ast.stmt):
-        nodes = syntax_tree.walk(statement)  # once: each pass below reads the list
+        nodes = self.walked[id(statement)]
         attribute_values = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
         docstrings = {id(n.value) for n in nodes if isinstance(n, ast.Expr)
                       and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}

@@ -78,7 +78,8 @@ def analyse(source: str) -> dict[str, list[dict]]:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             module_names |= {t.id for t in targets if isinstance(t, ast.Name)}
 
-    for node in syntax_tree.walk(tree):
+    nodes = syntax_tree.walk(tree)  # once: every pass below reads the list (at the code cap a walk costs most of a second)
+    for node in nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "matmul" \
                 and "matmul" not in module_names:
             add("bare-matmul", node)
@@ -102,8 +103,8 @@ def analyse(source: str) -> dict[str, list[dict]]:
             add("forbidden-api", node)
 
     parent_budget.check()
-    numbers = _Numbers(tree)
-    for node in syntax_tree.walk(tree):
+    numbers = _Numbers(nodes)
+    for node in nodes:
         if isinstance(node, ast.Call) and _is_torch_attr(node.func, *TENSOR_ONLY) and isinstance(node.func.value, ast.Name) \
                 and node.func.value.id == "torch" and len(node.args) == 1 and numbers.is_number(node.args[0]):
             add("sqrt-of-int", node)
@@ -119,10 +120,11 @@ class _Numbers:
     """Which expressions are Python numbers, not tensors: sizes, ModelArgs' int fields, literals,
     and names and self attributes only ever bound to those."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, nodes: list[ast.AST]) -> None:
+        """`nodes`: every node of the module (syntax_tree.walk)."""
         self.bound: dict[str, list[ast.AST | None]] = defaultdict(list)  # name or .attr -> its values (None: unknown)
         self.known: dict[str, bool] = {}
-        for node in syntax_tree.walk(tree):
+        for node in nodes:
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for target in targets:
