@@ -180,7 +180,8 @@ def strip_magics(cell: str) -> str:
     return "\n".join("" if _MAGIC_LINE.match(line) else line for line in cell.splitlines())
 
 
-def _bound_names(node: ast.stmt) -> set[str]:
+def _bound_names(node: ast.stmt, nodes: list[ast.AST]) -> set[str]:
+    """What a top-level statement may bind; `nodes`: its walk."""
     names: set[str] = set()
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         for alias in node.names:
@@ -188,7 +189,7 @@ def _bound_names(node: ast.stmt) -> set[str]:
     elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         names.add(node.name)
     else:
-        for sub in syntax_tree.walk(node):
+        for sub in nodes:
             if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
                 names.add(sub.id)
             elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -196,14 +197,15 @@ def _bound_names(node: ast.stmt) -> set[str]:
     return names
 
 
-def _loads(node: ast.AST) -> set[str]:
-    return {sub.id for sub in syntax_tree.walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)}
+def _loads(nodes: list[ast.AST]) -> set[str]:
+    return {sub.id for sub in nodes if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)}
 
 
-def _local_names(function: ast.AST) -> set[str]:
-    """Parameters and names assigned anywhere inside a function (a coarse but safe local set)."""
-    names = {a.arg for a in syntax_tree.walk(function.args) if isinstance(a, ast.arg)}
-    for sub in syntax_tree.walk(function):
+def _local_names(function: ast.AST, nodes: list[ast.AST]) -> set[str]:
+    """Parameters and names assigned anywhere inside a function (a coarse but safe local set); `nodes`: its walk."""
+    names: set[str] = set()
+    globals_declared: set[str] = set()
+    for sub in nodes:
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
             names.add(sub.id)
         elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and sub is not function:
@@ -212,29 +214,30 @@ def _local_names(function: ast.AST) -> set[str]:
             names |= {(a.asname or a.name).split(".")[0] for a in sub.names}
         elif isinstance(sub, ast.arg):
             names.add(sub.arg)
-    globals_declared = {n for sub in syntax_tree.walk(function) if isinstance(sub, ast.Global) for n in sub.names}
+        elif isinstance(sub, ast.Global):
+            globals_declared.update(sub.names)
     return names - globals_declared
 
 
-def _used_names(node: ast.AST) -> set[str]:
-    """Module-level names a statement reads: a function's own locals are not module names."""
+def _used_names(node: ast.AST, nodes: list[ast.AST]) -> set[str]:
+    """Module-level names a statement reads: a function's own locals are not module names. `nodes`: its walk."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         outer = set()
         for part in node.decorator_list + node.args.defaults + node.args.kw_defaults + [node.returns]:
             if part is not None:
-                outer |= _loads(part)
+                outer |= _loads(syntax_tree.walk(part))
         for arg in syntax_tree.walk(node.args):
             if isinstance(arg, ast.arg) and arg.annotation is not None:
-                outer |= _loads(arg.annotation)
-        return outer | (_loads(node) - _local_names(node))
+                outer |= _loads(syntax_tree.walk(arg.annotation))
+        return outer | (_loads(nodes) - _local_names(node, nodes))
     if isinstance(node, ast.ClassDef):
         used = set()
         for part in node.bases + node.keywords + node.decorator_list:
-            used |= _loads(part)
+            used |= _loads(syntax_tree.walk(part))
         for statement in node.body:
-            used |= _used_names(statement)
+            used |= _used_names(statement, syntax_tree.walk(statement))
         return used
-    return _loads(node)
+    return _loads(nodes)
 
 
 def extract_definitions(statements: list[ast.stmt]) -> list[ast.stmt]:
@@ -247,10 +250,18 @@ def extract_definitions(statements: list[ast.stmt]) -> list[ast.stmt]:
     this linear: each name is looked up once, each statement kept once.
     """
     kept = [False] * len(statements)
+    walked: dict[int, list[ast.AST]] = {}  # statement index -> its walk, made once for both reads below
+
+    def nodes_of(index: int) -> list[ast.AST]:
+        if index not in walked:
+            walked[index] = syntax_tree.walk(statements[index])
+        return walked[index]
+
     binders: dict[str, list[int]] = {}  # name -> the statements that may bind it
     for index, statement in enumerate(statements):
         if isinstance(statement, _DEFINITIONS + _MAY_DEFINE):
-            for name in _bound_names(statement):
+            plain = isinstance(statement, (ast.Import, ast.ImportFrom, *_DEFINITIONS))
+            for name in _bound_names(statement, [] if plain else nodes_of(index)):
                 binders.setdefault(name, []).append(index)
     pending = list(GRADED_NAMES)
     looked_up: set[str] = set()
@@ -262,7 +273,7 @@ def extract_definitions(statements: list[ast.stmt]) -> list[ast.stmt]:
         for index in binders.get(name, ()):
             if not kept[index]:
                 kept[index] = True
-                pending += _used_names(statements[index])
+                pending += _used_names(statements[index], nodes_of(index))
     return [s for s, keep in zip(statements, kept) if keep]
 
 
