@@ -74,20 +74,21 @@ def grade(submission: Submission, *, limits: Limits | None = None, cuda: bool | 
     use_cuda = torch.cuda.is_available() if cuda is None else cuda
     limits = limits or default_limits()
 
-    def graded(copy: Submission) -> dict:
-        return _cached_report(copy, checks, limits, use_cuda, cache)
+    def graded(copy: Submission, static: dict | None = None) -> dict:
+        return _cached_report(copy, checks, limits, use_cuda, cache, static)
 
     with parent_budget.charged():
         try:
-            return fixes.with_fixes(submission, graded(submission), static_analysis.analyse(submission.source),
-                                    graded, fix_credit)
+            static = static_analysis.analyse(submission.source)  # once: the checks and the fix search both read it
+            return fixes.with_fixes(submission, graded(submission, static), static, graded, fix_credit)
         except parent_budget.OverBudget as spent:  # as a timeout: 0 points and a row that says why
             return fixes.unsearched(refused_report(Refusal(spent.mistake, spent.zh, spent.en), checks), fix_credit)
 
 
 def _cached_report(submission: Submission, checks: list[Check], limits: Limits, use_cuda: bool,
-                   cache: Path | None) -> dict:
-    """The report of exactly this source (a fix's edited copy is another source, so another key)."""
+                   cache: Path | None, static: dict | None = None) -> dict:
+    """The report of exactly this source (a fix's edited copy is another source, so another key). `static`: the
+    source's static_analysis.analyse, when the caller has it."""
     cache_key = report_cache.key(submission, [c.id for c in checks], limits, use_cuda, torch.__version__)
     cached = report_cache.load(cache, cache_key)
     if cached is not None:
@@ -96,13 +97,14 @@ def _cached_report(submission: Submission, checks: list[Check], limits: Limits, 
         cached = report_cache.load(cache, cache_key)  # stored by another grader while this one waited
         if cached is not None:
             return cached
-        report = _run_checks(submission, checks, limits, use_cuda)
+        report = _run_checks(submission, checks, limits, use_cuda, static)
         report_cache.store(cache, cache_key, report)
     return report
 
 
-def _run_checks(submission: Submission, checks: list[Check], limits: Limits, use_cuda: bool) -> dict:
-    static = static_analysis.analyse(submission.source)
+def _run_checks(submission: Submission, checks: list[Check], limits: Limits, use_cuda: bool,
+                static: dict | None = None) -> dict:
+    static = dict(static_analysis.analyse(submission.source) if static is None else static)  # a key is added below
     if submission.syntax_errors:
         static.setdefault("syntax-error", [{"line": e["line"], "text": e["text"]} for e in submission.syntax_errors])
     violations = policy.violations(submission.source)
