@@ -77,7 +77,7 @@ MUTATIONS = [
              (("    if report_cache is None:\n        start_fork_server()", "    start_fork_server()"),),
              ("tests/test_process_edge.py::test_a_run_the_report_cache_answers_starts_no_fork_server",), "sandbox"),
     Mutation("unused-fork-server-stop", "grader/sandbox/worker_process.py",
-             (("    atexit.register(_stop_fork_server_if_unused)\n", ""),),
+             (("            atexit.register(_stop_fork_server_if_unused)  # once, whoever starts the fork server\n", ""),),
              ("tests/test_process_edge.py::test_a_process_that_starts_no_worker_leaves_no_fork_server_behind",),
              "sandbox"),
     Mutation("probe-limit-env", "grader/grade.py",

@@ -40,6 +40,7 @@ def _fork_server():
             context.set_forkserver_preload(["torch", "torch.nn.functional", "grader.sandbox.worker",
                                             "grader.sandbox.worker_process", "grader.sandbox.syscall_filter"])
             _context = context
+            atexit.register(_stop_fork_server_if_unused)  # once, whoever starts the fork server
     return _context
 
 
@@ -50,10 +51,11 @@ def start_fork_server() -> None:
     imports for nothing."""
     _fork_server()
     multiprocessing.forkserver.ensure_running()
-    atexit.register(_stop_fork_server_if_unused)
 
 
 def _stop_fork_server_if_unused() -> None:
+    """At exit: a fork server this process started early and never forked a worker from (a lazy start
+    forks one at once) is still importing torch, and the process would wait for it."""
     if _workers_started == 0:
         fork_server.stop()
 
