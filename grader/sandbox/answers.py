@@ -82,8 +82,10 @@ def _load(records: dict[str, tuple[int, bytes]], pickle_name: str) -> dict:
             kind = GLOBALS.get(f"{module}\n{name}")
             if kind == "storage-type":
                 return getattr(torch, STORAGE_DTYPES[name])
-            if kind in ("rebuild-tensor", "ordered-dict-type"):
-                return _rebuild_tensor if kind == "rebuild-tensor" else collections.OrderedDict
+            if kind == "rebuild-tensor":
+                return _rebuild_tensor
+            if kind == "ordered-dict-type":
+                return collections.OrderedDict
             raise AnswerRefused(f"the global {module}.{name}")  # the scan refused it already
 
         def persistent_load(self, pid):
