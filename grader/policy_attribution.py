@@ -12,10 +12,6 @@ from grader import syntax_tree
 from grader.assignment import GRADED_NAME
 
 
-def _loads(nodes: list[ast.AST]) -> set[str]:
-    return {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
 def _bound(statement: ast.stmt, nodes: list[ast.AST]) -> set[str]:
     """What a top-level statement binds; `nodes`: the statement's walk."""
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -44,7 +40,8 @@ def attribution(tree: ast.Module, walked: dict[int, list[ast.AST]]):
     """parts_of(statement, node): the parts whose grading runs `node`. `walked`: each top-level statement's
     walk (syntax_tree.walk_statements), read here and by the rules instead of walking each statement again."""
     bound_by = {id(s): _bound(s, walked[id(s)]) for s in tree.body}
-    loads_of = {id(s): _loads(walked[id(s)]) for s in tree.body}  # once, however many parts reach the statement
+    # read once, however many parts reach the statement
+    loads_of = {id(s): syntax_tree.loaded_names(walked[id(s)]) for s in tree.body}
     binders: dict[str, list[ast.stmt]] = {}
     for statement in tree.body:
         for name in bound_by[id(statement)]:
@@ -70,7 +67,7 @@ def attribution(tree: ast.Module, walked: dict[int, list[ast.AST]]):
     regions = [(s, region_nodes(s, region)) for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))
                for region in _load_time_regions(s)]
     load_time = {id(n) for _, nodes in regions for n in nodes}
-    at_load = reach({name for _, nodes in regions for name in _loads(nodes)})
+    at_load = reach({name for _, nodes in regions for name in syntax_tree.loaded_names(nodes)})
     names_of = {part: reach({graded}) for part, graded in GRADED_NAME.items()}
 
     def parts_of(statement: ast.stmt, node: ast.AST) -> set[str]:

@@ -20,6 +20,7 @@ import json
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -180,8 +181,8 @@ def strip_magics(cell: str) -> str:
     return "\n".join("" if _MAGIC_LINE.match(line) else line for line in cell.splitlines())
 
 
-def _bound_names(node: ast.stmt, nodes: list[ast.AST]) -> set[str]:
-    """What a top-level statement may bind; `nodes`: its walk."""
+def _bound_names(node: ast.stmt, walked: Callable[[], list[ast.AST]]) -> set[str]:
+    """What a top-level statement may bind; `walked()`: its walk, made only where the names are inside."""
     names: set[str] = set()
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         for alias in node.names:
@@ -189,16 +190,12 @@ def _bound_names(node: ast.stmt, nodes: list[ast.AST]) -> set[str]:
     elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         names.add(node.name)
     else:
-        for sub in nodes:
+        for sub in walked():
             if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
                 names.add(sub.id)
             elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 names.add(sub.name)
     return names
-
-
-def _loads(nodes: list[ast.AST]) -> set[str]:
-    return {sub.id for sub in nodes if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)}
 
 
 def _local_names(function: ast.AST, nodes: list[ast.AST]) -> set[str]:
@@ -225,19 +222,19 @@ def _used_names(node: ast.AST, nodes: list[ast.AST]) -> set[str]:
         outer = set()
         for part in node.decorator_list + node.args.defaults + node.args.kw_defaults + [node.returns]:
             if part is not None:
-                outer |= _loads(syntax_tree.walk(part))
+                outer |= syntax_tree.loaded_names(syntax_tree.walk(part))
         for arg in syntax_tree.walk(node.args):
             if isinstance(arg, ast.arg) and arg.annotation is not None:
-                outer |= _loads(syntax_tree.walk(arg.annotation))
-        return outer | (_loads(nodes) - _local_names(node, nodes))
+                outer |= syntax_tree.loaded_names(syntax_tree.walk(arg.annotation))
+        return outer | (syntax_tree.loaded_names(nodes) - _local_names(node, nodes))
     if isinstance(node, ast.ClassDef):
         used = set()
         for part in node.bases + node.keywords + node.decorator_list:
-            used |= _loads(syntax_tree.walk(part))
+            used |= syntax_tree.loaded_names(syntax_tree.walk(part))
         for statement in node.body:
             used |= _used_names(statement, syntax_tree.walk(statement))
         return used
-    return _loads(nodes)
+    return syntax_tree.loaded_names(nodes)
 
 
 def extract_definitions(statements: list[ast.stmt]) -> list[ast.stmt]:
@@ -260,8 +257,7 @@ def extract_definitions(statements: list[ast.stmt]) -> list[ast.stmt]:
     binders: dict[str, list[int]] = {}  # name -> the statements that may bind it
     for index, statement in enumerate(statements):
         if isinstance(statement, _DEFINITIONS + _MAY_DEFINE):
-            plain = isinstance(statement, (ast.Import, ast.ImportFrom, *_DEFINITIONS))
-            for name in _bound_names(statement, [] if plain else nodes_of(index)):
+            for name in _bound_names(statement, lambda: nodes_of(index)):
                 binders.setdefault(name, []).append(index)
     pending = list(GRADED_NAMES)
     looked_up: set[str] = set()

@@ -37,6 +37,11 @@ def walk(node: ast.AST) -> list[ast.AST]:
     return found
 
 
+def loaded_names(nodes: list[ast.AST]) -> set[str]:
+    """The names read (not bound) among `nodes` (a walk)."""
+    return {node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+
+
 def walk_statements(tree: ast.Module) -> dict[int, list[ast.AST]]:
     """Each top-level statement's walk, keyed by the statement's id: the rules and their attribution to
     parts both read every statement, and at the code cap each walk of the whole hand-in costs most of a second."""
