@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from grader import policy
-from grader.grade import grade_submission
+from grader.grade import default_limits, grade_submission
 from grader.process import PROBE_SECONDS_ENV, REPORT_CACHE_ENV, put_nbgrader_tools_on_path, single_threaded_torch
 from grader.report import in_language
 from grader.sandbox import worker_process
+from grader.sandbox.confinement import Limits
 
 # A test session is an entry point: the Gradebook may run `alembic`, and grading in this process runs torch
 # on one thread as the CLI does (with two, every tiny op waits on the other thread: many times slower on a
@@ -158,6 +159,12 @@ def own_order(paths: list[Path], module: str) -> list[Path]:
     ran in lockstep, one computing and the other waiting on the same report (graders and gradescope: 130 s
     and 169 s for one set of reports). In orders that differ, each mostly finds the other's reports done."""
     return sorted(paths, key=lambda p: hashlib.sha256(f"{module}/{p.parent.name}/{p.name}".encode()).hexdigest())
+
+
+def short_memory() -> Limits:
+    """The default limits with 512 MiB of memory: a hoarding submission trips it at once, not after filling
+    gigabytes against the clock (the 3 GiB default took 13 s a grading for the memory bomb)."""
+    return Limits(**{**default_limits().__dict__, "memory_bytes": 512 << 20})
 
 
 def header(path: Path, key: str) -> str | None:

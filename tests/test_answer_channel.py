@@ -49,20 +49,20 @@ for name, path, overrides in json.loads(sys.argv[1]):
                       "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10}), flush=True)
 """
 # In the order graded; the limits each file is graded with (over the defaults).
-CHILD_GRADINGS = [
-    ("honest", REFERENCE, {}),
-    ("deflate_bomb", FORGED / "deflate_bomb.py", {"probe_seconds": 60.0, "submission_seconds": 120.0}),
-    ("stalled_frame", FORGED / "stalled_frame.py", {"probe_seconds": 2.0, "submission_seconds": 8.0}),
-    ("shared_reference_dag", FORGED / "shared_reference_dag.py", {}),
-    ("tuple_key_dag", FORGED / "tuple_key_dag.py", {}),
-]
+CHILD_GRADINGS = {
+    "honest": (REFERENCE, {}),
+    "deflate_bomb": (FORGED / "deflate_bomb.py", {"probe_seconds": 60.0, "submission_seconds": 120.0}),
+    "stalled_frame": (FORGED / "stalled_frame.py", {"probe_seconds": 2.0, "submission_seconds": 8.0}),
+    "shared_reference_dag": (FORGED / "shared_reference_dag.py", {}),
+    "tuple_key_dag": (FORGED / "tuple_key_dag.py", {}),
+}
 CHILD_GIVES_UP_AFTER = 600
 
 
 @pytest.fixture(scope="module")
 def graded_in_child() -> dict:
     """{name: what GRADE_IN_CHILD printed} for each grading that ended before the child was given up on."""
-    plan = [(name, str(path), limits) for name, path, limits in CHILD_GRADINGS]
+    plan = [(name, str(path), limits) for name, (path, limits) in CHILD_GRADINGS.items()]
     try:
         done = subprocess.run([sys.executable, "-c", GRADE_IN_CHILD, json.dumps(plan)], cwd=ROOT,
                               capture_output=True, text=True, timeout=CHILD_GIVES_UP_AFTER)
@@ -87,7 +87,7 @@ def points(report: dict, part: str) -> float:
 
 def test_a_stalled_half_frame_ends_within_the_submission_limit(graded_in_child):
     """Part 1 writes a length header only, Part 2 a long header and 4 body bytes; both then sleep."""
-    limits = next(overrides for name, _, overrides in CHILD_GRADINGS if name == "stalled_frame")
+    limits = CHILD_GRADINGS["stalled_frame"][1]
     graded = grading(graded_in_child, "stalled_frame")
     report = graded["report"]
     assert graded["wall"] < limits["submission_seconds"] + 5, graded["wall"]

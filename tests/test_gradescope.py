@@ -19,11 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SESSION_REPORTS, SUBMISSIONS, header, own_order
+from conftest import SESSION_REPORTS, SUBMISSIONS, header, own_order, short_memory
 from grader.gradescope import build
 from grader.gradescope.results import TEST_VISIBILITIES, no_submission, results_json
 from grader.gradescope.run import run_autograder
-from grader.sandbox.confinement import Limits
 
 TOP_LEVEL = {"score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",
              "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}
@@ -112,10 +111,9 @@ def test_run_autograder_scores_as_grader_grade(tmp_path, path, report_cache):
     """Does run_autograder in an /autograder-shaped tree give the score `grader grade` gives, test by test?
     A file that hoards memory until the limit is graded with 512 MiB, which it trips at once, not after
     filling 3 GiB in each of its calls (no other test grades the hostile bomb with the default limits)."""
-    from grader.grade import default_limits, grade_submission
+    from grader.grade import grade_submission
 
-    limits = Limits(**{**default_limits().__dict__, "memory_bytes": 512 << 20}) \
-        if header(path, "expect") == "memory-limit" else None
+    limits = short_memory() if header(path, "expect") == "memory-limit" else None
     expected = grade_submission(path, cache=report_cache, limits=limits)
     results = run_autograder(autograder_tree(tmp_path, path), cache=report_cache, limits=limits)
     assert json.loads((tmp_path / "results" / "results.json").read_text(encoding="utf-8")) == results

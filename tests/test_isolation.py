@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS, header
+from conftest import GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS, header, short_memory
 from grader.assignment import MAX_SCORE, PART
 from grader.checks import checks_for
-from grader.sandbox.confinement import Limits
 import grader.grade as grade_module
 from grader.grade import default_limits, grade_submission
 from grader.grade_all.folder import grade_class
@@ -33,11 +32,6 @@ def listener():
     server.listen()
     yield server
     server.close()
-
-
-def short_memory() -> Limits:
-    """A memory limit that a hoarding submission trips at once, not after filling gigabytes against the clock."""
-    return Limits(**{**default_limits().__dict__, "memory_bytes": 512 << 20})
 
 
 @pytest.mark.usefixtures("rules_bypassed")  # the sandbox on its own, as if a trick got past the rules
@@ -81,8 +75,7 @@ def test_memory_bomb_is_stopped_by_the_limit_not_by_the_machine(tmp_path):
     unconfined = subprocess.run([sys.executable, "-c", "import torch; print(int(torch.ones(1 << 30, dtype=torch.uint8).sum()))"],
                                 capture_output=True, text=True, timeout=120)
     assert unconfined.stdout.strip() == str(1 << 30), "the machine itself can afford the allocation"
-    limits = Limits(**{**default_limits().__dict__, "memory_bytes": 512 << 20})
-    report = grade_submission(bomb, limits=limits)
+    report = grade_submission(bomb, limits=short_memory())
     assert "memory-limit" in report["mistakes"]
     assert all(c["points"] == 0 for c in report["checks"] if c["part"] == "sdpa")
 
