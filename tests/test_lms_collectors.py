@@ -150,7 +150,7 @@ def test_student_id_layout_is_still_detected(tmp_path):
     ("李雷_LATE_1002_5002_Copy of attention.ipynb", "canvas", "1002", "Copy of attention.ipynb"),
     ("X/王 小明_1001_assignsubmission_file_/attention (1).ipynb", "moodle", "1001", "attention (1).ipynb"),
     ("王 小明_1001_assignsubmission_file_attention.ipynb", "moodle", "1001", "attention.ipynb"),
-    ("HW 1_s_1_attempt_2026-11-30-23-59-00_a b.ipynb", "blackboard", "1", "a b.ipynb"),
+    ("HW 1_s1_attempt_2026-11-30-23-59-00_a b.ipynb", "blackboard", "s1", "a b.ipynb"),
 ])
 def test_names_read_as_each_lms_writes_them(path, layout, who, file_name):
     """Is each LMS's own file name read to the LMS's id and the file as uploaded?"""

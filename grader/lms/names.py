@@ -10,10 +10,10 @@
   `<Full name>_<participant id>_assignsubmission_file_<file name>`. Online-text and comment plugins use
   other plugin names (`assignsubmission_onlinetext_`): not notebooks.
 - Blackboard (and nbgrader's own documented example): `<assignment>_<username>_attempt_<YYYY-MM-DD-HH-MM-SS>_<file name>`,
-  beside one receipt `<assignment>_<username>_attempt_<time>.txt` per attempt.
+  beside one receipt `<assignment>_<username>_attempt_<time>.txt` per attempt (grader.lms.blackboard reads them).
 - The kit's own: `<student_id>_<any name>` (grader.nbgrader.collector).
 
-`hand_in(layout, path)` reads one file's relative path; `detect(paths)` picks the layout most names follow.
+`reader(layout, paths)` reads each file's relative path; `detect(paths)` picks the layout most names follow.
 """
 from __future__ import annotations
 
@@ -22,16 +22,17 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import PurePosixPath
+from typing import Callable
 
+from grader.lms import blackboard
 from grader.student_id import STUDENT_ID
 
 LAYOUTS = ("canvas", "moodle", "blackboard", "student_id")
 
 _CANVAS = re.compile(r"^(?P<name>[^\W_]*)(?P<late>_LATE)?_(?P<user>\d+)_(?P<attachment>\d+)_(?P<file>.+)$")
-_MOODLE_FOLDER = re.compile(r"^(?P<name>.+)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<file>.*)$")
-_BLACKBOARD = re.compile(r"^(?P<assignment>.+)_(?P<user>[^\W_](?:[^\W_]|[.\-])*)_attempt_"  # a username as an id
-                         r"(?P<time>\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})(?:_(?P<file>.+)|\.txt)?$")
-_BLACKBOARD_TIME = "%Y-%m-%d-%H-%M-%S"
+_MOODLE = re.compile(r"^(?P<name>.+?)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<file>.*)$", re.S)
+"""Lazy: Moodle writes `<full name>_<id>_assignsubmission_<plugin>_` first, so its first such run is Moodle's and any
+later one is in the name the student gave the file."""
 
 
 @dataclass(frozen=True)
@@ -62,31 +63,27 @@ def canvas(path: PurePosixPath) -> HandIn | str:
 
 
 def moodle(path: PurePosixPath) -> HandIn | str:
-    folder = _MOODLE_FOLDER.match(_nfc(path.parent.name)) if path.parent.name else None
-    if folder and folder["file"] == "":
-        found, file_name = folder, _nfc(path.name)
+    """The participant is the topmost folder (or, flat, file) Moodle named; what lies below or after it is the student's."""
+    parts = [_nfc(part) for part in path.parts]
+    for depth, part in enumerate(parts):
+        found = _MOODLE.match(part)
+        if found:
+            break
     else:
-        found = _MOODLE_FOLDER.match(_nfc(path.name))
-        file_name = found["file"] if found else ""
-    if not found or not file_name:
         return ("not named as Moodle names its files (a folder <full name>_<participant id>_assignsubmission_file_, "
                 "or <full name>_<participant id>_assignsubmission_file_<file>)")
+    file_name = found["file"] if depth == len(parts) - 1 else parts[-1]
     if found["plugin"] != "file":
         return f"Moodle's {found['plugin']!r} submission (assignsubmission_{found['plugin']}), not an uploaded file"
+    if not file_name:
+        return "a Moodle name without the uploaded file's name"
     return HandIn("moodle", found["participant"], file_name, name=found["name"].strip())
 
 
-def blackboard(path: PurePosixPath) -> HandIn | str:
-    match = _BLACKBOARD.match(_nfc(path.name))
-    if not match:
-        return "not named as Blackboard names its files (<assignment>_<username>_attempt_<YYYY-MM-DD-HH-MM-SS>_<file>)"
-    if not match["file"]:
-        return "Blackboard's receipt of the attempt (submission details), not a hand-in"
-    try:
-        time = datetime.strptime(match["time"], _BLACKBOARD_TIME)
-    except ValueError:
-        return f"an attempt time {match['time']!r} that is no date"
-    return HandIn("blackboard", match["user"], match["file"], time=time)
+def blackboard_hand_in(attempt: blackboard.Attempt | str) -> HandIn | str:
+    if isinstance(attempt, str):
+        return attempt
+    return HandIn("blackboard", attempt.user, attempt.file_name, name=attempt.full_name, time=attempt.time)
 
 
 def student_id(path: PurePosixPath) -> HandIn | str:
@@ -96,22 +93,49 @@ def student_id(path: PurePosixPath) -> HandIn | str:
     return HandIn("student_id", match["student_id"], match["name"])
 
 
-READERS = {"canvas": canvas, "moodle": moodle, "blackboard": blackboard, "student_id": student_id}
+READERS = {"canvas": canvas, "moodle": moodle, "student_id": student_id}
+
+
+def reader(layout: str, paths: list[PurePosixPath],
+           read_text: Callable[[PurePosixPath], str] = lambda path: "") -> Callable[[PurePosixPath], HandIn | str]:
+    """path -> the hand-in a file is in `layout`, or why it is none. `paths`: every file of the extracted folder
+    (relative to it): a Blackboard name is read against its folder's receipts, whose text `read_text` gives."""
+    if layout == "blackboard":
+        attempt_of = blackboard.reader(paths, read_text)
+        return lambda path: blackboard_hand_in(attempt_of(path))
+    return READERS[layout]
 
 
 def hand_in(layout: str, path: PurePosixPath) -> HandIn | str:
-    """The hand-in a file is in `layout` (its path relative to the extracted folder), or why it is none."""
-    return READERS[layout](path)
+    """One file read on its own (a Blackboard name without its folder's receipts, so only when unambiguous)."""
+    return reader(layout, [path])(path)
 
 
-def detect(paths: list[PurePosixPath]) -> tuple[str, str]:
+def detect(paths: list[PurePosixPath], read_text: Callable[[PurePosixPath], str] = lambda path: "") -> tuple[str, str]:
     """(layout, why): the layout most of the files follow. An LMS's names mostly also read as `<student_id>_…`
-    (`wangxiaoming_1002_…`), so on a tie the LMS's layout wins, and the kit's own only where more files follow it."""
-    counts = {layout: sum(isinstance(hand_in(layout, p), HandIn) for p in paths) for layout in LAYOUTS}
+    (`wangxiaoming_1002_…`), so on a tie the LMS's layout wins, and the kit's own only where more files follow it.
+    Blackboard's receipts count as Blackboard's names: they are its own, one per attempt."""
+    readers = {layout: reader(layout, paths, read_text) for layout in LAYOUTS}
+    counts = {layout: sum(isinstance(read(path), HandIn) for path in paths) for layout, read in readers.items()}
+    counts["blackboard"] += sum(blackboard.is_receipt_name(p.name) and blackboard.looks_like(p.name) for p in paths)
     best = max(LAYOUTS, key=lambda layout: counts[layout])  # the first of the equal counts: an LMS's
     if counts[best] == 0:
         return "student_id", "no file is named as Canvas, Moodle, Blackboard or the kit name their files"
     return best, f"{counts[best]} of {len(paths)} file(s) are named as {best} exports them"
+
+
+def submitter_key(path: PurePosixPath) -> str:
+    """Whose a member of a class download is, by the part of its name an LMS writes ("" when no LMS's naming fits):
+    enough to hold each student to their own share of the download before the layout is known."""
+    for layout in ("moodle", "canvas"):
+        found = READERS[layout](path)
+        if isinstance(found, HandIn):
+            return f"{layout} {found.who}"
+    attempt = _nfc(path.name).split("_attempt_", 1)
+    if len(attempt) == 2:
+        return f"blackboard {attempt[0]}"
+    found = student_id(path)
+    return f"student {found.who}" if isinstance(found, HandIn) else ""
 
 
 def is_lms_export_archive(stem: str) -> bool:

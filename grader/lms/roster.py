@@ -3,8 +3,9 @@
 The roster is a CSV the instructor already has: Moodle's grading worksheet (Assignment → "Download
 grading worksheet", columns `Identifier` = `Participant 1001`, `Full name`, ...) or Canvas's gradebook
 export (`Student`, `ID`, `SIS User ID`, `SIS Login ID`, `Section`, ...), or any CSV with such columns.
-The course's student id is the first of these columns present: `student_id`, `ID number` (Moodle's
-identity field), `SIS User ID`, `SIS Login ID`, `Email address` (in every Moodle worksheet). A hand-in is matched by the LMS's own key first
+The course's student id is, row by row, the first of these columns with a value: `student_id`, `ID number`
+(Moodle's identity field), `SIS User ID`, `SIS Login ID`, `Email address` (in every Moodle worksheet), else the
+LMS's own key (a Canvas student enrolled by hand has no SIS id). A hand-in is matched by the LMS's own key first
 (Moodle participant id, Canvas user id, a `username`), then by name (letters and digits only,
 case-folded: `Wang, Xiaoming` and Canvas's `wangxiaoming` are one name); a name two rows share matches none.
 The rows are kept as read, so a grade sheet can be written back in the same columns (grader.lms.grade_sheets).
@@ -44,6 +45,7 @@ class Roster:
     name_column: str | None
     by_key: dict[str, dict[str, str]] = field(default_factory=dict)
     by_name: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    student_columns: list[str] = field(default_factory=list)  # the id columns present, in STUDENT_ID_COLUMNS order
     by_student: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @classmethod
@@ -52,14 +54,21 @@ class Roster:
             reader = csv.DictReader(handle)
             fieldnames = list(reader.fieldnames or [])
             rows = [{k: (v or "").strip() for k, v in row.items() if k is not None} for row in reader]
-        student_column = _column(fieldnames, STUDENT_ID_COLUMNS)
+        student_columns = [column for choice in STUDENT_ID_COLUMNS if (column := _column(fieldnames, (choice,)))]
+        student_column = student_columns[0] if student_columns else None
         if student_column is None:
             raise ValueError(f"the roster {path} has no student id column (one of: {', '.join(STUDENT_ID_COLUMNS)})")
-        roster = cls(fieldnames, [], student_column, _column(fieldnames, KEY_COLUMNS), _column(fieldnames, NAME_COLUMNS))
+        roster = cls(fieldnames, [], student_column, _column(fieldnames, KEY_COLUMNS), _column(fieldnames, NAME_COLUMNS),
+                     student_columns=student_columns)
         for row in rows:
-            if row.get(student_column):  # Canvas's "Points Possible" row and empty lines have none
+            if roster.student_of(row):  # Canvas's "Points Possible" row and empty lines have none
                 roster.add(row)
         return roster
+
+    def student_of(self, row: dict[str, str]) -> str:
+        """The row's student id: its first id column with a value, else the LMS's own key (a student enrolled by
+        hand has a Canvas ID but no SIS User ID; only a row with neither, like "Points Possible", is no one)."""
+        return next((row[column] for column in self.student_columns if row.get(column)), "") or self.key_of(row)
 
     def key_of(self, row: dict[str, str]) -> str:
         if self.key_column is None:
@@ -69,7 +78,7 @@ class Roster:
 
     def add(self, row: dict[str, str]) -> None:
         self.rows.append(row)
-        self.by_student[row[self.student_column]] = row
+        self.by_student[self.student_of(row)] = row
         if self.key_of(row):
             self.by_key[self.key_of(row)] = row
         if self.name_column and name_key(row.get(self.name_column, "")):
@@ -78,10 +87,10 @@ class Roster:
     def student_for(self, hand_in: HandIn) -> tuple[str | None, str]:
         """(the course's student id, "") for a hand-in, or (None, why it matches no one)."""
         if hand_in.who in self.by_key:
-            return self.by_key[hand_in.who][self.student_column], ""
+            return self.student_of(self.by_key[hand_in.who]), ""
         rows = self.by_name.get(name_key(hand_in.name), []) if name_key(hand_in.name) else []
         if len(rows) == 1:
-            return rows[0][self.student_column], ""
+            return self.student_of(rows[0]), ""
         if len(rows) > 1:
             return None, f"the roster has {len(rows)} people named {hand_in.name!r} and none with id {hand_in.who}"
         return None, f"not in the roster: no row with id {hand_in.who}" + (f" or name {hand_in.name!r}" if hand_in.name else "")

@@ -38,6 +38,8 @@ from traitlets import Int
 
 from grader.student_id import STUDENT_ID
 
+from . import earlier_collect
+
 _COPY_PREFIX = re.compile(r"^(?:copy of\s+)+", re.IGNORECASE)
 _COPY_NUMBER = re.compile(r"\s*\((\d+)\)\s*$")
 _COPY_SUFFIX = re.compile(r"\s*(?:的副本|副本|- copy|copy)\s*$", re.IGNORECASE)
@@ -63,6 +65,7 @@ class Identity:
     rank: tuple = ()
     basis: str = "file time, then Colab's copy number"
     late: bool = False  # the LMS's own late mark (Canvas's LATE)
+    submitter: str = ""  # the LMS's own key for who handed it in (Canvas user id, Moodle participant, username)
 
 
 @dataclass
@@ -122,6 +125,7 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
         super().__init__(**kwargs)
         self.plan: dict[str, Candidate] = {}  # file path -> what it is collected as
         self.left_out: dict[str, str] = {}  # file path -> why it is not collected
+        self.conflicts: dict[str, str] = {}  # student id -> the hand-ins of several people it was given
         self.planned = False
         app = self.parent
         if self.is_zip_collect(app) and not collect_folder(app, app.archive_directory).is_dir():
@@ -135,7 +139,10 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
         """Plan over the extracted folder as it is now complete (called again after extraction)."""
         self.plan.clear()
         self.left_out.clear()
+        self.conflicts.clear()
         self.make_plan(extracted, self.released_notebooks(self.parent) if self.is_zip_collect(self.parent) else None)
+        if self.is_zip_collect(self.parent):
+            earlier_collect.reconcile(self.parent, {c.student_id for c in self.plan.values()}, self.log)
 
     @staticmethod
     def released_notebooks(app) -> list[str]:
@@ -171,14 +178,23 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
             for older in files[:-1]:
                 self.left_out[str(older.path)] = (f"student {student} has a newer file for {notebook} (by {basis}): "
                                                   f"{chosen.path.name!r} is collected instead")
+            submitters = sorted({c.identity.submitter for c in files if c.identity and c.identity.submitter})
+            if len(submitters) > 1:
+                self.conflicts[student] = (f"hand-ins of {len(submitters)} different people ({', '.join(submitters)}) "
+                                           f"map to student {student}: all are kept in extracted/, "
+                                           f"{os.path.relpath(chosen.path, extracted)!r} (newest by {basis}) is "
+                                           f"collected; check the roster")
         for path, reason in sorted(self.left_out.items()):
             self.log.warning("Not collected: %r (%s)", os.path.relpath(path, extracted), reason)
+        for student, conflict in sorted(self.conflicts.items()):
+            self.log.warning("Conflict: %s", conflict)
         students = sorted({c.student_id for c in self.plan.values()})
-        (self.log.warning if self.left_out else self.log.info)(  # a clean collection is no warning
-            "Colab collector: %d notebook(s) for %d student(s) will be collected; %d file(s) left out%s",
+        (self.log.warning if self.left_out or self.conflicts else self.log.info)(  # a clean collection is no warning
+            "Colab collector: %d notebook(s) for %d student(s) will be collected; %d file(s) left out%s%s",
             len(self.plan), len(students), len(self.left_out),
             (": " + "; ".join(f"{os.path.relpath(p, extracted)} ({r})" for p, r in sorted(self.left_out.items())))
             if self.left_out else "",
+            f"; {len(self.conflicts)} conflict(s): " + "; ".join(self.conflicts.values()) if self.conflicts else "",
         )
 
     def map_file(self, path: Path, released: list[str] | None) -> tuple[Candidate | None, str]:

@@ -28,7 +28,7 @@ from zoneinfo import ZoneInfo
 
 from traitlets import Enum, Unicode
 
-from grader.lms import names
+from grader.lms import blackboard, names
 from grader.lms.roster import Roster
 
 from .collector import ColabFileNameCollector, Identity
@@ -45,8 +45,8 @@ class LmsCollector(ColabFileNameCollector):
                                                         "from the file names.").tag(config=True)
     roster = Unicode("", help="A CSV mapping the LMS's people to the course's student ids (Moodle's grading "
                               "worksheet, Canvas's gradebook export); empty: the LMS's own ids.").tag(config=True)
-    timezone = Unicode("UTC", help="The zone of the times the LMS writes without one (Blackboard's attempt "
-                                   "times), e.g. Asia/Shanghai.").tag(config=True)
+    timezone = Unicode("", help="The zone the LMS writes its times in (Moodle's file times in its zip, Blackboard's "
+                                "attempt times), e.g. Asia/Shanghai; empty: UTC, said in the log.").tag(config=True)
 
     def __init__(self, **kwargs):
         self.layout = "student_id"
@@ -54,6 +54,7 @@ class LmsCollector(ColabFileNameCollector):
         self.roster_table: Roster | None = None
         self.due: datetime | None = None
         self.due_known = False  # read from the gradebook at the first Canvas LATE file, not before
+        self.read = names.reader("student_id", [])
         super().__init__(**kwargs)
 
     def archive_is_class_export(self, stem: str) -> bool:
@@ -65,11 +66,16 @@ class LmsCollector(ColabFileNameCollector):
         self.roster_table = Roster.read(Path(self.roster)) if self.roster else None
         self.due_known = False
         self.layout = self.lms
+        files = [PurePosixPath(Path(root, f).relative_to(extracted).as_posix())
+                 for root, _, fs in os.walk(extracted) for f in fs] if extracted.is_dir() else []
         if self.lms == "auto":
-            files = [PurePosixPath(Path(root, f).relative_to(extracted).as_posix())
-                     for root, _, fs in os.walk(extracted) for f in fs] if extracted.is_dir() else []
-            self.layout, why = names.detect(files)
+            self.layout, why = names.detect(files, self.read_receipt)
             self.log.warning("LMS collector: the files are a %s export (%s)", self.layout, why)
+        self.read = names.reader(self.layout, files, self.read_receipt)
+        if self.layout in ("moodle", "blackboard"):
+            self.log.warning("LMS collector: %s's times are read in %s%s", self.layout, self.zone,
+                             "" if self.timezone else " (no --LmsCollector.timezone given; name the zone the LMS "
+                                                      "site shows its times in, e.g. Asia/Shanghai)")
         super().make_plan(extracted, released)
         late = sorted(c.student_id for c in self.plan.values() if c.identity and c.identity.late)
         if late:
@@ -78,10 +84,22 @@ class LmsCollector(ColabFileNameCollector):
                              if self.due else "the gradebook has no due date, so no late penalty can apply "
                                               "(nbgrader db assignment add ASSIGNMENT --duedate=...)")
 
+    @property
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone or "UTC")
+
+    def read_receipt(self, relative: PurePosixPath) -> str:
+        """A Blackboard receipt's text, its first RECEIPT_BYTES only, never through a link."""
+        try:
+            with open(os.open(self.extracted / relative, os.O_RDONLY | os.O_NOFOLLOW), "rb") as handle:
+                return handle.read(blackboard.RECEIPT_BYTES).decode("utf-8-sig", errors="replace")
+        except OSError:
+            return ""
+
     def identify(self, path: Path) -> Identity | str:
         relative = PurePosixPath(path.relative_to(self.extracted).as_posix()) if path.is_relative_to(self.extracted) \
             else PurePosixPath(path.name)
-        hand_in = names.hand_in(self.layout, relative)
+        hand_in = self.read(relative)
         if isinstance(hand_in, str):
             detected = self.lms == "auto" and self.layout != "student_id"
             return hand_in + (f" (this folder was read as a {self.layout} export)" if detected else "")
@@ -90,11 +108,12 @@ class LmsCollector(ColabFileNameCollector):
             student, why = self.roster_table.student_for(hand_in)
             if student is None:
                 return why
-        return Identity(student, hand_in.file_name, *self.time_and_rank(hand_in, path), late=hand_in.late)
+        return Identity(student, hand_in.file_name, *self.time_and_rank(hand_in, path), late=hand_in.late,
+                        submitter=hand_in.who)
 
     def time_and_rank(self, hand_in: names.HandIn, path: Path) -> tuple[datetime | None, tuple, str]:
         if hand_in.layout == "blackboard":
-            stamp = hand_in.time.replace(tzinfo=ZoneInfo(self.timezone))
+            stamp = hand_in.time.replace(tzinfo=self.zone)
             return stamp, (stamp.timestamp(),), "Blackboard's attempt time"
         if hand_in.layout == "canvas":
             if hand_in.late and not self.due_known:
@@ -102,7 +121,9 @@ class LmsCollector(ColabFileNameCollector):
             stamp = self.due + CANVAS_LATE_BY if hand_in.late and self.due else None
             return stamp, (hand_in.order,), CANVAS_BASIS
         if hand_in.layout == "moodle":
-            return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc), (), "the file's time in Moodle's zip"
+            # the zip holds Moodle's wall-clock time, which the extractor (as unzip) set as this machine's local time
+            stamp = datetime.fromtimestamp(path.stat().st_mtime).replace(tzinfo=self.zone)
+            return stamp, (stamp.timestamp(),), "the file's time in Moodle's zip"
         return None, (), Identity("", "").basis
 
     def due_date(self) -> datetime | None:

@@ -11,7 +11,9 @@ the whole run; nothing bounds sizes; links in tarballs vanish silently). For eve
   `..`, is itself an archive (not opened: one level only), declares more than `max_entry_bytes`, is
   compressed more than `max_ratio`:1, or turns out larger than its header said while it is copied.
   An archive larger than `max_archive_bytes`, expanding past `max_total_bytes`, or with more than
-  `max_entries` entries is refused as a whole, and nothing from it is kept.
+  `max_entries` entries (`max_class_entries` for a class archive) is refused as a whole, and nothing from it is
+  kept. In a class archive each student (the LMS-written part of each name) gets at most
+  `max_files_per_student` files; their further files are left out in one line, never the class.
 - An archive named `<student_id>_<anything>` (the id as the collector reads it) is that student's:
   it delivers only their notebook. A member whose own name starts with another student's id is
   refused; a member without an id prefix is written as `<student_id>_<name>`, so a student's
@@ -39,17 +41,21 @@ import tarfile
 import time
 import zipfile
 import zlib
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from traitlets import Float, Int
 
 from nbgrader.plugins import ExtractorPlugin
 
+from grader.lms.names import submitter_key
+
 from .archive_members import ArchiveLimits, ArchiveRefused, Member, RATIO_FLOOR_BYTES, members, mib
 from .collector import MAX_NOTEBOOK_BYTES, ColabFileNameCollector, student_id_of
 
 _CHUNK = 1 << 20
+MAX_ZONE_AHEAD_S = 14 * 3600
+"""How far ahead of UTC a zone's clock runs (UTC+14): a zip's times are the wall clock of whoever made it."""
 _UNREADABLE = (zipfile.BadZipFile, tarfile.TarError, zlib.error, lzma.LZMAError, EOFError, OSError,
                RuntimeError, NotImplementedError, ValueError)
 """What a damaged, encrypted or unsupported member raises while it is read (bz2 raises OSError)."""
@@ -104,16 +110,22 @@ class SafeExtractor(ExtractorPlugin):
     max_total_bytes = Int(512 << 20, help="Most bytes one archive may expand to.").tag(config=True)
     max_ratio = Float(200.0, help="Largest compression ratio accepted for a member (or a tar stream) "
                                   "above 1 MiB; honest notebooks compress under 20:1.").tag(config=True)
-    max_entries = Int(10_000, help="Most entries one archive may hold.").tag(config=True)
+    max_entries = Int(10_000, help="Most entries a student's own archive may hold.").tag(config=True)
+    max_class_entries = Int(100_000, help="Most entries a class archive (an LMS's download) may hold: a bound on "
+                                          "the memory its directory takes.").tag(config=True)
+    max_files_per_student = Int(100, help="Most files written for one student from a class archive; their "
+                                          "further files are left out, the class is extracted.").tag(config=True)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.refused: list[tuple[str, str]] = []  # (what, why)
         self.written = 0
+        self.files_of: dict[str, int] = {}  # a class archive's student (grader.lms.names.submitter_key) -> files seen
 
-    @property
-    def limits(self) -> ArchiveLimits:
-        return ArchiveLimits(self.max_entry_bytes, self.max_total_bytes, self.max_ratio, self.max_entries)
+    def limits(self, owner: str | None) -> ArchiveLimits:
+        """A student's own archive holds one notebook and a few files; a class archive, everyone's."""
+        return ArchiveLimits(self.max_entry_bytes, self.max_total_bytes, self.max_ratio,
+                             self.max_entries if owner else self.max_class_entries)
 
     def refuse(self, what: str, why: str) -> None:
         self.refused.append((what, why))
@@ -173,10 +185,12 @@ class SafeExtractor(ExtractorPlugin):
             owner = None
         destination = folder / stem
         written = self.written
+        self.files_of = {}
         try:
             destination.mkdir(exist_ok=False)
-            for member in members(path, self.limits):
+            for member in members(path, self.limits(owner)):
                 self.extract_member(member, destination, owner, f"{label} entry {member.name!r}")
+            self.report_over_limit(label)
         except ArchiveRefused as refusal:
             shutil.rmtree(destination, ignore_errors=True)
             self.written = written
@@ -186,6 +200,19 @@ class SafeExtractor(ExtractorPlugin):
         except _UNREADABLE as error:
             self.refuse(label, f"unreadable from here on ({type(error).__name__}: {error}); "
                                f"entries before it are kept")
+
+    def over_student_limit(self, parts: list[str]) -> bool:
+        """Whether a class archive's member is past its student's share (counted, refused in one line per student)."""
+        student = submitter_key(PurePosixPath(*parts)) or "(no student named)"
+        self.files_of[student] = self.files_of.get(student, 0) + 1
+        return self.files_of[student] > self.max_files_per_student
+
+    def report_over_limit(self, label: str) -> None:
+        for student, count in sorted(self.files_of.items()):
+            if count > self.max_files_per_student:
+                self.refuse(f"{label}: {count - self.max_files_per_student} file(s) of {student}",
+                            f"{count} files for one student, over the limit of {self.max_files_per_student}: the "
+                            f"first {self.max_files_per_student} are extracted, the rest of the class as usual")
 
     def is_class_export(self, stem: str) -> bool:
         """An LMS's bulk download (Blackboard's `gradebook_…`, or any archive when the collector is told the LMS),
@@ -226,6 +253,8 @@ class SafeExtractor(ExtractorPlugin):
         if reason:
             self.refuse(label, reason)
             return
+        if owner is None and self.over_student_limit(parts):
+            return
         if owner is not None and student_id_of(parts[-1]) is None:
             parts[-1] = f"{owner}_{parts[-1]}"
         target = destination.joinpath(*parts)
@@ -243,6 +272,7 @@ class SafeExtractor(ExtractorPlugin):
             self.refuse(label, f"damaged, encrypted or not readable ({type(error).__name__}: {error})")
             return
         if member.mtime is not None and math.isfinite(member.mtime):
-            stamp = min(max(member.mtime, 0.0), time.time())  # a future date must not make a copy the newest
+            # a future date must not make a copy the newest; an LMS's wall-clock time may run ahead of this machine's
+            stamp = min(max(member.mtime, 0.0), time.time() + MAX_ZONE_AHEAD_S)
             os.utime(target, (stamp, stamp))
         self.written += 1

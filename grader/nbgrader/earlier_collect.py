@@ -1,0 +1,53 @@
+"""What an earlier `nbgrader zip_collect` left in submitted/ that this one no longer collects.
+
+A re-collect with `--force` replaces the folders of the students it collects again, and nbgrader leaves every
+other folder in place, where autograde would grade it: a student an earlier, mistaken collect invented (a whole
+class read as one student `Attention`) would stay in the class. Each collect records whom it collected in
+`downloaded/<assignment>/collected_students.json`; with `--force` a folder of the earlier list that this collect
+does not make again is moved to `downloaded/<assignment>/set_aside/`, nothing deleted; without it, it is named.
+A folder no collect recorded (put there by hand) is only named.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from pathlib import Path
+
+MANIFEST = "collected_students.json"
+SET_ASIDE = "set_aside"
+
+
+def reconcile(app, students: set[str], log: logging.Logger) -> None:
+    """Set aside (with app.force) or name the submitted folders an earlier collect made and this one does not."""
+    coursedir = app.coursedir
+    assignment = coursedir.assignment_id
+    downloaded = Path(coursedir.root) / app.downloaded_directory / assignment
+    manifest = downloaded / MANIFEST
+    try:
+        earlier = set(json.loads(manifest.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        earlier = set()
+    submitted = Path(coursedir.root) / coursedir.submitted_directory
+    for student in sorted(collected_folders(submitted, assignment) - students):
+        folder = submitted / student / assignment
+        if student in earlier and app.force:
+            target = downloaded / SET_ASIDE / student
+            suffix = 1
+            while target.exists():
+                target, suffix = downloaded / SET_ASIDE / f"{student}.{suffix}", suffix + 1
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(folder), str(target))
+            log.warning("Set aside: %s came from an earlier collect and is not collected now; moved to %s, so it is "
+                        "not graded", folder, target)
+        else:
+            log.warning("Not from this collect: %s stays and will be graded%s", folder,
+                        "; re-run with --force to set it aside" if student in earlier
+                        else " (no collect recorded it: remove it if it is no student of the class)")
+    downloaded.mkdir(parents=True, exist_ok=True)
+    still_there = earlier & collected_folders(submitted, assignment)
+    manifest.write_text(json.dumps(sorted(students | still_there)), encoding="utf-8")
+
+
+def collected_folders(submitted: Path, assignment: str) -> set[str]:
+    return {folder.parent.name for folder in submitted.glob(f"*/{assignment}") if folder.is_dir()}
