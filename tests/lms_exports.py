@@ -1,12 +1,32 @@
-"""Bulk downloads built as Canvas, Moodle and Blackboard name them (grader/lms/names.py cites the rules), for the tests.
+"""Bulk downloads built as Canvas, Moodle and Blackboard name them, for the tests.
 
 Each builder writes the zip an instructor downloads and returns what a correct collection must give:
 student id -> (the file that must be collected, late or not, the hand-in time or None).
+
+The vendors' naming, as their documentation and downloads show it (facts the builders follow, not the kit's code):
+- Canvas, Assignment → Download Submissions: `submissions.zip`, one flat folder. Each file is
+  `<student's sortable name, letters and digits only, lower case>[_LATE]_<Canvas user id>_<attachment id>_<file name
+  as uploaded>`; `_LATE` marks a hand-in after the due date; attachment ids are Canvas's, growing with each upload.
+  The student chooses only the part after the attachment id. The gradebook export (Grades → Export) has columns
+  `Student, ID, SIS User ID, SIS Login ID, Section`, then `<assignment> (<assignment id>)` per assignment, and a
+  `Points Possible` row; a student enrolled by hand has an empty SIS User ID.
+- Moodle, Assignment → View all submissions → Download all submissions: `<course>-<assignment>-<cmid>.zip`. With
+  "Download submissions in folders" each participant has one top-level folder
+  `<full name>_<participant id>_assignsubmission_file_/` holding the files (and any folders) as uploaded; without
+  it, the files are flat, `<full name>_<participant id>_assignsubmission_file_<file name>`. Other submission
+  plugins write `assignsubmission_onlinetext_`. The zip's entry times are the site's wall-clock time, no zone.
+  The grading worksheet has `Identifier` (`Participant <id>`), `Full name`, `Email address`, `ID number`, `Grade`, ….
+- Blackboard, Grade Centre → column → Assignment File Download: `gradebook_<course id>_<assignment>_<time>.zip`;
+  for every attempt a receipt `<assignment>_<username>_attempt_<YYYY-MM-DD-HH-MM-SS>.txt` whose first line is
+  `Name: <first> <last> (<username>)`, then `Assignment:`, `Date Submitted:` and the attempt's files, and each
+  uploaded file as `<assignment>_<username>_attempt_<same time>_<file name as uploaded>`. Usernames may hold
+  `_`, `.` and digits; the student chooses only the part after the attempt time.
 """
 from __future__ import annotations
 
 import csv
 import json
+import os
 import zipfile
 from datetime import datetime
 from pathlib import Path
@@ -97,6 +117,30 @@ def blackboard_zip(folder: Path) -> tuple[Path, dict[str, tuple[str, str]], dict
     left_out = {f"{hw}_s002_attempt_2026-11-29-10-00-00_attention.ipynb": "newer",
                 f"{hw}_s001_attempt_2026-11-30-23-59-00.txt": "receipt"}
     return write_zip(folder / "gradebook_CS101-2026_Attention20HW_2026-12-03-10-00-00.zip", entries), collected, left_out
+
+
+def unpack(zip_path: Path, into: Path) -> Path:
+    """Unpack as the kit's extractor (and unzip) do: each archive in its own folder, entry times as local times."""
+    folder = into / zip_path.stem
+    with zipfile.ZipFile(zip_path) as archive:
+        for info in archive.infolist():
+            target = folder / info.filename
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(archive.read(info))
+            stamp = datetime(*info.date_time).timestamp()
+            os.utime(target, (stamp, stamp))
+    return folder
+
+
+def notebook_of(who: str) -> str:
+    """A notebook that says whose it is, so that a test can tell which student's file landed where."""
+    return json.dumps({"nbformat": 4, "nbformat_minor": 0, "metadata": {"author": who}, "cells": []})
+
+
+def blackboard_receipt(assignment: str, full_name: str, username: str, files: list[str]) -> str:
+    listed = "".join(f"\tOriginal filename: {name}\n\tFilename: {assignment}_{username}_attempt_…_{name}\n" for name in files)
+    return (f"Name: {full_name} ({username})\nAssignment: {assignment}\nDate Submitted: Monday, 30 November 2026\n"
+            f"Current Grade: Needs Grading\n\nFiles:\n{listed}")
 
 
 def write_csv(path: Path, rows: list[list[str]]) -> Path:

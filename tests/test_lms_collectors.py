@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 import lms_exports
+from lms_exports import unpack
 from grader.lms import names
 from grader.lms.roster import Roster
 from grader.nbgrader.lms_collector import LmsCollector
@@ -20,19 +21,6 @@ from grader.nbgrader.lms_collector import LmsCollector
 pytestmark = pytest.mark.unit
 
 RELEASED = ["attention.ipynb"]
-
-
-def unpack(zip_path: Path, into: Path) -> Path:
-    """Unpack as the kit's extractor does: each archive in its own folder, entry times kept."""
-    folder = into / zip_path.stem
-    with zipfile.ZipFile(zip_path) as archive:
-        for info in archive.infolist():
-            target = folder / info.filename
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(archive.read(info))
-            stamp = datetime(*info.date_time).timestamp()
-            os.utime(target, (stamp, stamp))
-    return folder
 
 
 def plan(extracted: Path, **traits) -> LmsCollector:
