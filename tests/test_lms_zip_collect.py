@@ -55,8 +55,9 @@ def course(root: Path, due: datetime | None = DUE) -> Path:
     return root
 
 
-def zip_collect(root: Path, zip_path: Path, caplog, **collector) -> str:
-    """Run zip_collect as `nbgrader zip_collect attention` would with the kit's config, on `zip_path` in archive/."""
+def zip_collect(root: Path, zip_path: Path, caplog, force: bool = False, **collector) -> str:
+    """Run zip_collect as `nbgrader zip_collect attention [--force]` would with the kit's config, on `zip_path` in
+    archive/."""
     archive = root / "downloaded" / ASSIGNMENT / "archive"
     archive.mkdir(parents=True, exist_ok=True)
     zip_path.rename(archive / zip_path.name)
@@ -65,6 +66,7 @@ def zip_collect(root: Path, zip_path: Path, caplog, **collector) -> str:
     config.CourseDirectory.assignment_id = ASSIGNMENT
     config.ZipCollectApp.collector_plugin = "grader.nbgrader.lms_collector.LmsCollector"
     config.ZipCollectApp.extractor_plugin = "grader.nbgrader.safe_extractor.SafeExtractor"
+    config.ZipCollectApp.force = config.ExtractorPlugin.force = force
     for key, value in collector.items():
         setattr(config.LmsCollector, key, value)
     app = ZipCollectApp(config=config)
@@ -217,3 +219,34 @@ def test_canvas_round_trip_late_work_is_penalised_and_graded_back(tmp_path):
     rows = {r["ID"]: r[ASSIGNMENT] for r in csv.DictReader(io.StringIO(out.read_text(encoding="utf-8")))}
     assert course.total("1001") == course.total("1002") == 20.0  # both notebooks earn full marks before the policy
     assert rows == {"1001": "20", "1002": "0"}
+
+
+def test_one_students_ten_thousand_uploads_cost_only_their_own_extras(tmp_path, caplog):
+    """One Canvas student uploads 10,000 extra files: is the class archive still extracted, every student collected
+    (that student's notebook too), and their extras named in one line, not one per file?"""
+    root = course(tmp_path / "course")
+    entries = {f"student{n}_{1000 + n}_{5000 + n}_attention.ipynb": (lms_exports.NOTEBOOK, lms_exports.NOV30)
+               for n in range(15)}
+    entries["spammer_1099_6000_attention.ipynb"] = (lms_exports.NOTEBOOK, lms_exports.NOV30)
+    entries.update({f"spammer_1099_{7000 + n}_junk{n}.txt": ("x", lms_exports.NOV30) for n in range(10_000)})
+    log = zip_collect(root, lms_exports.write_zip(tmp_path / "submissions.zip", entries), caplog)
+    assert set(submitted(root)) == {str(1000 + n) for n in range(15)} | {"1099"}
+    assert "refused as a whole" not in log
+    assert "9901 file(s) of canvas 1099" in log and "over the limit of 100" in log
+
+
+def test_recollect_with_force_sets_aside_a_student_an_earlier_collect_invented(tmp_path, caplog):
+    """A Blackboard download first read as the kit's own layout invents student `Attention`; does a re-collect with
+    --force (detected as Blackboard's now) move `submitted/Attention/` aside instead of leaving it to be graded?"""
+    root = course(tmp_path / "course")
+    receipt = lms_exports.blackboard_receipt("Attention", "Li Na", "li_na", ["attention.ipynb"])
+    entries = {"Attention_li_na_attempt_2026-11-30-10-00-00_attention.ipynb": (lms_exports.NOTEBOOK, lms_exports.NOV30),
+               "Attention_li_na_attempt_2026-11-30-10-00-00.txt": (receipt, lms_exports.NOV30)}
+    zip_path = lms_exports.write_zip(tmp_path / "gradebook_LLM101_Attention_2026-12-01-08-00-00.zip", entries)
+    zip_collect(root, zip_path, caplog, lms="student_id")
+    assert set(submitted(root)) == {"Attention"}
+    caplog.clear()
+    log = zip_collect(root, root / "downloaded" / ASSIGNMENT / "archive" / zip_path.name, caplog, force=True)
+    assert set(submitted(root)) == {"li_na"}
+    assert "Set aside" in log
+    assert (root / "downloaded" / ASSIGNMENT / "set_aside" / "Attention" / "attention.ipynb").is_file()
