@@ -17,6 +17,34 @@ def student_of_file(name: str) -> str:
 
 
 def find_submissions(root: Path) -> list[tuple[str, Path]]:
+    """One (student, file) per student: of two hand-ins claiming one id, the newest (see `one_per_student`)."""
+    return one_per_student(all_submissions(root))[0]
+
+
+def one_per_student(found: list[tuple[str, Path]]) -> tuple[list[tuple[str, Path]], dict[str, list[Path]]]:
+    """(one submission per student, in first-seen order; student -> the other hand-ins claiming that id). The one
+    graded is the newest by file time (then name), as a later upload replaces an earlier one; the others are kept
+    as they are and listed, never graded under the same id silently."""
+    by_student: dict[str, list[Path]] = {}
+    for student, path in found:
+        by_student.setdefault(student, []).append(path)
+    chosen, conflicts = [], {}
+    for student, paths in by_student.items():
+        paths = sorted(paths, key=lambda path: (modified(path), str(path)))
+        chosen.append((student, paths[-1]))
+        if len(paths) > 1:
+            conflicts[student] = paths[:-1]
+    return chosen, conflicts
+
+
+def modified(path: Path) -> float:
+    try:
+        return path.lstat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def all_submissions(root: Path) -> list[tuple[str, Path]]:
     """(student, file) pairs: files directly in DIR are students of their own; in DIR/<student>/…
     the student's notebook is taken (else a .py), whatever it is called.
 

@@ -64,6 +64,13 @@ def class_summary(reports: list[dict], lang: str) -> str:
     if errors:
         lines.append(f"{'评分程序无法评分' if zh else 'Could not be graded'} ({len(errors)}):")
         lines += [f"  {printable(r['student'], keep_newlines=False)}: {r['error']}" for r in errors]
+    conflicting = [r for r in reports if r.get("conflicts")]
+    if conflicting:
+        lines.append(f"{'同一学号的多份提交（只评了最新的一份，其余保留未评）' if zh else 'Several hand-ins for one id (the newest graded, the others kept, not graded)'}"
+                     f" ({len(conflicting)}):")
+        lines += [f"  {printable(r['student'], keep_newlines=False)}: {printable(r['submission'], keep_newlines=False)}; "
+                  f"{'未评' if zh else 'not graded'}: {', '.join(printable(p, keep_newlines=False) for p in r['conflicts'])}"
+                  for r in conflicting]
     incomplete = [r["student"] for r in reports if r.get("isolation_missing")]
     if incomplete:
         lines.append(f"{'隔离不完整' if zh else 'Graded with incomplete isolation'}: {', '.join(incomplete)}")
