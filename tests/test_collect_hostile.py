@@ -253,7 +253,7 @@ def test_nothing_is_written_outside_the_course_nor_through_a_link(hostile_class)
     assert sorted(p.name for p in outside.iterdir()) == ["course", "zip_collect.log", "zip_collect.peak"]
     assert sorted(p.name for p in root.iterdir()) == ["downloaded", "release", "submitted"]
     assert sorted(p.name for p in (root / "downloaded").rglob("*") if p.parent.name == ASSIGNMENT) == [
-        "archive", "extracted"]
+        "archive", "collected_students.json", "extracted"]  # whom this collect made (grader.nbgrader.earlier_collect)
     assert not any(path.is_symlink() for path in (root / "downloaded" / ASSIGNMENT / "extracted").rglob("*"))
     escaped = [path for path in outside.rglob("*") if re.search(r"escaped|absolute|deeper|windows", path.name)]
     assert escaped == []

@@ -3,7 +3,8 @@
 The roster is a CSV the instructor already has: Moodle's grading worksheet (Assignment → "Download
 grading worksheet", columns `Identifier` = `Participant 1001`, `Full name`, ...) or Canvas's gradebook
 export (`Student`, `ID`, `SIS User ID`, `SIS Login ID`, `Section`, ...), or any CSV with such columns.
-The course's student id is, row by row, the first of these columns with a value: `student_id`, `ID number`
+The course's student id is, row by row, the first of these columns with a value: `student_id`, `Student ID`
+(Blackboard's Grade Centre), `ID number`
 (Moodle's identity field), `SIS User ID`, `SIS Login ID`, `Email address` (in every Moodle worksheet), else the
 LMS's own key (a Canvas student enrolled by hand has no SIS id). A hand-in is matched by the LMS's own key first
 (Moodle participant id, Canvas user id, a `username`), then by name (letters and digits only,
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from grader.lms.names import HandIn
 
-STUDENT_ID_COLUMNS = ("student_id", "id number", "sis user id", "sis login id", "email address")
+STUDENT_ID_COLUMNS = ("student_id", "student id", "id number", "sis user id", "sis login id", "email address")
 KEY_COLUMNS = ("participant_id", "identifier", "id", "username")
 NAME_COLUMNS = ("full name", "student", "name")
 _PARTICIPANT = re.compile(r"^\D*(\d+)$")  # Moodle's `Participant 1001` (the word is translated)
@@ -55,9 +56,10 @@ class Roster:
             fieldnames = list(reader.fieldnames or [])
             rows = [{k: (v or "").strip() for k, v in row.items() if k is not None} for row in reader]
         student_columns = [column for choice in STUDENT_ID_COLUMNS if (column := _column(fieldnames, (choice,)))]
-        student_column = student_columns[0] if student_columns else None
+        student_column = student_columns[0] if student_columns else _column(fieldnames, KEY_COLUMNS)
         if student_column is None:
-            raise ValueError(f"the roster {path} has no student id column (one of: {', '.join(STUDENT_ID_COLUMNS)})")
+            raise ValueError(f"the roster {path} has no student id column (one of: {', '.join(STUDENT_ID_COLUMNS)}) "
+                             f"and no LMS key column (one of: {', '.join(KEY_COLUMNS)})")
         roster = cls(fieldnames, [], student_column, _column(fieldnames, KEY_COLUMNS), _column(fieldnames, NAME_COLUMNS),
                      student_columns=student_columns)
         for row in rows:

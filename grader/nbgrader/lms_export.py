@@ -1,30 +1,36 @@
-"""`nbgrader export --exporter=grader.nbgrader.lms_export.LmsGradesExporter`: grades back to Canvas or Moodle.
+"""`nbgrader export --exporter=grader.nbgrader.lms_export.LmsGradesExporter`: grades back to Canvas, Moodle or Blackboard.
 
 Reads each student's score (after nbgrader's late penalty) for one assignment from the gradebook and
 writes the CSV the LMS's gradebook import takes (grader.lms.grade_sheets):
-`--LmsGradesExporter.lms=canvas|moodle`, `--LmsGradesExporter.roster=CSV` (the same roster the collector
-used: Canvas's gradebook export or Moodle's grading worksheet), `--LmsGradesExporter.column=…` (Canvas:
-the assignment's column, default the assignment's name), `--to FILE` (default `<lms>_grades.csv`).
-A student without a submission gets an empty grade; one the roster cannot place is named in a warning.
+`--LmsGradesExporter.lms=canvas|moodle|blackboard`, `--LmsGradesExporter.roster=CSV` (the same roster the
+collector used: Canvas's gradebook export, Moodle's grading worksheet, Blackboard's Grade Centre download),
+`--LmsGradesExporter.column=…` (Canvas, Blackboard: the assignment's column, default the assignment's name,
+matched in the roster ignoring case and the LMS's id decoration), `--to FILE` (default `<lms>_grades.csv`).
+A student without a submission gets an empty grade; one the roster cannot place is named in a warning. When the
+roster has no column for the assignment, nothing is written and the roster's columns are listed.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins import ExportPlugin
 from traitlets import Enum, Unicode
 
-from grader.lms.grade_sheets import Grade, canvas_csv, moodle_csv
+from grader.lms.grade_sheets import Grade, NoSuchColumn, blackboard_csv, canvas_csv, moodle_csv
 from grader.lms.roster import Roster
+
+_CANVAS_HEADER = re.compile(r"\(\d+\)\s*$")
 
 
 class LmsGradesExporter(ExportPlugin):
     """Write one assignment's grades as Canvas's or Moodle's gradebook import wants them."""
 
-    lms = Enum(["canvas", "moodle"], "canvas", help="The LMS whose import layout to write.").tag(config=True)
+    lms = Enum(["canvas", "moodle", "blackboard"], "canvas", help="The LMS whose import layout to write.").tag(config=True)
     roster = Unicode("", help="The roster CSV (Canvas's gradebook export or Moodle's grading worksheet).").tag(config=True)
-    column = Unicode("", help="Canvas: the assignment column's header (default: the assignment's name).").tag(config=True)
+    column = Unicode("", help="Canvas, Blackboard: the assignment's column (default: the assignment's name, matched "
+                              "in the roster ignoring case and the `(id)`/`|id` decoration).").tag(config=True)
 
     def grades(self, gradebook: Gradebook, assignment: str) -> list[Grade]:
         found = gradebook.find_assignment(assignment)
@@ -50,10 +56,19 @@ class LmsGradesExporter(ExportPlugin):
         assignment = assignments[0]
         roster = Roster.read(Path(self.roster)) if self.roster else None
         grades = self.grades(gradebook, assignment)
-        if self.lms == "canvas":
-            text, unplaced = canvas_csv(grades, self.column or assignment, roster)
-        else:
-            text, unplaced = moodle_csv(grades, roster)
+        try:
+            if self.lms == "canvas":
+                text, unplaced = canvas_csv(grades, self.column or assignment, roster)
+            elif self.lms == "blackboard":
+                text, unplaced = blackboard_csv(grades, self.column or assignment, roster)
+            else:
+                text, unplaced = moodle_csv(grades, roster)
+        except NoSuchColumn as refusal:
+            raise SystemExit(f"[LmsGradesExporter] nothing written: {refusal}") from None
+        if self.lms == "canvas" and roster is None and not _CANVAS_HEADER.search(self.column or assignment):
+            self.log.warning("Canvas imports a column without an `(id)` in its header as a NEW assignment: give "
+                             "--LmsGradesExporter.roster=<Canvas's gradebook export> or the header, e.g. "
+                             "--LmsGradesExporter.column='%s (1234)'", self.column or assignment)
         destination = Path(self.to or f"{self.lms}_grades.csv")
         destination.write_text(text, encoding="utf-8")
         for student in unplaced:
