@@ -66,6 +66,9 @@ def canvas_zip(folder: Path) -> tuple[Path, dict[str, str], set[str], dict[str, 
     return write_zip(folder / "submissions.zip", entries), collected, {"1002", "1005"}, left_out
 
 
+CANVAS_EXPORT_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+"""The columns before the assignments' in Canvas's gradebook export."""
+
 MOODLE_WORKSHEET = [
     ["Identifier", "Full name", "Email address", "ID number", "Status", "Grade", "Maximum Grade",
      "Grade can be changed", "Last modified (submission)", "Last modified (grade)", "Feedback comments"],
