@@ -27,6 +27,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import zipfile
 from datetime import datetime
 from pathlib import Path
@@ -65,6 +66,9 @@ def canvas_zip(folder: Path) -> tuple[Path, dict[str, str], set[str], dict[str, 
     left_out = {"chenjing_1004_5004_attention.ipynb": "newer", "wangxiaoming_1001_5006_notes.txt": "not a notebook"}
     return write_zip(folder / "submissions.zip", entries), collected, {"1002", "1005"}, left_out
 
+
+CANVAS_NAME = re.compile(r"^(?P<name>[^\W_]*)(?:_LATE)?_(?P<user>\d+)_(?P<attachment>\d+)_(?P<file>.+)$")
+"""Canvas's download naming (above), as Canvas reads a re-uploaded file back to its student."""
 
 CANVAS_EXPORT_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 """The columns before the assignments' in Canvas's gradebook export."""

@@ -250,3 +250,45 @@ def test_recollect_with_force_sets_aside_a_student_an_earlier_collect_invented(t
     assert set(submitted(root)) == {"li_na"}
     assert "Set aside" in log
     assert (root / "downloaded" / ASSIGNMENT / "set_aside" / "Attention" / "attention.ipynb").is_file()
+
+
+def moodle_reads_feedback_entry(name: str) -> tuple[str, str, str]:
+    """(participant id, plugin, file name) as Moodle's feedback-zip import reads a path: split at the first four `_`
+    of `/<path>`; the second part must be a number."""
+    parts = f"/{name}".split("_", 4)
+    assert len(parts) == 5 and parts[1].isdigit(), name
+    return parts[1], f"{parts[2]}_{parts[3]}", parts[4].lstrip("/")
+
+
+@pytest.mark.parametrize("lms", ["moodle", "canvas"])
+def test_feedback_return_zip_uses_the_names_the_lms_bulk_upload_expects(tmp_path, caplog, lms):
+    """After collecting an LMS download and generating feedback, does the feedback zip hold one page per student,
+    named so that the LMS's bulk upload attaches it to that same student (Moodle's participant id, Canvas's user id)?"""
+    from grader.nbgrader import lms_feedback
+
+    root = course(tmp_path / "course")
+    if lms == "moodle":
+        zip_path, expected, _ = lms_exports.moodle_zip(tmp_path)
+        roster = lms_exports.write_csv(tmp_path / "worksheet.csv", lms_exports.MOODLE_WORKSHEET)
+        zip_collect(root, zip_path, caplog, lms="moodle", roster=str(roster))
+        lms_id = {row[3]: row[0].split()[-1] for row in lms_exports.MOODLE_WORKSHEET[1:]}  # ID number -> participant
+    else:
+        zip_path, expected, *_ = lms_exports.canvas_zip(tmp_path)
+        zip_collect(root, zip_path, caplog)
+        lms_id = {sid: sid for sid in expected}
+    for student in submitted(root):
+        page = root / "feedback" / student / ASSIGNMENT / "attention.html"
+        page.parent.mkdir(parents=True)
+        page.write_text(f"<p>feedback for {student}</p>", encoding="utf-8")
+    out = tmp_path / "feedback.zip"
+    assert lms_feedback.main([ASSIGNMENT, "--lms", lms, "--course", str(root), "--out", str(out)]) == 0
+    with zipfile.ZipFile(out) as archive:
+        entries = {name: archive.read(name).decode() for name in archive.namelist()}
+    assert len(entries) == len(expected)
+    for name, text in entries.items():
+        student = text.removeprefix("<p>feedback for ").removesuffix("</p>")
+        if lms == "moodle":
+            participant, plugin, file_name = moodle_reads_feedback_entry(name)
+            assert (participant, plugin, file_name) == (lms_id[student], "assignfeedback_file", "attention_feedback.html")
+        else:  # Canvas reads the user id back from its own download's naming
+            assert lms_exports.CANVAS_NAME.match(name)["user"] == lms_id[student], name

@@ -18,16 +18,16 @@ MANIFEST = "collected_students.json"
 SET_ASIDE = "set_aside"
 
 
-def reconcile(app, students: set[str], log: logging.Logger) -> None:
-    """Set aside (with app.force) or name the submitted folders an earlier collect made and this one does not."""
+def reconcile(app, collected: dict[str, dict[str, str]], log: logging.Logger) -> None:
+    """Set aside (with app.force) or name the submitted folders an earlier collect made and this one does not.
+    `collected`: student id -> where their notebook came from (`layout`, `file` in extracted/), recorded for the
+    feedback sent back through the LMS (grader.nbgrader.lms_feedback)."""
+    students = set(collected)
     coursedir = app.coursedir
     assignment = coursedir.assignment_id
     downloaded = Path(coursedir.root) / app.downloaded_directory / assignment
     manifest = downloaded / MANIFEST
-    try:
-        earlier = set(json.loads(manifest.read_text(encoding="utf-8")))
-    except (OSError, ValueError, TypeError):
-        earlier = set()
+    earlier = read_manifest(manifest)
     submitted = Path(coursedir.root) / coursedir.submitted_directory
     for student in sorted(collected_folders(submitted, assignment) - students):
         folder = submitted / student / assignment
@@ -45,8 +45,18 @@ def reconcile(app, students: set[str], log: logging.Logger) -> None:
                         "; re-run with --force to set it aside" if student in earlier
                         else " (no collect recorded it: remove it if it is no student of the class)")
     downloaded.mkdir(parents=True, exist_ok=True)
-    still_there = earlier & collected_folders(submitted, assignment)
-    manifest.write_text(json.dumps(sorted(students | still_there)), encoding="utf-8")
+    still_there = set(earlier) & collected_folders(submitted, assignment) - students
+    record = {**{student: earlier[student] for student in still_there}, **collected}
+    manifest.write_text(json.dumps(dict(sorted(record.items())), ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+def read_manifest(path: Path) -> dict[str, dict[str, str]]:
+    """student id -> where the last collect took their notebook from; empty when no collect recorded one."""
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def collected_folders(submitted: Path, assignment: str) -> set[str]:

@@ -84,6 +84,9 @@ class LmsCollector(ColabFileNameCollector):
                              if self.due else "the gradebook has no due date, so no late penalty can apply "
                                               "(nbgrader db assignment add ASSIGNMENT --duedate=...)")
 
+    def layout_name(self) -> str:
+        return self.layout
+
     @property
     def zone(self) -> ZoneInfo:
         return ZoneInfo(self.timezone or "UTC")
