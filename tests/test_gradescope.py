@@ -80,6 +80,20 @@ def test_isolation_missing_is_instructor_only():
 
 
 @pytest.mark.unit
+def test_summary_counts_exactly_the_visible_tests():
+    """Three public checks worth 7 points (one failed) and two hidden: does the summary count 2 of the 3 visible
+    tests as passed, give their points apart, and say nothing of the hidden ones?"""
+    results = results_json(report([("sdpa.shapes", "public", True, 2.0, ""), ("sdpa.causal_zeros", "public", False, 3.0,
+                                    "mask-diagonal"), ("mha.shapes", "public", True, 2.0, ""),
+                                   ("sdpa.values", "hidden", True, 5.0, ""), ("mha.values", "hidden", False, 8.0,
+                                                                               "head-split")]), "attention.ipynb")
+    visible = [t for t in results["tests"] if t["visibility"] == "visible"]
+    assert len(visible) == 3
+    assert "Public checks: 2 / 3 通过 passed, 4 / 7 分 points" in results["output"]
+    assert "head-split" not in results["output"]
+
+
+@pytest.mark.unit
 def test_autograder_zip_has_gradescope_layout(tmp_path):
     """Does autograder.zip hold executable setup.sh and run_autograder at its top, the pinned CPU torch and the
     kit's grader with its catalog, and no solutions?"""
@@ -157,3 +171,20 @@ def test_a_container_that_refuses_isolation_layers_still_grades_and_tells_only_t
     assert isolation["visibility"] == "hidden" and "uid drop" in isolation["output"]
     assert results["score"] == sum(t["max_score"] for t in results["tests"])
     assert "uid drop" not in results["output"]
+
+
+@pytest.mark.sandbox
+def test_a_second_notebook_is_named_and_stdout_tells_the_instructor_what_ran(tmp_path, report_cache, capsys):
+    """A submission of `attention.py` and a second notebook `draft.ipynb`: does the student's summary name the one not
+    graded, and does stdout (Gradescope's Autograder Output, results/stdout) say which file was graded and which
+    sandbox layers ran?"""
+    root = autograder_tree(tmp_path, SUBMISSIONS / "correct" / "pytorch_docs_reference_style.py")
+    (root / "submission" / "pytorch_docs_reference_style.py").rename(root / "submission" / "attention.py")
+    (root / "submission" / "draft.ipynb").write_text('{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": []}',
+                                                     encoding="utf-8")
+    results = run_autograder(root, cache=report_cache)
+    assert "Graded file: attention.py" in results["output"]
+    assert "Also uploaded, not graded: draft.ipynb" in results["output"]
+    stdout = capsys.readouterr().out
+    assert "graded attention.py; also uploaded, not graded: draft.ipynb" in stdout
+    assert "sandbox layers: " in stdout and f"score {results['score']:g} / 20" in stdout

@@ -292,3 +292,27 @@ def test_feedback_return_zip_uses_the_names_the_lms_bulk_upload_expects(tmp_path
             assert (participant, plugin, file_name) == (lms_id[student], "assignfeedback_file", "attention_feedback.html")
         else:  # Canvas reads the user id back from its own download's naming
             assert lms_exports.CANVAS_NAME.match(name)["user"] == lms_id[student], name
+
+
+def test_a_notebook_nested_too_deep_for_nbformat_is_graded_and_autograde_exits_0(tmp_path):
+    """A correct notebook whose metadata nests 800 levels deep (nbformat's RecursionError) beside a correct plain one:
+    does `nbgrader autograde` exit 0 with both graded in full, and a feedback page for each?"""
+    import json
+
+    from nbgrader_course import Course, correct_notebook
+
+    course = Course.create(tmp_path / "course")
+    honest = json.dumps(correct_notebook(course))
+    deep = honest[:-1] + ', "deep": ' + '{"a": ' * 800 + "1" + "}" * 800 + "}"
+    archive = course.root / "downloaded" / ASSIGNMENT / "archive"
+    archive.mkdir(parents=True)
+    (archive / "s1_attention.ipynb").write_text(deep, encoding="utf-8")
+    (archive / "s2_attention.ipynb").write_text(honest, encoding="utf-8")
+    collect = course.nbgrader("zip_collect", ASSIGNMENT)
+    assert "Cut down: 's1_attention.ipynb' nests deeper than 64 levels" in collect.output
+    autograde = course.nbgrader("autograde", ASSIGNMENT, check=False)
+    assert autograde.returncode == 0, autograde.output
+    assert course.total("s1") == course.total("s2") == 20.0
+    course.nbgrader("generate_feedback", ASSIGNMENT)
+    assert all((course.root / "feedback" / s / ASSIGNMENT / "attention.html").is_file() for s in ("s1", "s2"))
+    assert (archive / "s1_attention.ipynb").read_text(encoding="utf-8") == deep

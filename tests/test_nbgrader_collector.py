@@ -162,3 +162,27 @@ def test_a_clean_collection_logs_no_warning(tmp_path, caplog):
     summary = [r for r in caplog.records if "Colab collector:" in r.getMessage()]
     assert len(summary) == 1 and summary[0].levelno == logging.INFO and "2 student(s)" in summary[0].getMessage()
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def deep_metadata_notebook(depth: int, code: str = "x = 1") -> str:
+    """A notebook whose metadata nests `depth` objects deep (written as text: json.dumps itself recurses)."""
+    cell = json.dumps({"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": code})
+    return ('{"nbformat": 4, "nbformat_minor": 5, "cells": [' + cell + '], "metadata": {"x": '
+            + '{"a": ' * depth + "1" + "}" * depth + "}}")
+
+
+@pytest.mark.parametrize("depth", [800, 5000])
+def test_a_notebook_nested_deeper_than_nbformat_reads_is_collected_from_a_cut_copy(tmp_path, depth):
+    """Metadata nested 800 (nbformat's RecursionError) or 5,000 (json's too) levels deep: is the notebook collected
+    from a copy nbformat reads, with the same code cell, and the student's file left as it is?"""
+    import nbformat
+
+    original = put(tmp_path, "s1_attention.ipynb", deep_metadata_notebook(depth, "def f():\n    return 42\n"))
+    before = original.read_bytes()
+    put(tmp_path, "s2_attention.ipynb")
+    collector = plan(tmp_path)
+    chosen = {c.student_id: c.path for c in collector.plan.values()}
+    assert set(chosen) == {"s1", "s2"} and not collector.left_out
+    notebook = nbformat.read(chosen["s1"], as_version=4)
+    assert [cell.source for cell in notebook.cells] == ["def f():\n    return 42\n"]
+    assert original.read_bytes() == before and chosen["s1"] != original

@@ -12,6 +12,8 @@ What only the instructor should read (isolation layers the container refused) is
 """
 from __future__ import annotations
 
+from grader.build.config import ASSIGNMENT
+
 VISIBILITY = {"public": "visible", "hidden": "after_published"}
 TEST_VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 INSTRUCTOR_ONLY = "hidden"
@@ -26,17 +28,34 @@ def check_output(check: dict, fixes: list[dict], hidden_ids: set[str]) -> str:
     return "\n".join(lines).strip()
 
 
-def summary(report: dict, graded: str) -> str:
-    public = [c for c in report["checks"] if c["visibility"] == "public"]
+def summary(report: dict, graded: str, not_graded: list[str] = ()) -> str:
+    """What the student sees at once: the visible tests counted one by one (and their points), never a hidden one."""
+    public = [c for c in report["checks"] if VISIBILITY.get(c["visibility"]) == "visible"]
     mistakes = ", ".join(dict.fromkeys(m for c in public for m in c["mistakes"])) or "—"
     got, top = sum(c["points"] for c in public), sum(c["max_points"] for c in public)
-    return (f"评分文件 / Graded file: {graded}\n"
-            f"公开检查 / Public checks: {got:g} / {top:g}（其余检查在成绩发布后显示 / the other checks show once "
-            f"grades are published）\n"
-            f"公开检查诊断出的错误 / Mistakes the public checks found: {mistakes}")
+    passed = sum(c["passed"] for c in public)
+    lines = [f"评分文件 / Graded file: {graded}"]
+    if not_graded:
+        lines.append(f"未评分的其他文件 / Also uploaded, not graded: {', '.join(not_graded)}（只评一个文件 / one file "
+                     f"is graded: {ASSIGNMENT}.ipynb first）")
+    lines += [f"公开检查 / Public checks: {passed} / {len(public)} 通过 passed, {got:g} / {top:g} 分 points"
+              f"（其余检查在成绩发布后显示 / the other checks show once grades are published）",
+              f"公开检查诊断出的错误 / Mistakes the public checks found: {mistakes}"]
+    return "\n".join(lines)
 
 
-def results_json(report: dict, graded: str) -> dict:
+def instructor_log(report: dict, graded: str, not_graded: list[str]) -> str:
+    """What run_autograder prints, which Gradescope shows instructors as the Autograder Output."""
+    missing = report.get("isolation_missing") or []
+    return "\n".join([
+        f"attention-kit: graded {graded}" + (f"; also uploaded, not graded: {', '.join(not_graded)}" if not_graded else ""),
+        f"score {report['score']:g} / {report['max_score']:g}; mistakes: {', '.join(report['mistakes']) or 'none'}",
+        "sandbox layers: all applied (session, namespaces, unprivileged uid, resource limits, memory cgroup, seccomp)"
+        if not missing else f"sandbox layers: this container refused {'; '.join(missing)}; every other layer applied",
+    ])
+
+
+def results_json(report: dict, graded: str, not_graded: list[str] = ()) -> dict:
     fixes = report.get("fixes") or []
     hidden_ids = {c["id"] for c in report["checks"] if c["visibility"] != "public"}
     tests = [{
@@ -53,7 +72,7 @@ def results_json(report: dict, graded: str) -> dict:
                       "max_score": 0.0, "status": "passed", "visibility": INSTRUCTOR_ONLY,
                       "output": "Isolation layers this container refused (the verdicts were still computed outside "
                                 "student code): " + "; ".join(report["isolation_missing"])})
-    return {"score": report["score"], "output": summary(report, graded), "visibility": "visible",
+    return {"score": report["score"], "output": summary(report, graded, not_graded), "visibility": "visible",
             "stdout_visibility": "hidden", "tests": tests}
 
 

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from grader.build.config import ASSIGNMENT
-from grader.gradescope.results import no_submission, results_json
+from grader.gradescope.results import instructor_log, no_submission, results_json
 
 DEFAULT_ROOT = Path("/autograder")
 FIX_CREDIT_ENV = "ATTENTION_KIT_FIX_CREDIT"
@@ -37,10 +37,14 @@ def run_autograder(root: Path = DEFAULT_ROOT, *, cache: Path | None = None, limi
     submission, seen = pick_submission(root / "submission")
     if submission is None:
         results = no_submission(seen)
+        print(f"attention-kit: nothing to grade; received: {', '.join(seen) or 'nothing'}", flush=True)
     else:
         report = grade_submission(submission, folder=root / "submission", cache=cache, limits=limits,
                                   fix_credit=fix_credit)
-        results = results_json(report, str(submission.relative_to(root / "submission")))
+        graded = str(submission.relative_to(root / "submission"))
+        not_graded = [name for name in seen if name != graded and Path(name).suffix in (".ipynb", ".py")]
+        results = results_json(report, graded, not_graded)
+        print(instructor_log(report, graded, not_graded), flush=True)
     out = root / "results"
     out.mkdir(parents=True, exist_ok=True)
     temporary = out / f".results.{os.getpid()}.tmp"

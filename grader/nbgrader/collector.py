@@ -39,11 +39,14 @@ from traitlets import Int
 from grader.student_id import STUDENT_ID
 
 from . import earlier_collect
+from .bounded_depth import MAX_DEPTH, bounded
 
 _COPY_PREFIX = re.compile(r"^(?:copy of\s+)+", re.IGNORECASE)
 _COPY_NUMBER = re.compile(r"\s*\((\d+)\)\s*$")
 _COPY_SUFFIX = re.compile(r"\s*(?:的副本|副本|- copy|copy)\s*$", re.IGNORECASE)
-_IGNORED_DIRS = {"__MACOSX", ".ipynb_checkpoints"}
+BOUNDED_DIR = ".kit-depth-bounded"
+"""Where in extracted/ the collector writes a notebook it had to cut down to a readable depth (bounded_depth)."""
+_IGNORED_DIRS = {"__MACOSX", ".ipynb_checkpoints", BOUNDED_DIR}
 MAX_NOTEBOOK_BYTES = 64 << 20
 """Largest notebook collected. Real Colab notebooks with plots are a few MiB, rarely tens; a bigger file
 is padding or pasted data, and reading it costs the instructor's machine memory for nothing."""
@@ -104,9 +107,26 @@ def is_notebook_file(path: Path) -> bool:
     try:
         with path.open(encoding="utf-8") as handle:
             data = json.load(handle)
-    except (OSError, UnicodeDecodeError, ValueError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return False
     return isinstance(data, dict) and "nbformat" in data and ("cells" in data or "worksheets" in data)
+
+
+def depth_bounded_copy(path: Path, extracted: Path) -> Path | None:
+    """A copy of the notebook cut to a depth nbgrader can read (in extracted/BOUNDED_DIR, the file left as it is),
+    or None when it needs none."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    cut = bounded(text)
+    if cut is None:
+        return None
+    copy = extracted / BOUNDED_DIR / path.relative_to(extracted)
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    copy.write_text(cut, encoding="utf-8")
+    os.utime(copy, (path.stat().st_atime, path.stat().st_mtime))  # as new as the student's file, no newer
+    return copy
 
 
 def collect_folder(app: ZipCollectApp, step: str) -> Path:
@@ -127,6 +147,7 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
         self.left_out: dict[str, str] = {}  # file path -> why it is not collected
         self.conflicts: dict[str, str] = {}  # student id -> the hand-ins of several people it was given
         self.planned = False
+        self.extracted_root: Path | None = None
         app = self.parent
         if self.is_zip_collect(app) and not collect_folder(app, app.archive_directory).is_dir():
             self.plan_collection(collect_folder(app, app.extracted_directory))
@@ -159,6 +180,7 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
     def make_plan(self, extracted: Path, released: list[str] | None) -> None:
         """Decide, before nbgrader lists the files, which file each student's submission is and which are left out."""
         self.planned = True
+        self.extracted_root = extracted
         if not extracted.is_dir():
             return
         by_student: dict[tuple[str, str], list[Candidate]] = {}
@@ -172,7 +194,7 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
                 if candidate is None:
                     self.left_out[str(path)] = reason
                     continue
-                if candidate.path != path:  # renamed to end in .ipynb
+                if candidate.path.name == f"{path.name}.ipynb":  # renamed to end in .ipynb
                     self.log.warning("Renamed %r to %r: a notebook without the .ipynb suffix", file, candidate.path.name)
                 by_student.setdefault((candidate.student_id, candidate.notebook), []).append(candidate)
         for (student, notebook), files in by_student.items():
@@ -219,6 +241,13 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
             return None, (f"{info.st_size / (1 << 20):.1f} MiB, over the {self.max_notebook_bytes / (1 << 20):.0f} MiB "
                           f"limit for one notebook: not read; a Colab notebook with plots is a few MiB "
                           f"(ask the student to clear large outputs and download it again)")
+        if self.extracted_root is not None and path.is_relative_to(self.extracted_root):
+            copy = depth_bounded_copy(path, self.extracted_root)
+            if copy is not None:
+                self.log.warning("Cut down: %r nests deeper than %d levels, more than nbgrader can read; graded from %s, "
+                                 "where each part deeper than that is replaced by a note (its code cells are kept)",
+                                 name, MAX_DEPTH, copy)
+                path = copy
         if not is_notebook_file(path):
             return None, "not a notebook (no readable nbformat JSON)"
         stem, number = notebook_stem(identity.file_name)

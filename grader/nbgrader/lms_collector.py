@@ -31,7 +31,7 @@ from traitlets import Enum, Unicode
 from grader.lms import blackboard, names
 from grader.lms.roster import Roster
 
-from .collector import ColabFileNameCollector, Identity
+from .collector import BOUNDED_DIR, ColabFileNameCollector, Identity
 
 CANVAS_BASIS = "Canvas's attachment id"
 CANVAS_LATE_BY = timedelta(seconds=1)
@@ -67,7 +67,8 @@ class LmsCollector(ColabFileNameCollector):
         self.due_known = False
         self.layout = self.lms
         files = [PurePosixPath(Path(root, f).relative_to(extracted).as_posix())
-                 for root, _, fs in os.walk(extracted) for f in fs] if extracted.is_dir() else []
+                 for root, _, fs in os.walk(extracted) for f in fs
+                 if BOUNDED_DIR not in Path(root).relative_to(extracted).parts] if extracted.is_dir() else []
         if self.lms == "auto":
             self.layout, why = names.detect(files, self.read_receipt)
             self.log.warning("LMS collector: the files are a %s export (%s)", self.layout, why)
