@@ -57,6 +57,15 @@ c.ClearSolutions.code_stub = {"python": "# 你的代码 / YOUR CODE HERE\nraise 
 c.Execute.timeout = CELL_TIMEOUT_S
 c.ExecutePreprocessor.timeout = CELL_TIMEOUT_S
 
+# Autograde copies every other file of source/<assignment>/ over each student's folder as the "master version", and
+# generate_feedback copies it on to feedback/. The self-check files in source/ are the unbuilt ones (`grader build`
+# completes them in release/): run from autograded/ or feedback/ they would fail a correct student. None is copied.
+_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "source")
+c.Autograde.exclude_overwriting = {
+    assignment: sorted(name for name in os.listdir(os.path.join(_SOURCE, assignment)) if not name.endswith(".ipynb"))
+    for assignment in (os.listdir(_SOURCE) if os.path.isdir(_SOURCE) else [])
+    if os.path.isdir(os.path.join(_SOURCE, assignment))}
+
 # Autograde, first pass (sanitize): repair notebooks as they come back from Colab, then nbgrader's
 # own steps. The repair runs before DeduplicateIds and OverwriteCells, which trust the metadata.
 # What a student wrote into the kit's own metadata key is discarded first.

@@ -316,3 +316,23 @@ def test_a_notebook_nested_too_deep_for_nbformat_is_graded_and_autograde_exits_0
     course.nbgrader("generate_feedback", ASSIGNMENT)
     assert all((course.root / "feedback" / s / ASSIGNMENT / "attention.html").is_file() for s in ("s1", "s2"))
     assert (archive / "s1_attention.ipynb").read_text(encoding="utf-8") == deep
+
+
+def test_autograded_and_feedback_folders_get_no_unbuilt_selfcheck_from_source(tmp_path):
+    """source/attention/ holds the unbuilt self-check files (`grader build` completes them in release/): after
+    autograde and generate_feedback, are none of them in the student's autograded/ or feedback/ folder?"""
+    import json
+
+    from nbgrader_course import Course, correct_notebook
+
+    course = Course.create(tmp_path / "course")
+    unbuilt = course.root / "source" / ASSIGNMENT / "selfcheck.py"
+    unbuilt.write_text("raise NameError(\"name 'module_allowed' is not defined\")\n", encoding="utf-8")
+    submitted_folder = course.root / "submitted" / "s1" / ASSIGNMENT
+    submitted_folder.mkdir(parents=True)
+    (submitted_folder / "attention.ipynb").write_text(json.dumps(correct_notebook(course)), encoding="utf-8")
+    course.nbgrader("autograde", ASSIGNMENT)
+    course.nbgrader("generate_feedback", ASSIGNMENT)
+    assert (course.root / "feedback" / "s1" / ASSIGNMENT / "attention.html").is_file()
+    for step in ("autograded", "feedback"):
+        assert not (course.root / step / "s1" / ASSIGNMENT / "selfcheck.py").exists(), step
