@@ -336,3 +336,21 @@ def test_autograded_and_feedback_folders_get_no_unbuilt_selfcheck_from_source(tm
     assert (course.root / "feedback" / "s1" / ASSIGNMENT / "attention.html").is_file()
     for step in ("autograded", "feedback"):
         assert not (course.root / step / "s1" / ASSIGNMENT / "selfcheck.py").exists(), step
+
+
+def test_grades_back_to_blackboard_and_a_missing_column_refused_through_the_exporter(tmp_path):
+    """Does `--LmsGradesExporter.lms=blackboard` write the Grade Centre upload into the assignment's own `|id` column,
+    and does an export whose roster has no column for the assignment stop with the columns listed, writing nothing?"""
+    root = course(tmp_path / "course")
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        gradebook.add_student("li_na", last_name="Li", first_name="Na")
+        gradebook.add_submission(ASSIGNMENT, "li_na")
+    roster = lms_exports.write_csv(tmp_path / "gc.csv", [
+        ["Last Name", "First Name", "Username", "Student ID", "Attention [Total Pts: 20 Score] |4401"],
+        ["Li", "Na", "li_na", "", ""]])
+    rows = list(csv.DictReader(io.StringIO(export(root, lms="blackboard", roster=str(roster)))))
+    assert [(r["Username"], r["Attention [Total Pts: 20 Score] |4401"]) for r in rows] == [("li_na", "0")]
+    (root / "out.csv").unlink()
+    with pytest.raises(SystemExit, match=r"nothing written.*'Attention \[Total Pts: 20 Score\] \|4401'"):
+        export(root, lms="blackboard", roster=str(roster), column="Quiz")
+    assert not (root / "out.csv").exists()
