@@ -5,8 +5,6 @@ here; the collector plans over them without nbgrader running (tests/test_lms_zip
 """
 from __future__ import annotations
 
-import os
-import zipfile
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
@@ -80,9 +78,10 @@ def test_moodle_with_roster_every_student_collected(tmp_path, in_folders):
     assert set(reasons) == set(expected_left_out)
     for name, word in expected_left_out.items():
         assert word in reasons[name]
-    for path, candidate in collector.plan.items():  # the upload time Moodle stored with the file
-        assert collector.collect(path)["timestamp"] == datetime.fromtimestamp(
-            Path(path).stat().st_mtime, timezone.utc).isoformat()
+    for path, candidate in collector.plan.items():  # Moodle's wall-clock upload time, read in UTC (no zone given)
+        stamp = datetime.fromisoformat(collector.collect(path)["timestamp"])
+        assert stamp.utcoffset().total_seconds() == 0
+        assert stamp.replace(tzinfo=None) == datetime.fromtimestamp(Path(path).stat().st_mtime)
 
 
 def test_moodle_by_name_when_the_roster_has_no_participant_ids(tmp_path):
