@@ -12,6 +12,7 @@ import csv
 import functools
 import io
 import logging
+import os
 import shutil
 import tempfile
 import zipfile
@@ -55,7 +56,8 @@ def course(root: Path, due: datetime | None = DUE) -> Path:
     return root
 
 
-def zip_collect(root: Path, zip_path: Path, caplog, force: bool = False, **collector) -> str:
+def zip_collect(root: Path, zip_path: Path, caplog, force: bool = False, extractor: dict | None = None,
+                **collector) -> str:
     """Run zip_collect as `nbgrader zip_collect attention [--force]` would with the kit's config, on `zip_path` in
     archive/."""
     archive = root / "downloaded" / ASSIGNMENT / "archive"
@@ -69,6 +71,8 @@ def zip_collect(root: Path, zip_path: Path, caplog, force: bool = False, **colle
     config.ZipCollectApp.force = config.ExtractorPlugin.force = force
     for key, value in collector.items():
         setattr(config.LmsCollector, key, value)
+    for key, value in (extractor or {}).items():
+        setattr(config.SafeExtractor, key, value)
     app = ZipCollectApp(config=config)
     app.coursedir = CourseDirectory(parent=app)  # what initialize() makes, without reading the repo's config file
     app.log = logging.getLogger("zip_collect")
@@ -233,6 +237,22 @@ def test_one_students_ten_thousand_uploads_cost_only_their_own_extras(tmp_path, 
     assert set(submitted(root)) == {str(1000 + n) for n in range(15)} | {"1099"}
     assert "refused as a whole" not in log
     assert "9901 file(s) of canvas 1099" in log and "over the limit of 100" in log
+
+
+def test_one_students_oversized_uploads_cost_only_their_own_extras(tmp_path, caplog):
+    """With a student's share of a class download at 1 MiB (and a student's own archive at 1 MiB in all), does a
+    student uploading 3 × 600 KiB lose only the files past their share, the class and their notebook collected?"""
+    root = course(tmp_path / "course")
+    entries = {f"student{n}_{1000 + n}_{5000 + n}_attention.ipynb": (lms_exports.NOTEBOOK, lms_exports.NOV30)
+               for n in range(3)}
+    entries["hoarder_1099_6000_attention.ipynb"] = (lms_exports.NOTEBOOK, lms_exports.NOV30)
+    entries.update({f"hoarder_1099_{7000 + n}_data{n}.bin": (os.urandom(600 << 10).hex()[: 600 << 10],
+                                                               lms_exports.NOV30) for n in range(3)})
+    log = zip_collect(root, lms_exports.write_zip(tmp_path / "submissions.zip", entries), caplog,
+                      extractor={"max_bytes_per_student": 1 << 20, "max_total_bytes": 1 << 20})
+    assert set(submitted(root)) == {"1000", "1001", "1002", "1099"}
+    assert "refused as a whole" not in log
+    assert "2 file(s) of canvas 1099" in log and "past the 1.0 MiB one student's files may take" in log
 
 
 def test_recollect_with_force_sets_aside_a_student_an_earlier_collect_invented(tmp_path, caplog):

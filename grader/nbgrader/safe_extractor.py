@@ -11,9 +11,10 @@ the whole run; nothing bounds sizes; links in tarballs vanish silently). For eve
   `..`, is itself an archive (not opened: one level only), declares more than `max_entry_bytes`, is
   compressed more than `max_ratio`:1, or turns out larger than its header said while it is copied.
   An archive larger than `max_archive_bytes`, expanding past `max_total_bytes`, or with more than
-  `max_entries` entries (`max_class_entries` for a class archive) is refused as a whole, and nothing from it is
-  kept. In a class archive each student (the LMS-written part of each name) gets at most
-  `max_files_per_student` files; their further files are left out in one line, never the class.
+  `max_entries` entries is refused as a whole, and nothing from it is
+  kept. A class archive (an LMS's download) is bounded by `max_class_entries` and `max_class_bytes` instead, and each
+  student in it (the LMS-written part of each name) gets at most `max_files_per_student` files and
+  `max_bytes_per_student` bytes; their further files are left out in one line, never the class.
 - An archive named `<student_id>_<anything>` (the id as the collector reads it) is that student's:
   it delivers only their notebook. A member whose own name starts with another student's id is
   refused; a member without an id prefix is written as `<student_id>_<name>`, so a student's
@@ -113,19 +114,25 @@ class SafeExtractor(ExtractorPlugin):
     max_entries = Int(10_000, help="Most entries a student's own archive may hold.").tag(config=True)
     max_class_entries = Int(100_000, help="Most entries a class archive (an LMS's download) may hold: a bound on "
                                           "the memory its directory takes.").tag(config=True)
+    max_class_bytes = Int(4 << 30, help="Most bytes a class archive (an LMS's download) may expand to; each student "
+                                        "is held to max_bytes_per_student of it.").tag(config=True)
     max_files_per_student = Int(100, help="Most files written for one student from a class archive; their "
                                           "further files are left out, the class is extracted.").tag(config=True)
+    max_bytes_per_student = Int(2 * MAX_NOTEBOOK_BYTES, help="Most bytes written for one student from a class "
+                                                             "archive; their further files are left out.").tag(config=True)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.refused: list[tuple[str, str]] = []  # (what, why)
         self.written = 0
         self.files_of: dict[str, int] = {}  # a class archive's student (grader.lms.names.submitter_key) -> files seen
+        self.bytes_of: dict[str, int] = {}  # … -> bytes written
+        self.over_size: dict[str, int] = {}  # … -> files left out for their size
 
     def limits(self, owner: str | None) -> ArchiveLimits:
         """A student's own archive holds one notebook and a few files; a class archive, everyone's."""
-        return ArchiveLimits(self.max_entry_bytes, self.max_total_bytes, self.max_ratio,
-                             self.max_entries if owner else self.max_class_entries)
+        return ArchiveLimits(self.max_entry_bytes, self.max_total_bytes if owner else self.max_class_bytes,
+                             self.max_ratio, self.max_entries if owner else self.max_class_entries)
 
     def refuse(self, what: str, why: str) -> None:
         self.refused.append((what, why))
@@ -185,7 +192,7 @@ class SafeExtractor(ExtractorPlugin):
             owner = None
         destination = folder / stem
         written = self.written
-        self.files_of = {}
+        self.files_of, self.bytes_of, self.over_size = {}, {}, {}
         try:
             destination.mkdir(exist_ok=False)
             for member in members(path, self.limits(owner)):
@@ -201,11 +208,18 @@ class SafeExtractor(ExtractorPlugin):
             self.refuse(label, f"unreadable from here on ({type(error).__name__}: {error}); "
                                f"entries before it are kept")
 
-    def over_student_limit(self, parts: list[str]) -> bool:
-        """Whether a class archive's member is past its student's share (counted, refused in one line per student)."""
+    def over_student_limit(self, parts: list[str], size: int) -> bool:
+        """Whether a class archive's member is past its student's share of files or bytes (counted here, refused in
+        one line per student by report_over_limit)."""
         student = submitter_key(PurePosixPath(*parts)) or "(no student named)"
         self.files_of[student] = self.files_of.get(student, 0) + 1
-        return self.files_of[student] > self.max_files_per_student
+        if self.files_of[student] > self.max_files_per_student:
+            return True
+        if self.bytes_of.get(student, 0) + size > self.max_bytes_per_student:
+            self.over_size[student] = self.over_size.get(student, 0) + 1
+            return True
+        self.bytes_of[student] = self.bytes_of.get(student, 0) + size
+        return False
 
     def report_over_limit(self, label: str) -> None:
         for student, count in sorted(self.files_of.items()):
@@ -213,6 +227,10 @@ class SafeExtractor(ExtractorPlugin):
                 self.refuse(f"{label}: {count - self.max_files_per_student} file(s) of {student}",
                             f"{count} files for one student, over the limit of {self.max_files_per_student}: the "
                             f"first {self.max_files_per_student} are extracted, the rest of the class as usual")
+        for student, count in sorted(self.over_size.items()):
+            self.refuse(f"{label}: {count} file(s) of {student}",
+                        f"past the {mib(self.max_bytes_per_student)} one student's files may take; the files before "
+                        f"them are extracted, the rest of the class as usual")
 
     def is_class_export(self, stem: str) -> bool:
         """An LMS's bulk download (Blackboard's `gradebook_…`, or any archive when the collector is told the LMS),
@@ -253,7 +271,7 @@ class SafeExtractor(ExtractorPlugin):
         if reason:
             self.refuse(label, reason)
             return
-        if owner is None and self.over_student_limit(parts):
+        if owner is None and self.over_student_limit(parts, member.size):
             return
         if owner is not None and student_id_of(parts[-1]) is None:
             parts[-1] = f"{owner}_{parts[-1]}"
