@@ -5,6 +5,7 @@ grades real classes); what is tested here is which file is graded for whom, and 
 """
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -49,3 +50,21 @@ def test_two_hand_ins_for_one_id_give_one_row_the_newest_graded(tmp_path, two_fo
     for lang, heading in (("en", "Several hand-ins for one id"), ("zh", "同一学号的多份提交")):
         summary = class_summary(reports, lang)
         assert heading in summary and "s1_attention.ipynb" in summary and "Copy of attention.ipynb" in summary
+
+
+def test_a_conflict_the_lms_collect_recorded_is_in_the_nbgrader_class_summary(tmp_path):
+    """zip_collect recorded that two LMS people were collected as student 2026001: does grade-all --nbgrader's class
+    summary list that conflict?"""
+    from grader.grade_all.nbgrader_mode import add_collect_conflicts
+    from grader.nbgrader.earlier_collect import MANIFEST
+
+    manifest = tmp_path / "downloaded" / "attention" / MANIFEST
+    manifest.parent.mkdir(parents=True)
+    conflict = "hand-ins of 2 different people (1001, 1004) map to student 2026001"
+    manifest.write_text(json.dumps({"2026001": {"layout": "moodle", "file": "x", "conflict": conflict},
+                                    "2026002": {"layout": "moodle", "file": "y"}}), encoding="utf-8")
+    reports = [{"student": s, "submission": f"submitted/{s}/attention/attention.ipynb", "score": 20.0,
+                "max_score": 20.0, "checks": [], "mistakes": [], "advice": []} for s in ("2026001", "2026002")]
+    add_collect_conflicts(reports, tmp_path, "attention")
+    assert [r.get("conflicts") for r in reports] == [[conflict], None]
+    assert conflict in class_summary(reports, "en")

@@ -374,3 +374,24 @@ def test_grades_back_to_blackboard_and_a_missing_column_refused_through_the_expo
     with pytest.raises(SystemExit, match=r"nothing written.*'Attention \[Total Pts: 20 Score\] \|4401'"):
         export(root, lms="blackboard", roster=str(roster), column="Quiz")
     assert not (root / "out.csv").exists()
+
+
+def test_a_conflict_is_in_the_collect_log_and_its_record(tmp_path, caplog):
+    """Two Moodle participants given one ID number by the worksheet: does zip_collect name the conflict, collect
+    the newer file, and record the conflict for grade-all's class summary?"""
+    import json
+
+    from grader.nbgrader.earlier_collect import MANIFEST
+
+    root = course(tmp_path / "course")
+    worksheet = [row[:] for row in lms_exports.MOODLE_WORKSHEET]
+    worksheet[4][3] = "2026001"
+    roster = lms_exports.write_csv(tmp_path / "worksheet.csv", worksheet)
+    zip_path = lms_exports.write_zip(tmp_path / "LLM-attention-88.zip", {
+        "王 小明_1001_assignsubmission_file_/attention.ipynb": (lms_exports.notebook_of("wang"), lms_exports.NOV30),
+        "Chen Jing_1004_assignsubmission_file_/attention.ipynb": (lms_exports.notebook_of("chen"), lms_exports.DEC1)})
+    log = zip_collect(root, zip_path, caplog, lms="moodle", roster=str(roster))
+    assert "Conflict: hand-ins of 2 different people (1001, 1004) map to student 2026001" in log
+    assert set(submitted(root)) == {"2026001"}
+    record = json.loads((root / "downloaded" / ASSIGNMENT / MANIFEST).read_text(encoding="utf-8"))
+    assert "1001, 1004" in record["2026001"]["conflict"]

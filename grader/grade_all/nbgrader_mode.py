@@ -15,6 +15,7 @@ from grader.grade_all.parallel import in_parallel, in_shard
 from grader.grade_all.text import class_summary, table
 from grader.nbgrader.autograde_run import autograde_invocation, run_autograde
 from grader.nbgrader.course import REPORT_CACHE_FOLDER, Course
+from grader.nbgrader.earlier_collect import MANIFEST, read_manifest
 
 
 def agrees(report: dict, entry: tuple[float, float] | None) -> bool:
@@ -56,6 +57,16 @@ def grade_course(course: Course, jobs: int, shard: tuple[int, int] | None,
     return reports, others
 
 
+def add_collect_conflicts(reports: list[dict], course_root: Path, assignment: str) -> None:
+    """Mark the students whose hand-ins came from several LMS people (as the last zip_collect recorded it), so that
+    the class summary lists the conflict too."""
+    collected = read_manifest(course_root / "downloaded" / assignment / MANIFEST)
+    for report in reports:
+        conflict = collected.get(report["student"], {}).get("conflict")
+        if conflict:
+            report["conflicts"] = [conflict]
+
+
 def grade_nbgrader_course(course_dir: Path, assignment: str, *, jobs: int, json_out: str | None, lang: str,
                           db_url: str | None, shard: tuple[int, int] | None, force: bool,
                           report_cache: Path | None, fix_credit: float | None = None) -> None:
@@ -92,6 +103,7 @@ def grade_nbgrader_course(course_dir: Path, assignment: str, *, jobs: int, json_
     for report in reports:
         entry = scores.get(report["student"])
         report["gradebook_score"], report["gradebook_max_score"] = entry if entry else (None, None)
+    add_collect_conflicts(reports, Path(course.coursedir.root), assignment)
     differing = [r["student"] for r in reports if not agrees(r, scores.get(r["student"]))]
     if json_out:
         write_reports(reports, json_out, lang)

@@ -69,7 +69,7 @@ def class_summary(reports: list[dict], lang: str) -> str:
         lines.append(f"{'同一学号的多份提交（只评了最新的一份，其余保留未评）' if zh else 'Several hand-ins for one id (the newest graded, the others kept, not graded)'}"
                      f" ({len(conflicting)}):")
         lines += [f"  {printable(r['student'], keep_newlines=False)}: {printable(r['submission'], keep_newlines=False)}; "
-                  f"{'未评' if zh else 'not graded'}: {', '.join(printable(p, keep_newlines=False) for p in r['conflicts'])}"
+                  f"{'另有' if zh else 'besides'}: {'; '.join(printable(p, keep_newlines=False) for p in r['conflicts'])}"
                   for r in conflicting]
     incomplete = [r["student"] for r in reports if r.get("isolation_missing")]
     if incomplete:

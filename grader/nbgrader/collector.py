@@ -163,8 +163,10 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
         self.conflicts.clear()
         self.make_plan(extracted, self.released_notebooks(self.parent) if self.is_zip_collect(self.parent) else None)
         if self.is_zip_collect(self.parent):
-            earlier_collect.reconcile(self.parent, {c.student_id: {"layout": self.layout_name(), "file": os.path.relpath(
-                c.path, extracted)} for c in self.plan.values()}, self.log)
+            earlier_collect.reconcile(self.parent, {c.student_id: {
+                "layout": self.layout_name(), "file": os.path.relpath(c.path, extracted),
+                **({"conflict": self.conflicts[c.student_id]} if c.student_id in self.conflicts else {})}
+                for c in self.plan.values()}, self.log)
 
     def layout_name(self) -> str:
         """The naming the collected files follow (the LMS collector says which LMS's)."""
