@@ -177,3 +177,22 @@ def test_moodle_upload_in_shanghai_is_on_time_on_a_utc_machine(tmp_path, caplog,
     caplog.clear()
     plan(tmp_path / "extracted", caplog)
     assert "times are read in UTC (no --LmsCollector.timezone given" in caplog.text
+
+
+def test_a_students_text_file_posing_as_a_receipt_cannot_shorten_the_assignment_name(tmp_path, caplog):
+    """Assignment `Week 1_HW`: li_na uploads `x_attempt_2099-….txt` whose text claims user `HW_li_na_attempt_…_x`,
+    so that, taken as a receipt, it would make the assignment `Week 1` and every username start with `HW_`. Is
+    everyone still collected under their own username?"""
+    assignment, stamp = "Week 1_HW", "2026-11-30-10-00-00"
+    entries = {}
+    for user, name in (("li_na", "Li Na"), ("bob", "Bob Brown")):
+        entries[f"{assignment}_{user}_attempt_{stamp}_attention.ipynb"] = (lms_exports.notebook_of(user), NOV30)
+        entries[f"{assignment}_{user}_attempt_{stamp}.txt"] = (
+            lms_exports.blackboard_receipt(assignment, name, user, ["attention.ipynb"]), NOV30)
+    posing = f"HW_li_na_attempt_{stamp}_x"
+    entries[f"{assignment}_li_na_attempt_{stamp}_x_attempt_2099-01-01-00-00-00.txt"] = (
+        lms_exports.blackboard_receipt("Week 1", "Mallory", posing, []), NOV30)
+    lms_exports.unpack(lms_exports.write_zip(tmp_path / "d" / "gradebook_c_Week1HW_2026.zip", entries),
+                       tmp_path / "extracted")
+    collector = plan(tmp_path / "extracted", caplog, lms="blackboard")
+    assert authors(collector) == {"li_na": "li_na", "bob": "bob"}

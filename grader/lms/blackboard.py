@@ -8,10 +8,10 @@ or assignment `HW_li`, user `na`, and an uploaded `bob_attempt_2099-01-01-00-00-
 `_attempt_` that a greedy split would take for the attempt.
 
 So the assignment name is found first, per folder: from each receipt whose name ends in the username its
-own `Name:` line gives (`<assignment>` is what precedes it); a student's uploaded `.txt` can pose as a
-receipt only inside the prefix of their own attempt, so of the assignments receipts name the shortest is
-Blackboard's. Without receipts, the assignment is the one prefix every file of the folder can be read
-with; when several can, nothing is guessed and every file is refused. With the assignment known, the
+own `Name:` line gives (`<assignment>` is what precedes it; of several, the shortest). A receipt's name, all
+Blackboard's, holds one attempt time, where a student's `.txt` named like one holds two (their attempt's, then
+their own), so none can pose as a receipt. Without receipts, the assignment is the one prefix every file of the
+folder can be read with; when several can, nothing is guessed and every file is refused. With the assignment known, the
 username is what lies between it and the *first* `_attempt_<time>`, everything after is the student's
 file name, and an attempt must have its receipt (when the folder has receipts) for its time to count.
 """
@@ -25,6 +25,7 @@ from typing import Callable
 
 _TIME = r"\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2}"
 _AFTER_ASSIGNMENT = re.compile(rf"^(?P<user>.+?)_attempt_(?P<time>{_TIME})(?:_(?P<file>.+)|(?P<receipt>\.txt))$", re.S)
+_ATTEMPT_TIME = re.compile(rf"_attempt_{_TIME}")
 _RECEIPT_NAME = re.compile(rf"^(?P<attempt>.+)_attempt_(?P<time>{_TIME})\.txt$", re.S)
 _NAME_LINE = re.compile(r"^\s*Name:\s*(?P<name>.*?)\s*\((?P<user>[^()\s]+)\)\s*$", re.M)
 USERNAME = re.compile(r"^[^\W_][\w.\-]*$")
@@ -80,12 +81,12 @@ class Folder:
 
     @classmethod
     def read(cls, names: list[str], read_receipt: Callable[[str], str]) -> "Folder":
-        owners = [owner for name in names if _RECEIPT_NAME.match(name)
-                  if (owner := receipt_owner(name, read_receipt(name)))]
+        receipts = [name for name in names if is_receipt_name(name)]
+        owners = [owner for name in receipts if (owner := receipt_owner(name, read_receipt(name)))]
         if owners:
             assignment = min((owner[0] for owner in owners), key=len)
             folder = cls(assignment)
-            for name in names:
+            for name in receipts:
                 parts = split(name, assignment)
                 if parts and parts[3]:
                     owner = receipt_owner(name, read_receipt(name))
@@ -122,7 +123,9 @@ class Folder:
 
 
 def is_receipt_name(file_name: str) -> bool:
-    return bool(_RECEIPT_NAME.match(file_name))
+    """Named as Blackboard names a receipt. Its name is all Blackboard's, so it holds one attempt time; a `.txt` a
+    student uploaded sits inside the name of their own attempt, after its time, and so holds two."""
+    return bool(_RECEIPT_NAME.match(file_name)) and len(_ATTEMPT_TIME.findall(file_name)) == 1
 
 
 def looks_like(file_name: str) -> bool:
