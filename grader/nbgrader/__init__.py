@@ -16,13 +16,18 @@ One transformation per module, like nbgrader's own preprocessors:
 | `safe_extractor` | `SafeExtractor` | `ZipCollectApp.extractor_plugin` | extracts hand-in archives with sizes, ratios, paths, links and student ownership checked; names every refusal |
 | `collector` | `ColabFileNameCollector` | base of `LmsCollector` | maps Colab downloads `<student_id>_<any name>.ipynb` to the assignment's notebook |
 | `lms_collector` | `LmsCollector` | `ZipCollectApp.collector_plugin` | Canvas, Moodle, Blackboard or `<student_id>_…` downloads (grader.lms): student ids through a roster, the LMS's times and late marks into timestamp.txt |
-| `lms_export` | `LmsGradesExporter` | `nbgrader export --exporter=…` | one assignment's grades as Canvas's or Moodle's gradebook import CSV |
+| `lms_export` | `LmsGradesExporter` | `nbgrader export --exporter=…` | one assignment's grades as Canvas's, Moodle's or Blackboard's gradebook import CSV, into the assignment's own column |
 
 `course` (the course driver of `grade-all --nbgrader`: nbgrader's sanitize pass and the kit's grading step
 in this process, through nbgrader's public API) and `autograde_run` (its one `nbgrader autograde` child and
 that child's log) serve `grade-all`, not nbgrader.
 
-`release_cells` (what the release notebook's cells are, what a cell defines),
+`lms_feedback` (`python -m grader.nbgrader.lms_feedback`: the feedback pages zipped as Moodle's and Canvas's
+bulk uploads name them) reads what `earlier_collect` records of each zip_collect (whom it collected, from which
+file; the submitted/ folders an earlier collect made and this one does not are set aside with `--force`).
+
+`release_cells` (what the release notebook's cells are, what a cell defines), `bounded_depth` (a notebook cut
+to a depth nbgrader can read, for the collector),
 `attention_figure` (the attention-matrix picture) and `archive_members` (an archive's members,
 sizes bounded while reading) are helpers.
 """
