@@ -1,9 +1,5 @@
 # @title 自检工具（已提供，运行即可）/ Self-check helpers (provided: just run this cell)
-# The public self-check, one source for both places it runs: the notebook's self-check cells
-# (`make build` inlines this file into the provided cell `selfcheck`) and `python -m pytest`
-# beside the notebook (`make build` copies it to release/attention/selfcheck.py).
-# Only torch: it must run on Colab and on a student's machine without the course's grader.
-# The references are PyTorch's own F.scaled_dot_product_attention and nn.MultiheadAttention.
+# 这个单元格只定义自检用的函数，不需要读懂，也不要修改。/ Defines the self-check functions; no need to read or edit.
 import ast
 import itertools
 import math
@@ -14,6 +10,12 @@ import traceback
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+# For maintainers: the public self-check, one source for both places it runs: the notebook's self-check cells
+# (`make build` inlines this file into the provided cell `selfcheck`) and `python -m pytest`
+# beside the notebook (`make build` copies it to release/attention/selfcheck.py).
+# Only torch: it must run on Colab and on a student's machine without the course's grader.
+# The references are PyTorch's own F.scaled_dot_product_attention and nn.MultiheadAttention.
 
 SELFCHECK_MISTAKES = {
     "not-implemented": ("未完成实现", "Not implemented",
