@@ -62,7 +62,7 @@ def y_renamed(tmp_path: Path) -> Path:
     text = SOLUTION.read_text(encoding="utf-8")
     forward = text.index("    def forward(")
     body = text[forward:].replace("        y = ", "        out = ").replace("(y)", "(out)").replace("y.transpose", "out.transpose")
-    assert body.count("return y") == 1 and "        y = " not in body
+    assert body.count("        return y\n") == 1 and "        y = " not in body
     path = tmp_path / "attention.py"
     path.write_text(text[:forward] + body, encoding="utf-8")
     return path
