@@ -10,19 +10,17 @@ The self-check runs here from release/attention/ (as built) as `python -m pytest
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import header, own_order
+from public_selfcheck import load_public
 from grader.catalog import catalog
 
 pytestmark = pytest.mark.sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
-SELFCHECK_DIR = ROOT / "release" / "attention"  # as built: the rules table is copied into it
 MUTANTS = own_order(list((ROOT / "tests" / "submissions" / "mutants").glob("*.py")), __name__)
 # Mutants that attack the process running them: the self-check runs student code unconfined, on the
 # student's machine, so it is no place for them (tests/test_public_selfcheck.py).
@@ -30,26 +28,10 @@ PROCESS_ATTACKS = ("memory-limit", "timeout", "tampering")
 RESOURCE_LIMITS = {"timeout", "memory-limit"}
 
 
-
-def load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def public():
     """release/attention's selfcheck.py and its pytest loader (conftest.py, which imports `selfcheck`)."""
-    sys.path.insert(0, str(SELFCHECK_DIR))
-    try:
-        selfcheck = load("selfcheck", SELFCHECK_DIR / "selfcheck.py")
-        sys.modules["selfcheck"] = selfcheck
-        loader = load("public_selfcheck_conftest", SELFCHECK_DIR / "conftest.py")
-    finally:
-        sys.path.remove(str(SELFCHECK_DIR))
-        sys.modules.pop("selfcheck", None)
-    return selfcheck, loader
+    return load_public()
 
 
 def selfcheck_ids(public, path: Path) -> dict[str, set[str]]:

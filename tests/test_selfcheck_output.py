@@ -10,7 +10,6 @@ Run in-process from release/attention/ as built (its conftest's loader, as `pyth
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -18,6 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from public_selfcheck import load_public
 
 pytestmark = pytest.mark.unit
 
@@ -29,25 +30,10 @@ MUTANTS = ROOT / "tests" / "submissions" / "mutants"
 CONTIGUOUS_ERROR = "view size is not compatible"
 
 
-def load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def public():
     """release/attention's selfcheck.py and its pytest loader (conftest.py imports `selfcheck`)."""
-    sys.path.insert(0, str(RELEASE))
-    try:
-        selfcheck = load("selfcheck", RELEASE / "selfcheck.py")
-        sys.modules["selfcheck"] = selfcheck
-        loader = load("public_selfcheck_loader", RELEASE / "conftest.py")
-    finally:
-        sys.path.remove(str(RELEASE))
-        sys.modules.pop("selfcheck", None)
-    return selfcheck, loader
+    return load_public()
 
 
 def summaries(public, path: Path) -> dict[str, str]:
