@@ -838,11 +838,12 @@ def explain_failure(failure, explained, part=None):
     this adds them to), its title and fix (the TODOs of `part` only). An error `explained` already holds is
     not quoted again: a later check it broke says "the same error" and nothing more."""
     ids = " ".join(f"[{mistake}]" for mistake in failure.mistakes)
-    if failure.error and ("error", failure.error) in explained:
+    error = ("error", part, failure.error, failure.line)  # one error: one message, one line, one part
+    if failure.error and error in explained:
         return f"{ids} 同一个错误（见上）/ the same error (see above)"
     quoted = []
     if failure.error:
-        explained.add(("error", failure.error))
+        explained.add(error)
         quoted.append(f"  报错 / error: {failure.error}")
         quoted += [f"  出错的代码 / your line: `{failure.line}`"] if failure.line else []
     seen_zh, seen_en = _sentence(failure.seen_zh, True), _sentence(failure.seen_en, False)
