@@ -120,3 +120,17 @@ def test_pytest_quotes_the_contiguous_error_once_and_finds_the_colab_copy(tmp_pa
     assert "3 failed, 2 passed" in done.stdout, done.stdout[-3000:]
     failures = done.stdout.split("short test summary info")[0]
     assert failures.count(CONTIGUOUS_ERROR) == 1, failures
+
+
+def test_one_error_text_in_two_parts_is_quoted_in_each(public):
+    """pytest shares one report across parts: the untouched Part 2 raises the same NotImplementedError as Part 1,
+    at another TODO, so it is quoted again, never "the same error (see above)"."""
+    selfcheck, _ = public
+    explained: set = set()
+    failures = [selfcheck.SelfCheckFailure("not-implemented", "", "", raised=True, error="NotImplementedError",
+                                           line="raise NotImplementedError()") for _ in range(3)]
+    first, again, other_part = (selfcheck.explain_failure(failures[0], explained, "part1"),
+                                selfcheck.explain_failure(failures[1], explained, "part1"),
+                                selfcheck.explain_failure(failures[2], explained, "part2"))
+    assert "报错 / error: NotImplementedError" in first and "同一个错误（见上）" in again
+    assert "报错 / error: NotImplementedError" in other_part and "同一个错误" not in other_part
