@@ -217,3 +217,14 @@ def test_canvas_round_trip_late_work_is_penalised_and_graded_back(tmp_path):
     rows = {r["ID"]: r[ASSIGNMENT] for r in csv.DictReader(io.StringIO(out.read_text(encoding="utf-8")))}
     assert course.total("1001") == course.total("1002") == 20.0  # both notebooks earn full marks before the policy
     assert rows == {"1001": "20", "1002": "0"}
+
+
+def test_a_clean_extraction_is_information_not_a_warning(tmp_path, caplog):
+    """Nothing left out: the safe extractor's summary is INFO, so the warnings an instructor reads are only the
+    ones that matter (a file left out, a conflict)."""
+    root = course(tmp_path / "course")
+    zip_path, expected, *_ = lms_exports.canvas_zip(tmp_path)
+    zip_collect(root, zip_path, caplog, lms="canvas")
+    assert set(submitted(root)) == set(expected)
+    summary = [r for r in caplog.records if "Safe extractor:" in r.getMessage()]
+    assert len(summary) == 1 and summary[0].levelno == logging.INFO, [r.getMessage() for r in summary]
