@@ -136,9 +136,9 @@ SELFCHECK_MISTAKES = {
                        "逐步对照公式检查：打分与缩放、掩码、softmax 的维度、拆分／合并多头、wo。",
                        "Check each step against the formula: scores and scale, mask, softmax dim, head split/merge, wo."),
     "raised": ("运行时出错", "Your code raised an error",
-               "按报错找到上面引用的那一行。NameError 多半是名字拼错或还没赋值：Part 1 的结果要存进 `out` 和 "
+               "按报错改正上面引用的那一行。若是 NameError，多半是名字拼错或还没赋值：Part 1 的结果要存进 `out` 和 "
                "`weights`，Part 2 的结果存进 `y`（模板最后一行的 return 用的就是这些名字）。",
-               "Find the quoted line. A NameError is usually a misspelt or unassigned name: Part 1 stores its results "
+               "Correct the quoted line. A NameError is usually a misspelt or unassigned name: Part 1 stores its results "
                "in `out` and `weights`, Part 2 in `y` (the names the template's last line returns)."),
     "selfcheck-error": ("自检程序本身出错（不是你的错误）", "The self-check itself failed (not your mistake)",
                         "重新运行“自检工具”单元格后再试；仍然出错请告诉老师，并附上这条消息。",
