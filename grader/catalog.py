@@ -47,7 +47,9 @@ def fix_first(mistakes: Iterable[str]) -> list[str]:
 def explain(mistake: str, lang: str) -> str:
     """One paragraph: title, what went wrong, how to fix it, in the requested language."""
     entry = catalog()[mistake]
-    return f"[{mistake}] {entry['title_' + lang]}: {entry['explain_' + lang]} {entry['fix_' + lang]}"
+    if lang == "zh":
+        return f"[{mistake}] {entry['title_zh']}：{entry['explain_zh']}改法：{entry['fix_zh']}"
+    return f"[{mistake}] {entry['title_en']}: {entry['explain_en']} Fix: {entry['fix_en']}"
 
 
 EXPLAINED_ABOVE = {"zh": "（解释见上）", "en": "(explained above)"}

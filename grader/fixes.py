@@ -119,12 +119,20 @@ def entry(submission: Submission, candidate: Candidate, checks: list[str], point
                        **({"defines": place["defines"]} if place.get("defines") else {}),
                        "before": printable(edit.before.strip(), keep_newlines=False),
                        "after": printable(edit.after.strip(), keep_newlines=False)})
-    zh_places = "、".join(f"把{where(p, 'zh')}改为 `{p['after']}`" for p in places)
-    en_places = " and ".join(f"{where(p, 'en')} to `{p['after']}`" for p in places)
     return {**places[0], "edits": places, "mistake": candidate.mistake, "checks": checks, "points": points,
-            "message_zh": f"{zh_places}，这些检查就会通过：{', '.join(checks)}（多得 {points:g} 分）。",
-            "message_en": f"changing {en_places} makes these checks pass: {', '.join(checks)} "
-                          f"({points:g} more points)."}
+            "message_zh": message(places, checks, points, "zh"), "message_en": message(places, checks, points, "en")}
+
+
+def message(places: list[dict], checks: list[str], points: float, lang: str) -> str:
+    """The gain first, then each line as it should read: "只需改一行即可多得 10 分：第 57 行 → `…`"."""
+    edits = [f"{where(p, lang)} → `{p['after']}`" for p in places]
+    one = len(places) == 1
+    if lang == "zh":
+        lead = f"{'只需改一行' if one else f'改 {len(places)} 行'}即可多得 {points:g} 分"
+        return f"{lead}：{'；'.join(edits)}（会通过的检查：{', '.join(checks)}）。"
+    unit = "point" if points == 1 else "points"
+    lead = f"Change {'one line' if one else f'{len(places)} lines'} to gain {points:g} {unit}"
+    return f"{lead}: {'; '.join(edits)} (checks that pass: {', '.join(checks)})."
 
 
 def credit(report: dict, fixed: dict | None, fraction: float) -> dict:
@@ -171,7 +179,7 @@ def render(report: dict, lang: str) -> list[str]:
     if not fixes:
         return []
     zh = lang == "zh"
-    out = ["", "验证过的修改（在评分沙盒中重新评分确认）:" if zh else "Verified fixes (regraded in the sandbox):"]
+    out = ["验证过的修改（已在评分沙盒中重新评分确认）：" if zh else "Verified fixes (regraded in the sandbox):"]
     out += [f"  - {f['message_zh'] if zh else f['message_en']}" for f in fixes]
     for behind in report.get("found_behind") or []:
         fronts = ", ".join(behind["behind"])

@@ -12,8 +12,13 @@ def place(where: dict, lang: str) -> str:
     line, cell, defines = where["line"], where.get("cell"), where.get("defines")
     if lang == "zh":
         if defines:
-            return f"定义 `{defines}` 的单元格，第 {line} 行"
-        return f"从上往下第 {cell} 个代码单元格，第 {line} 行" if cell else f"第 {line} 行"
+            return f"定义 `{defines}` 的单元格第 {line} 行"
+        return f"从上往下第 {cell} 个代码单元格第 {line} 行" if cell else f"第 {line} 行"
     if defines:
         return f"the cell that defines `{defines}`, line {line}"
     return f"code cell {cell} from the top, line {line}" if cell else f"line {line}"
+
+
+LINE_NUMBERS_HINT = {"zh": "（Colab 默认不显示行号：按 Ctrl+M L 打开。）",
+                     "en": "(Colab hides line numbers by default: Ctrl+M L shows them.)"}
+"""Said once in a report that quotes a line number: Colab's editor shows none until asked."""

@@ -24,19 +24,23 @@ RULE_MISTAKES = ("tampering", "forbidden-import", "introspection", "private-torc
 INSTEAD = {
     "forbidden-api": ("自己写出 softmax(Q Kᵀ / √d_k) V：用 @ 或 torch.matmul、masked_fill 和 softmax。",
                       "compute softmax(Q Kᵀ / √d_k) V yourself with @ or torch.matmul, masked_fill and softmax."),
-    "forbidden-import": ("只导入 torch、torch.nn、torch.nn.functional、math、typing、dataclasses、numpy、einops。",
-                         "import only torch, torch.nn, torch.nn.functional, math, typing, dataclasses, numpy, einops."),
+    "forbidden-import": ("只导入 torch（公开接口）、math、numpy、einops 和 Python 的常用工具模块（typing、dataclasses、"
+                         "functools、itertools、collections 等）。",
+                         "import only torch (its public API), math, numpy, einops and Python's common helpers (typing, "
+                         "dataclasses, functools, itertools, collections, …)."),
     "introspection": ("直接写出属性和运算（self.wq、Q.size(-1)、torch.softmax），不要动态查找对象或解释器内部。",
                       "name attributes and ops directly (self.wq, Q.size(-1), torch.softmax); no dynamic lookups or "
                       "interpreter internals."),
     "private-torch": ("只用公开的张量运算：@ / torch.matmul、torch.softmax、masked_fill、torch.tril。",
                       "use the public tensor ops: @ / torch.matmul, torch.softmax, masked_fill, torch.tril."),
-    "device-probing": ("在输入所在的设备上创建张量：torch.ones(T, T, device=Q.device)，或把遮罩注册为 buffer。",
+    "device-probing": ("在输入所在的设备上创建张量：torch.ones(T, T, device=Q.device)，或把掩码注册成 buffer。",
                        "create tensors on the input's device: torch.ones(T, T, device=Q.device), or register the mask "
                        "as a buffer."),
     "tampering": ("不要修改 torch 或其他模块、类；自己的状态放在 self 上。",
                   "leave torch and other modules and classes as they are; keep your own state on self."),
 }
+ENDS_PROCESS_INSTEAD = ("删除 `os._exit` / `sys.exit` / `exit()` 这类调用。", "delete the `os._exit` / `sys.exit` / `exit()` call.")
+"""What to write instead of a call that ends or copies the process (policy_rules says "ends or copies")."""
 
 
 
@@ -52,7 +56,8 @@ class Violation:
     def describe(self, lang: str, where: dict) -> str:
         """What was seen on the student's own line (`where`, located as `places` names it), and what to write."""
         seen = self.zh if lang == "zh" else self.en
-        instead = INSTEAD[self.mistake][0 if lang == "zh" else 1]
+        ends_process = self.mistake == "tampering" and "ends or copies" in self.en
+        instead = (ENDS_PROCESS_INSTEAD if ends_process else INSTEAD[self.mistake])[0 if lang == "zh" else 1]
         place = places.place(where, lang)
         if lang == "zh":
             return f"{place} `{self.text}`：{seen}。应改为：{instead}"

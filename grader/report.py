@@ -14,6 +14,7 @@ here (grader.clean_text), once, so no consumer of a report (terminal, log, page)
 from __future__ import annotations
 
 from grader import places
+from grader.repeats import repeated_messages
 from grader.catalog import explain, explained_once, fix_first
 from grader.checks import PARTS, Check, Outcome
 from grader.clean_text import printable
@@ -30,8 +31,7 @@ def message(outcome: Outcome, lang: str) -> str:
     where = outcome.where
     if where and where.get("text"):
         place = places.place(where, lang)
-        lines.append(f"{'出错的代码' if lang == 'zh' else 'your code'}（{place}）: {where['text']}" if lang == "zh"
-                     else f"your code ({place}): {where['text']}")
+        lines.append(f"出错的代码（{place}）：{where['text']}" if lang == "zh" else f"your code ({place}): {where['text']}")
     lines += [explain(mistake, lang) for mistake in outcome.mistakes + outcome.advice]
     return "\n".join(lines)
 
@@ -47,6 +47,7 @@ def check_entry(check: Check, outcome: Outcome, zeroed: bool) -> dict:
         "max_points": float(check.points), "mistakes": list(outcome.mistakes),
         **{f"message_{lang}": printable(message(outcome, lang)) for lang in LANGUAGES}, "where": where,
         **({"figure": outcome.figure} if outcome.figure else {}),
+        **({"error": printable(outcome.error, keep_newlines=False)} if outcome.error else {}),
         **({"advice": outcome.advice} if outcome.advice else {}),
         # not run, or failed only because another check did ("Not checked: needs correct values"): no root cause
         **({"not_checked": True} if outcome.cause == "cascade" else {}),
@@ -94,12 +95,17 @@ def in_language(report: dict, lang: str) -> dict:
 
 
 def render_text(report: dict, lang: str) -> str:
-    """The readable report in one language: per part, per check, with the diagnosis under each failure."""
+    """The readable report in one language: the verified fixes first, then per part, per check, with the
+    diagnosis under each failure; what several checks met is said once, under the first, with the others listed."""
     zh = lang == "zh"
     out = []
     explained: set[tuple[str, str]] = set()
     if report.get("submission"):
         out.append(printable(report["submission"], keep_newlines=False))
+    fixes = render_fixes(report, lang)
+    if fixes:
+        cells = any(edit.get("cell") or edit.get("defines") for f in report["fixes"] for edit in f.get("edits", [f]))
+        out += ["", *fixes] + ([f"  {places.LINE_NUMBERS_HINT[lang]}"] if cells else [])
     for part, title in PARTS.items():
         checks = [c for c in report["checks"] if c["part"] == part]
         if not checks:
@@ -107,26 +113,42 @@ def render_text(report: dict, lang: str) -> str:
         got, top = sum(c["points"] for c in checks), sum(c["max_points"] for c in checks)
         out.append(f"\n== {title}  {got:g}/{top:g} ==")
         gates = [c["id"] for c in checks if not c["passed"] and not c["max_points"]]  # failed, the part zeroed
+        same_as, repeats = repeated_messages(checks)
         for c in checks:
-            zeroed = c["passed"] and gates and c["max_points"] and not c["points"]
-            mark = "○" if zeroed else "✓" if c["passed"] else "✗"
-            why = (f"  （不计分：{', '.join(gates)} 未通过）" if zh else f"  (not counted: {', '.join(gates)} failed)") if zeroed else ""
-            out.append(f"  {mark} [{c['points']:g}/{c['max_points']:g}] {c['id']}  {c[f'title_{lang}']}{why}")
-            text = c[f"message_{lang}"]
-            if text and (not c["passed"] or c["mistakes"] or c.get("advice")):
-                out += ["      " + line for line in explained_once(text, c["mistakes"] + c.get("advice", []), lang,
-                                                                   explained, with_title=True)]
+            out += check_text(c, lang, explained, gates, same_as.get(c["id"]), repeats.get(c["id"], []))
     others = [c for c in report["checks"] if c["part"] not in PARTS and not c["passed"]]
     for c in others:
         out.append(f"\n✗ {c['id']}: " + c[f"message_{lang}"].replace("\n", "\n   "))
-    out += render_fixes(report, lang)
-    out.append(f"\n{'总分' if zh else 'Score'}: {report['score']:g} / {report['max_score']:g}")
+    out.append(f"\n{'总分：' if zh else 'Score: '}{report['score']:g} / {report['max_score']:g}")
     if report["mistakes"]:
-        out.append(("诊断出的错误（先改排在前面的）: " if zh else "Mistakes found (most important first): ")
+        out.append(("诊断出的错误（先改排在前面的）：" if zh else "Mistakes found (most important first): ")
                    + ", ".join(report["mistakes"]))
     if report.get("advice"):
-        out.append(("建议（不扣分）: " if zh else "Advice (no points lost): ") + ", ".join(report["advice"]))
+        out.append(("建议（不扣分）：" if zh else "Advice (no points lost): ") + ", ".join(report["advice"]))
     if report.get("isolation_missing"):
-        out.append(("隔离不完整: " if zh else "Isolation incomplete: ") + "; ".join(report["isolation_missing"]))
+        out.append(("隔离不完整：" if zh else "Isolation incomplete: ") + "; ".join(report["isolation_missing"]))
     return printable("\n".join(out))  # also a report from an older cache, or built elsewhere
+
+
+def check_text(c: dict, lang: str, explained: set[tuple[str, str]], gates: list[str], same_as: str | None,
+               repeated_in: list[str]) -> list[str]:
+    """One check of `render_text`: its line, then its message unless an earlier check (`same_as`) said it."""
+    zh = lang == "zh"
+    zeroed = c["passed"] and gates and c["max_points"] and not c["points"]
+    mark = "○" if zeroed else "✓" if c["passed"] else "✗"
+    points = f"[{c['points']:g}/{c['max_points']:g}]" if c["max_points"] else ("前提（不计分）" if zh else "prerequisite")
+    why = (f"  （不计分：{', '.join(gates)} 未通过）" if zh else f"  (not counted: {', '.join(gates)} failed)") if zeroed else ""
+    if same_as:
+        why = f"  同上，见 {same_as}" if zh else f"  same as {same_as}"
+    lines = [f"  {mark} {points} {c['id']}  {c[f'title_{lang}']}{why}"]
+    text = c[f"message_{lang}"]
+    if same_as or not text or (c["passed"] and not c["mistakes"] and not c.get("advice")):
+        return lines
+    lines += ["      " + line for line in explained_once(text, c["mistakes"] + c.get("advice", []), lang, explained,
+                                                          with_title=True)]
+    if repeated_in:
+        lines.append(f"      同样的问题还让这 {len(repeated_in)} 项检查未通过：{', '.join(repeated_in)}" if zh else
+                     f"      The same problem failed {len(repeated_in)} more check{'s' if len(repeated_in) > 1 else ''}: "
+                     f"{', '.join(repeated_in)}")
+    return lines
 

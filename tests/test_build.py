@@ -32,12 +32,13 @@ SOLUTIONS_PY = ROOT / "solutions/attention/attention.py"
 PITFALLS = {
     "torch.matmul, not a bare matmul": ("torch.matmul", "bare matmul("),
     "torch.Tensor spelled right in annotations": ("torch.Tensor", "torch.Tenser"),
-    ".contiguous() before .view() after a transpose (or .reshape)": (".contiguous()", ".view(", ".reshape", "transpose"),
+    # the conceptual pitfalls are named with their goal and a pointer, not handed out as code (the demo cell shows it)
+    ".contiguous() before .view() after a transpose (or .reshape)": ("(B, H, T, d)", "(B, T, C)", ".view() 与 .contiguous()"),
     "nn.Dropout with a capital D": ("nn.Dropout", "nn.dropout"),
     "is_causal spelled right and stored on self": ("self.is_causal", "is_casual"),
     "the mask created on the input's device": ("device=Q.device",),
     "the mask registered as a buffer": ("register_buffer", "(1, 1, L, L)"),
-    "the mask sliced to the current length": ("self.mask[:, :, :T, :T]",),
+    "the mask sliced to the current length": ("max_seq_len", "长度为 T"),
     "scaling by √head_dim, not √dim": ("√head_dim", "not √dim"),
 }
 

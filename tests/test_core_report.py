@@ -40,7 +40,7 @@ def test_the_report_holds_both_languages_and_no_projected_text():
     values = report["checks"][1]
     assert values["message_zh"].startswith("权重不对。") and explain("mask-diagonal", "zh") in values["message_zh"]
     assert values["message_en"].startswith("Wrong weights.") and explain("mask-diagonal", "en") in values["message_en"]
-    assert "从上往下第 2 个代码单元格，第 7 行" in values["message_zh"] and "code cell 2 from the top, line 7" in values["message_en"]
+    assert "从上往下第 2 个代码单元格第 7 行" in values["message_zh"] and "code cell 2 from the top, line 7" in values["message_en"]
     json.dumps(report)  # cacheable as it is
 
 
@@ -91,7 +91,7 @@ def test_rendered_text_is_in_one_language(lang, other):
     assert f"{PARTS[SDPA]}  1/5" in text and "✗ [0/3]" in text
     assert ("诊断出的错误" if lang == "zh" else "Mistakes found") in text
     assert "syntax-error, mask-diagonal, python-loop" in text
-    assert ("建议（不扣分）: mask-value-overflow" if lang == "zh" else "Advice (no points lost): mask-value-overflow") in text
+    assert ("建议（不扣分）：mask-value-overflow" if lang == "zh" else "Advice (no points lost): mask-value-overflow") in text
     assert explain("mask-value-overflow", lang) in text  # a passed check with advice shows why
 
 
@@ -130,8 +130,10 @@ def test_the_class_summary_counts_verified_fixes_by_mistake_and_their_points():
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_rendered_text_explains_each_mistake_once(lang):
-    """Three checks naming one mistake: its catalog paragraph is printed at the first, then only its title."""
-    report = build_report([(spec(f"{SDPA}.{name}", SDPA, 1.0), Outcome(False, "错。", "Wrong.", ["mask-diagonal"]))
+    """Three checks naming one mistake, each with its own finding: its catalog paragraph is printed at the first,
+    then only its title."""
+    report = build_report([(spec(f"{SDPA}.{name}", SDPA, 1.0), Outcome(False, f"{name} 错。", f"{name} wrong.",
+                                                                       ["mask-diagonal"]))
                            for name in ("causal", "values", "leak")])
     text = render_text(report, lang)
     assert text.count(explain("mask-diagonal", lang)) == 1
@@ -142,7 +144,7 @@ def test_a_place_in_a_notebook_is_named_by_the_cell_that_defines_the_graded_name
     """Colab numbers no cells: "the cell that defines `MultiHeadAttention`, line 12" is where a student can look."""
     where = {"line": 12, "text": "att = q @ k.transpose(2, 3)", "cell": 9, "defines": "MultiHeadAttention"}
     report = build_report([(spec(f"{MHA}.values", MHA, 2.0), Outcome(False, "错。", "Wrong.", ["head-split"], where))])
-    assert "定义 `MultiHeadAttention` 的单元格，第 12 行" in report["checks"][0]["message_zh"]
+    assert "定义 `MultiHeadAttention` 的单元格第 12 行" in report["checks"][0]["message_zh"]
     assert "the cell that defines `MultiHeadAttention`, line 12" in report["checks"][0]["message_en"]
     assert "cell 9" not in report["checks"][0]["message_en"]
 
@@ -153,3 +155,38 @@ def test_a_check_that_held_in_a_part_a_gate_zeroed_shows_no_tick():
                            (spec(f"{SDPA}.shapes", SDPA, 1.0), Outcome(True, "对。", "Right."))])
     text = render_text(report, "en")
     assert f"○ [0/1] {SDPA}.shapes" in text and f"(not counted: {SDPA}.rules failed)" in text and "✓" not in text
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_one_error_met_by_several_checks_is_said_once_with_the_checks_it_failed(lang):
+    """`grade`'s text: a crash every probe met (the same exception on the same line) is quoted under the first
+    check, which lists the others; each other check is one line pointing to it."""
+    where = {"line": 66, "text": "y = y.transpose(1, 2).view(B, T, C)"}
+    crash = "RuntimeError: view size is not compatible with input tensor's size and stride"
+    results = []
+    for name, doing in (("shapes", "运行 forward"), ("values", "运行因果 forward"), ("dropout", "以 dropout=0.5 运行 forward")):
+        outcome = Outcome(False, f"{doing} 时出错：{crash}", f"Error while {doing}: {crash}", ["missing-contiguous"], where)
+        outcome.error = crash
+        results.append((spec(f"{MHA}.{name}", MHA, 1.0), outcome))
+    text = render_text(build_report(results), lang)
+    assert text.count("view size is not compatible") == 1, text
+    assert text.count(explain("missing-contiguous", lang)) == 1
+    listed = f"{MHA}.values, {MHA}.dropout"
+    assert (f"同样的问题还让这 2 项检查未通过：{listed}" if lang == "zh" else f"The same problem failed 2 more checks: {listed}") in text
+    assert text.count(f"同上，见 {MHA}.shapes" if lang == "zh" else f"same as {MHA}.shapes") == 2
+
+
+def test_a_verified_fix_comes_first_with_its_gain():
+    """`grade`'s text: the one-line fix that gains points opens the report, above every part."""
+    report = build_report([(spec(f"{MHA}.values", MHA, 2.0), Outcome(False, "错。", "Wrong.", ["missing-contiguous"]))])
+    fix = {"line": 57, "edits": [{"line": 57, "defines": "MultiHeadAttention", "after": "y = y.reshape(B, T, C)"}],
+           "checks": [f"{MHA}.values"], "points": 10.0}
+    from grader.fixes import message
+    report["fixes"] = [{**fix, "message_zh": message(fix["edits"], fix["checks"], 10.0, "zh"),
+                        "message_en": message(fix["edits"], fix["checks"], 10.0, "en")}]
+    for lang, said in (("zh", "只需改一行即可多得 10 分：定义 `MultiHeadAttention` 的单元格第 57 行 → `y = y.reshape(B, T, C)`"),
+                       ("en", "Change one line to gain 10 points: the cell that defines `MultiHeadAttention`, line 57 → "
+                              "`y = y.reshape(B, T, C)`")):
+        text = render_text(report, lang)
+        assert said in text and text.index(said) < text.index(PARTS[MHA]), text
+        assert text.count("Ctrl+M L") == 1

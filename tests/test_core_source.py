@@ -83,4 +83,4 @@ def test_a_broken_rule_in_a_notebook_is_placed_by_the_cell_that_defines_the_grad
     found = [v for v in violations(submission.source) if v.mistake == "forbidden-import"]
     where = submission.locate({"line": found[0].line, "text": found[0].text, "function": "<module>"})
     assert found[0].describe("en", where).startswith("the cell that defines `MultiHeadAttention`, line 3 `import os`")
-    assert found[0].describe("zh", where).startswith("定义 `MultiHeadAttention` 的单元格，第 3 行")
+    assert found[0].describe("zh", where).startswith("定义 `MultiHeadAttention` 的单元格第 3 行")

@@ -56,8 +56,10 @@ def test_mutant_gets_its_fix_verified_and_shown_with_the_right_line(graded, path
     mistake = header(path, "expect")
     fix = next((f for f in report["fixes"] if f["mistake"] == mistake), None)
     assert fix is not None, f"{path.name}: no verified fix for {mistake}; fixes: {report['fixes']}"
-    assert fix["message_en"].startswith(f"changing line {fix['line']} to `{fix['after']}` ")
-    assert fix["message_zh"].startswith(f"把第 {fix['line']} 行改为 `{fix['after']}`")
+    points, edits = f"{fix['points']:g} point{'' if fix['points'] == 1 else 's'}", len(fix["edits"])
+    lines_en, lines_zh = ("one line", "只需改一行") if edits == 1 else (f"{edits} lines", f"改 {edits} 行")
+    assert fix["message_en"].startswith(f"Change {lines_en} to gain {points}: line {fix['line']} → `{fix['after']}`")
+    assert fix["message_zh"].startswith(f"{lines_zh}即可多得 {fix['points']:g} 分：第 {fix['line']} 行 → `{fix['after']}`")
     assert all(check in fix["message_en"] for check in fix["checks"])
     regraded = graded(fixed_by_hand(path, fix, tmp_path))
     passed = {c["id"] for c in regraded["checks"] if c["passed"]}
@@ -160,7 +162,8 @@ def test_cli_fix_credit_on_grade_and_grade_all(tmp_path):
     assert report["score"] == MAX_SCORE - PART["mha"].points / 2 and report["fix_credit"]["fraction"] == 0.5
     text = subprocess.run([sys.executable, "-m", "grader", "grade", str(mutant), "--lang", "en"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300).stdout
-    assert "Verified fixes" in text and "changing line 54 to `self.attn_dropout = nn.Dropout(args.dropout)`" in text
+    assert "Verified fixes" in text and "line 54 → `self.attn_dropout = nn.Dropout(args.dropout)`" in text
+    assert text.index("Verified fixes") < text.index("== Part 1")  # the fix first
     refused = subprocess.run([sys.executable, "-m", "grader", "grade", str(mutant), "--fix-credit", "2"],
                              cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert refused.returncode == 2 and "between 0 and 1" in refused.stderr
@@ -216,8 +219,8 @@ def test_nbgrader_notebook_fix_is_named_by_cell_and_credited_in_the_gradebook_sc
     assert student_line.strip() == fix["before"] and "diagonal=0" in fix["before"] and "diagonal=1" in fix["after"]
     # Colab numbers no cells: the place is the cell that defines the graded name
     assert fix["defines"] == "scaled_dot_product_attention"
-    assert fix["message_en"].startswith(f"changing the cell that defines `scaled_dot_product_attention`, line {fix['line']} to ")
-    assert fix["message_zh"].startswith(f"把定义 `scaled_dot_product_attention` 的单元格，第 {fix['line']} 行改为 ")
+    assert f": the cell that defines `scaled_dot_product_attention`, line {fix['line']} → " in fix["message_en"]
+    assert f"：定义 `scaled_dot_product_attention` 的单元格第 {fix['line']} 行 → " in fix["message_zh"]
     strict = sum(c["points"] for c in report["checks"] if c["part"] == "sdpa")
     sdpa_cell = next(c for c in nb.cells if c.cell_type == "code" and utils.is_grade(c) and '"sdpa"' in c.source)
     assert utils.determine_grade(sdpa_cell)[0] == pytest.approx(strict + 0.5 * fix["points"])

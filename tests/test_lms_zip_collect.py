@@ -395,3 +395,14 @@ def test_a_conflict_is_in_the_collect_log_and_its_record(tmp_path, caplog):
     assert set(submitted(root)) == {"2026001"}
     record = json.loads((root / "downloaded" / ASSIGNMENT / MANIFEST).read_text(encoding="utf-8"))
     assert "1001, 1004" in record["2026001"]["conflict"]
+
+
+def test_a_clean_extraction_is_information_not_a_warning(tmp_path, caplog):
+    """Nothing left out: the safe extractor's summary is INFO, so the warnings an instructor reads are only the
+    ones that matter (a file left out, a conflict)."""
+    root = course(tmp_path / "course")
+    zip_path, expected, *_ = lms_exports.canvas_zip(tmp_path)
+    zip_collect(root, zip_path, caplog, lms="canvas")
+    assert set(submitted(root)) == set(expected)
+    summary = [r for r in caplog.records if "Safe extractor:" in r.getMessage()]
+    assert len(summary) == 1 and summary[0].levelno == logging.INFO, [r.getMessage() for r in summary]

@@ -157,10 +157,11 @@ def test_a_clean_collection_logs_no_warning(tmp_path, caplog):
     """Every file collected: the summary is information, not a WARNING an instructor has to read as a problem."""
     put(tmp_path, "alice_attention.ipynb")
     put(tmp_path, "bob_Copy of attention.ipynb")
+    put(tmp_path, "carol_attention.ipynb 的副本")  # Colab's name for a copy: renamed, routinely
     caplog.set_level(logging.INFO)
     plan(tmp_path)
     summary = [r for r in caplog.records if "Colab collector:" in r.getMessage()]
-    assert len(summary) == 1 and summary[0].levelno == logging.INFO and "2 student(s)" in summary[0].getMessage()
+    assert len(summary) == 1 and summary[0].levelno == logging.INFO and "3 student(s)" in summary[0].getMessage()
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
 

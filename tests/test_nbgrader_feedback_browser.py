@@ -67,14 +67,14 @@ def test_the_student_sees_score_and_diagnosis(chromium, run, page, tmp_path):
     assert part1 < 10
     assert f"Score: {total:.1f} / {MAX_SCORE:.1f}" in text  # nbgrader's page header
     assert f"Part 1 · scaled_dot_product_attention：{part1:g} / 10 分" in text  # our verdict text
-    assert "✗ [0/2] 因果遮罩" in text and "sdpa.causal_zeros" in text
+    assert "✗ [0/2] 因果掩码" in text and "sdpa.causal_zeros" in text
     assert "对角线被遮蔽" in text and "Diagonal masked too" in text
     assert "diagonal=1" in text
     assert "HIDDEN TESTS" not in text and "grader.hidden" not in text
     images = [img.get("alt", "") for img in soup.find_all("img")]
     assert any("your attention weights" in alt for alt in images)
     # each verdict once: the check's title appears in the stdout verdict only, no table repeats it
-    assert text.count("因果遮罩：未来位置权重恰为 0，每行和为 1") == 1
+    assert text.count("因果掩码：未来位置权重恰为 0，每行和为 1") == 1
     assert not [t for t in soup.find_all("table") if "检查 · check" in t.get_text()]
     assert "mask-diagonal" in text
     assert "SELFCHECK_MISTAKES" not in text and "lines of provided self-check code, omitted" in text

@@ -218,3 +218,27 @@ def test_a_check_that_held_in_a_zeroed_part_shows_no_tick_and_says_why():
     text = cell.outputs[0].text
     assert "✓" not in text
     assert "○ [0/1] 甲 · a  (mha.shapes)  不计分：mha.own_implementation 未通过 · not counted: mha.own_implementation failed" in text
+
+
+def test_a_missing_contiguous_page_quotes_the_error_once_per_language_after_the_fix(graded):
+    """The feedback text of the real missing-contiguous report: the RuntimeError once in zh and once in en (not once
+    per check it broke), and the verified one-line fix above the first check."""
+    report = graded(SUBMISSIONS / "mutants" / "missing-contiguous.py")
+    cell = grade_cell(HIDDEN["mha"], 10)
+    GradeWithHiddenGraders().write_outputs(cell, report, [], [])
+    text = cell.outputs[0].text
+    assert text.count("view size is not compatible") == 2, text  # zh and en, once each
+    assert text.count("只需改一行即可多得") == 1 and text.count("Change one line to gain") == 1, text
+    assert text.index("只需改一行即可多得") < text.index("(mha.computes_attention)"), text
+
+
+def test_the_untouched_notebooks_not_implemented_is_said_once_per_part_and_language(graded):
+    """The release notebook as handed out: one NotImplementedError per part and language, not one per check."""
+    report = graded(ROOT / "release" / "attention" / "attention.ipynb")
+    for part in ("sdpa", "mha"):
+        cell = grade_cell(HIDDEN[part], 10)
+        GradeWithHiddenGraders().write_outputs(cell, report, [], [])
+        text = cell.outputs[0].text
+        quoted = [line for line in text.splitlines() if "出错：NotImplementedError" in line or "while" in line
+                  and "NotImplementedError" in line]
+        assert len(quoted) == 2, text

@@ -2,7 +2,7 @@
 
 One catalog for both: a student who reads `[hardcoded-dims]` in the notebook reads `hardcoded-dims`
 in the graded report. Over whatever mutants tests/submissions/mutants holds, per part:
-- every id the self-check names (not its own `value-mismatch`, a wrong result it cannot name) is one
+- every id the self-check names (not its own SELFCHECK_OWN_MISTAKES: a wrong result or an error it cannot name) is one
   the grader names for that part;
 - where the self-check fails a part, every id of its catalog (`SELFCHECK_MISTAKES`) that the grader
   names for that part is named by the self-check too: what it can observe, it names as the grader does.
@@ -10,47 +10,28 @@ The self-check runs here from release/attention/ (as built) as `python -m pytest
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import header, own_order
+from public_selfcheck import load_public
 from grader.catalog import catalog
 
 pytestmark = pytest.mark.sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
-SELFCHECK_DIR = ROOT / "release" / "attention"  # as built: the rules table is copied into it
 MUTANTS = own_order(list((ROOT / "tests" / "submissions" / "mutants").glob("*.py")), __name__)
 # Mutants that attack the process running them: the self-check runs student code unconfined, on the
 # student's machine, so it is no place for them (tests/test_public_selfcheck.py).
 PROCESS_ATTACKS = ("memory-limit", "timeout", "tampering")
 RESOURCE_LIMITS = {"timeout", "memory-limit"}
-OWN_ID = "value-mismatch"
-"""The self-check's own id (not in the catalog): a wrong result it cannot name."""
-
-
-def load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def public():
     """release/attention's selfcheck.py and its pytest loader (conftest.py, which imports `selfcheck`)."""
-    sys.path.insert(0, str(SELFCHECK_DIR))
-    try:
-        selfcheck = load("selfcheck", SELFCHECK_DIR / "selfcheck.py")
-        sys.modules["selfcheck"] = selfcheck
-        loader = load("public_selfcheck_conftest", SELFCHECK_DIR / "conftest.py")
-    finally:
-        sys.path.remove(str(SELFCHECK_DIR))
-        sys.modules.pop("selfcheck", None)
-    return selfcheck, loader
+    return load_public()
 
 
 def selfcheck_ids(public, path: Path) -> dict[str, set[str]]:
@@ -66,7 +47,8 @@ def selfcheck_ids(public, path: Path) -> dict[str, set[str]]:
 def test_the_selfcheck_catalog_is_the_graders(public):
     """Every id the self-check can name, but its own, is a catalog id (titles: test_public_selfcheck.py)."""
     selfcheck, _ = public
-    assert set(selfcheck.SELFCHECK_MISTAKES) - {OWN_ID} <= set(catalog())
+    assert set(selfcheck.SELFCHECK_MISTAKES) - set(selfcheck.SELFCHECK_OWN_MISTAKES) <= set(catalog())
+    assert not set(selfcheck.SELFCHECK_OWN_MISTAKES) & set(catalog())
     assert {"hardcoded-dims", "mask-diagonal"} <= set(selfcheck.SELFCHECK_MISTAKES)
 
 
@@ -79,7 +61,7 @@ def test_selfcheck_and_grader_name_the_same_ids(public, graded, path):
         by_grader = {m for check in report["checks"] if check["part"] == part for m in check["mistakes"]}
         if by_grader & RESOURCE_LIMITS:  # the grader's run was cut short (a busy machine): nothing to compare
             continue
-        assert seen - {OWN_ID} <= by_grader, f"{part}: the self-check names {seen}, the grader {by_grader}"
+        assert seen - set(selfcheck.SELFCHECK_OWN_MISTAKES) <= by_grader, f"{part}: the self-check names {seen}, the grader {by_grader}"
         if seen:
             observable = by_grader & set(selfcheck.SELFCHECK_MISTAKES)
             assert observable <= seen, f"{part}: the grader names {observable - seen}, the self-check only {seen}"

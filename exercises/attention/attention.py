@@ -21,7 +21,7 @@ class ModelArgs:
     dim: int = 64  # 模型维度 d_model（embedding dim），必须能被 n_heads 整除
     n_heads: int = 4  # 注意力头数 H
     dropout: float = 0.0  # dropout 概率，只在 train() 模式下生效
-    max_seq_len: int = 256  # 因果遮罩预先建好的最大长度 L
+    max_seq_len: int = 256  # 因果掩码预先建好的最大长度 L
 
 
 def scaled_dot_product_attention(
@@ -42,14 +42,16 @@ def scaled_dot_product_attention(
     raise NotImplementedError()
 
     if is_causal:
-        # TODO 1b（因果遮罩）：softmax 之前把对角线上方（未来位置）的分数设为 -inf，对角线保留。
-        #   易错点：遮罩必须建在输入所在的设备上（device=Q.device），否则在 GPU 上会报设备不一致。
+        # TODO 1b（因果掩码）：softmax 之前把对角线上方（未来位置）的分数设为 -inf，对角线保留。
+        #   易错点：掩码必须建在输入所在的设备上（device=Q.device），否则在 GPU 上会报设备不一致。
         # TODO 1b (causal mask): -inf strictly above the diagonal, before softmax; create it with device=Q.device.
         # 你的代码 / YOUR CODE HERE
         raise NotImplementedError()
 
-    # TODO 1c（归一化与加权）：沿最后一维（dim=-1，键的维度）做 softmax 得到 weights，再用 torch.matmul 乘 V。
-    # TODO 1c (weights and output): softmax over dim=-1 (the keys), then torch.matmul(weights, V) -> (..., T, d_v).
+    # TODO 1c（归一化与加权）：沿最后一维（dim=-1）做 softmax，让分数矩阵的每一行和为 1，得到 weights；再用 torch.matmul 乘 V。
+    #   结果存进 out 和 weights（最后一行 return out, weights 返回的就是这两个名字）。
+    # TODO 1c (weights and output): softmax over dim=-1 (each row sums to 1), then torch.matmul(weights, V) -> (..., T, d_v);
+    #   store them in out and weights, the names the last line returns.
     # 你的代码 / YOUR CODE HERE
     raise NotImplementedError()
     return out, weights
@@ -70,8 +72,8 @@ class MultiHeadAttention(nn.Module):
         # 你的代码 / YOUR CODE HERE
         raise NotImplementedError()
 
-        # TODO 2b（因果标志与遮罩）：把参数保存为 self.is_causal（拼写是 is_causal，不是 is_casual）；
-        #   按 max_seq_len 建 (1, 1, L, L) 的遮罩（对角线上方 -inf，其余 0），用 register_buffer 注册为 "mask"。
+        # TODO 2b（因果标志与掩码）：把参数保存为 self.is_causal（拼写是 is_causal，不是 is_casual）；
+        #   按 max_seq_len 建 (1, 1, L, L) 的掩码（对角线上方 -inf，其余 0），用 register_buffer 注册为 "mask"。
         # TODO 2b (flag and mask): store self.is_causal (not is_casual); register_buffer a (1, 1, L, L) mask, -inf above the diagonal.
         # 你的代码 / YOUR CODE HERE
         raise NotImplementedError()
@@ -80,9 +82,10 @@ class MultiHeadAttention(nn.Module):
         """q, k, v: (B, T, dim) -> (B, T, dim)."""
         B, T, C = q.size()  # batch, sequence length, embedding dim
 
-        # TODO 2c（投影并拆头）：(B, T, C) -> wq/wk/wv -> .view(B, T, H, d) -> .transpose(1, 2) -> (B, H, T, d)。
+        # TODO 2c（投影并拆头）：用 wq/wk/wv 投影，再把 (B, T, C) 变成 (B, H, T, d)。
+        #   易错点：直接 view 成 (B, H, T, d) 形状也对，但会把不同位置混进同一个头——想想内存里的顺序是什么。
         #   易错点：类型注解写 torch.Tensor（不是 torch.Tenser，拼错会在定义类时就 AttributeError）。
-        # TODO 2c (split heads): project, view(B, T, H, d), transpose(1, 2). Annotations: torch.Tensor, not torch.Tenser.
+        # TODO 2c (split heads): project, then (B, T, C) -> (B, H, T, d); mind the memory order. torch.Tensor, not torch.Tenser.
         # 你的代码 / YOUR CODE HERE
         raise NotImplementedError()
 
@@ -92,8 +95,8 @@ class MultiHeadAttention(nn.Module):
         raise NotImplementedError()
 
         if self.is_causal:
-            # TODO 2e（遮罩）：把 buffer 切到当前长度 self.mask[:, :, :T, :T] 再加到分数上（buffer 已随模块在正确的设备上）。
-            # TODO 2e (mask): add the buffer sliced to the current length, self.mask[:, :, :T, :T].
+            # TODO 2e（掩码）：把按 max_seq_len 建好的掩码用到长度为 T 的分数上（buffer 已随模块在正确的设备上）。
+            # TODO 2e (mask): apply the mask built for max_seq_len to the scores of length T.
             # 你的代码 / YOUR CODE HERE
             raise NotImplementedError()
 
@@ -102,8 +105,10 @@ class MultiHeadAttention(nn.Module):
         # 你的代码 / YOUR CODE HERE
         raise NotImplementedError()
 
-        # TODO 2g（合并多头）：.transpose(1, 2) 之后要先 .contiguous() 再 .view(B, T, C)（或者用 .reshape），然后 wo 与 resid_dropout。
-        # TODO 2g (merge heads): after transpose(1, 2) call .contiguous() before .view(B, T, C) (or .reshape); then wo, resid_dropout.
+        # TODO 2g（合并多头）：把 (B, H, T, d) 拼回 (B, T, C)，再经过 wo 与 resid_dropout。
+        #   易错点：见上面“.view() 与 .contiguous()”一节的演示。结果存进 y（模板最后一行是 return y）。
+        # TODO 2g (merge heads): (B, H, T, d) back to (B, T, C), then wo and resid_dropout; see the .view() demo above.
+        #   Store the result in y: the last line returns y.
         # 你的代码 / YOUR CODE HERE
         raise NotImplementedError()
         return y

@@ -15,8 +15,12 @@ def attention_verdict(evidence: list[dict]) -> Outcome:
     ran = [e for e in evidence if e["ran"]]
     if not ran:  # the first failure says why, and names its mistake
         first = evidence[0]["problem"]
-        first.zh = "代码没有正常返回结果，没有任何计算注意力的证据：本部分记 0 分。" + first.zh
-        first.en = "The code returned no result, so nothing shows that it computes attention: this part scores 0. " + first.en
+        raised = first.cause.startswith("error:")
+        first.zh = (f"代码在每个测试输入上都{'报错' if raised else '没有正常返回结果'}，评分无法检查注意力本身，"
+                    "所以本部分暂记 0 分；修好下面这一处即可。") + first.zh
+        first.en = (f"The code {'raised' if raised else 'returned no usable result'} on every test input, so the grader "
+                    "could not check the attention itself: this part scores 0 for now; fixing what follows is enough. "
+                    ) + first.en
         return first
     for e in ran:
         missing_zh = [t for t, ok in (("结果既不随 Q 也不随 K 变化", e["q"] or e["k"]),

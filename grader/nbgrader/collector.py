@@ -196,8 +196,8 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
                 if candidate is None:
                     self.left_out[str(path)] = reason
                     continue
-                if candidate.path.name == f"{path.name}.ipynb":  # renamed to end in .ipynb
-                    self.log.warning("Renamed %r to %r: a notebook without the .ipynb suffix", file, candidate.path.name)
+                if candidate.path.name == f"{path.name}.ipynb":  # renamed to end in .ipynb: routine for Colab's copies
+                    self.log.info("Renamed %r to %r: a notebook without the .ipynb suffix", file, candidate.path.name)
                 by_student.setdefault((candidate.student_id, candidate.notebook), []).append(candidate)
         for (student, notebook), files in by_student.items():
             files.sort(key=Candidate.newest_key)

@@ -34,6 +34,8 @@ from traitlets import Float, Unicode
 from grader import assignment, parent_budget  # torch-free: nbgrader imports this module at start-up
 from grader.catalog import explained_once
 from grader.clean_text import printable
+from grader.places import LINE_NUMBERS_HINT
+from grader.repeats import repeated_messages
 from grader.nbgrader.attention_figure import display_data
 from grader.nbgrader.hide_hidden_tests import remove_hidden_blocks
 from grader.nbgrader.release_cells import kit_metadata
@@ -60,8 +62,8 @@ def check_lines(check: dict, explained: set[tuple[str, str]], same_as: str | Non
     (`repeated_in`) it came again. A check that held in a part a gate zeroed (`zeroed_by`) shows no ✓."""
     zeroed = check["passed"] and zeroed_by and check["max_points"] and not check["points"]
     mark = "○" if zeroed else "✓" if check["passed"] else "✗"
-    head = (f"{mark} [{check['points']:g}/{check['max_points']:g}] {check['title_zh']} · {check['title_en']}  "
-            f"({check['id']})")
+    points = f"[{check['points']:g}/{check['max_points']:g}]" if check["max_points"] else "前提（不计分）· prerequisite"
+    head = f"{mark} {points} {check['title_zh']} · {check['title_en']}  ({check['id']})"
     if zeroed:
         head += f"  不计分：{', '.join(zeroed_by)} 未通过 · not counted: {', '.join(zeroed_by)} failed"
     if same_as:
@@ -80,9 +82,10 @@ def check_lines(check: dict, explained: set[tuple[str, str]], same_as: str | Non
 
 
 def part_text(report: dict, part: str, score: float, points: float, repairs: list[dict], others: list[dict]) -> str:
-    """The stdout a test cell shows: the part's score, then each check with its zh and en diagnosis."""
+    """The stdout a test cell shows: the part's score, the verified fixes, then each check with its zh and en
+    diagnosis (what several checks met, once)."""
     explained: set[tuple[str, str]] = set()
-    out = [f"{PARTS.get(part, part)}：{score:g} / {points:g} 分 · points", ""]
+    out = [f"{PARTS.get(part, part)}：{score:g} / {points:g} 分 · points", *fix_lines(report, part), ""]
     checks = [c for c in report["checks"] if c["part"] == part]
     first_with, repeats = repeated_messages(checks)
     # a gate (no point of its own) that failed zeroes the part: the checks that held there earn nothing
@@ -91,30 +94,11 @@ def part_text(report: dict, part: str, score: float, points: float, repairs: lis
         out += check_lines(check, explained, first_with.get(check["id"]), repeats.get(check["id"], []), zeroed_by)
     for check in others:
         out += [""] + check_lines(check, explained)
-    out += fix_lines(report, part)
     if repairs:
         out += ["", "评分前对 notebook 的修复 · Repairs made to the notebook before grading:"]
         for note in repairs:
             out += [f"  - {note['zh']}", f"    {note['en']}"]
     return "\n".join(out).rstrip() + "\n"
-
-
-def repeated_messages(checks: list[dict]) -> tuple[dict[str, str], dict[str, list[str]]]:
-    """Failed checks whose whole message (zh and en) an earlier one already said, a crash met by every probe:
-    (check id -> the first check saying it, first check id -> the later ones)."""
-    first: dict[tuple[str, str], str] = {}
-    same_as: dict[str, str] = {}
-    repeats: dict[str, list[str]] = {}
-    for check in checks:
-        message = (check.get("message_zh") or "", check.get("message_en") or "")
-        if check["passed"] or not any(message):
-            continue
-        if message in first:
-            same_as[check["id"]] = first[message]
-            repeats.setdefault(first[message], []).append(check["id"])
-        else:
-            first[message] = check["id"]
-    return same_as, repeats
 
 
 def fix_lines(report: dict, part: str) -> list[str]:
@@ -126,6 +110,8 @@ def fix_lines(report: dict, part: str) -> list[str]:
     out = ["", "验证过的修改（已在评分沙盒中重新评分）· Verified fixes (regraded in the sandbox):"]
     for fix in fixes:
         out += [f"  - {fix['message_zh']}", f"    {fix['message_en']}"]
+    if any(edit.get("cell") or edit.get("defines") for fix in fixes for edit in fix.get("edits", [fix])):
+        out.append(f"  {LINE_NUMBERS_HINT['zh']} {LINE_NUMBERS_HINT['en']}")
     granted = (report.get("fix_credit") or {}).get("by_part", {}).get(part)
     if granted:
         fraction = report["fix_credit"]["fraction"]

@@ -157,9 +157,9 @@ class SafeExtractor(ExtractorPlugin):
                     self.extract_archive(path, folder, label)
                 else:
                     self.copy_plain(path, folder / name, label)
-        self.log.warning("Safe extractor: %d file(s) written to %s; %d left out%s", self.written, target,
-                         len(self.refused), (": " + "; ".join(f"{what} ({why})" for what, why in self.refused))
-                         if self.refused else "")
+        (self.log.warning if self.refused else self.log.info)(  # only what was left out is worth a warning
+            "Safe extractor: %d file(s) written to %s; %d left out%s", self.written, target, len(self.refused),
+            (": " + "; ".join(f"{what} ({why})" for what, why in self.refused)) if self.refused else "")
         collector = getattr(self.parent, "collector_plugin_inst", None)
         if isinstance(collector, ColabFileNameCollector):
             collector.plan_collection(target)

@@ -1,18 +1,21 @@
 # @title 自检工具（已提供，运行即可）/ Self-check helpers (provided: just run this cell)
-# The public self-check, one source for both places it runs: the notebook's self-check cells
-# (`make build` inlines this file into the provided cell `selfcheck`) and `python -m pytest`
-# beside the notebook (`make build` copies it to release/attention/selfcheck.py).
-# Only torch: it must run on Colab and on a student's machine without the course's grader.
-# The references are PyTorch's own F.scaled_dot_product_attention and nn.MultiheadAttention.
+# 这个单元格只定义自检用的函数，不需要读懂，也不要修改。/ Defines the self-check functions; no need to read or edit.
 import ast
 import itertools
 import math
 import re
 import sys
+import traceback
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+# For maintainers: the public self-check, one source for both places it runs: the notebook's self-check cells
+# (`make build` inlines this file into the provided cell `selfcheck`) and `python -m pytest`
+# beside the notebook (`make build` copies it to release/attention/selfcheck.py).
+# Only torch: it must run on Colab and on a student's machine without the course's grader.
+# The references are PyTorch's own F.scaled_dot_product_attention and nn.MultiheadAttention.
 
 SELFCHECK_MISTAKES = {
     "not-implemented": ("未完成实现", "Not implemented",
@@ -21,37 +24,37 @@ SELFCHECK_MISTAKES = {
     "wrong-return": ("返回值不对", "Wrong return value",
                      "返回 (out, weights)：out (..., T, d_v)，weights (..., T, T)；MHA 返回 (B, T, dim)。",
                      "Return (out, weights): out (..., T, d_v), weights (..., T, T); MHA returns (B, T, dim)."),
-    "missing-scale": ("缺少缩放", "Missing √d_k scaling",
-                      "分数要除以 √d_k（MHA 里是 √head_dim）（TODO 1a / 2d）。",
-                      "Divide the scores by √d_k (√head_dim in MHA) (TODO 1a / 2d)."),
+    "missing-scale": ("没有除以 √d_k", "Missing √d_k scaling",
+                      "分数要除以 √d_k；多头注意力里 d_k 就是 head_dim（TODO 1a / 2d）。",
+                      "Divide the scores by √d_k; in multi-head attention d_k is head_dim (TODO 1a / 2d)."),
     "wrong-scale": ("缩放因子错误", "Wrong scaling factor",
                     "除以 √d_k，而不是 d_k；MHA 里除以 √head_dim，而不是 √dim（TODO 1a / 2d）。",
                     "Divide by √d_k, not d_k; in MHA by √head_dim, not √dim (TODO 1a / 2d)."),
     "mask-diagonal": ("对角线被遮蔽", "Diagonal masked too",
-                      "遮罩只盖住对角线上方：triu(..., diagonal=1)（TODO 1b）。",
-                      "Mask strictly above the diagonal: triu(..., diagonal=1) (TODO 1b)."),
+                      "掩码只遮住对角线上方：triu(..., diagonal=1)（TODO 1b / 2b）。",
+                      "Mask strictly above the diagonal: triu(..., diagonal=1) (TODO 1b / 2b)."),
     "mask-direction": ("掩码方向反了", "Mask hides the past",
                        "遮住未来（j > i，对角线上方），不是过去：triu 而不是 tril（TODO 1b / 2b）。",
                        "Mask the future (j > i, above the diagonal), not the past: triu, not tril (TODO 1b / 2b)."),
     "mask-missing": ("没有因果掩码", "Causal mask missing",
                      "is_causal=True 时，在 softmax 之前给对角线上方加 -inf（TODO 1b / 2e）。",
                      "With is_causal=True add -inf above the diagonal before softmax (TODO 1b / 2e)."),
-    "mask-multiplied": ("掩码用乘法", "Mask multiplied into scores",
-                        "不要把 0/1 矩阵乘到分数上：softmax 之前用 masked_fill(..., -inf)（TODO 1b）。",
-                        "Do not multiply a 0/1 mask into the scores: masked_fill(..., -inf) before softmax (TODO 1b)."),
+    "mask-multiplied": ("掩码被乘到了分数上", "Mask multiplied into scores",
+                        "不要把 0/1 矩阵乘到分数上：softmax 之前用 masked_fill(..., -inf)（TODO 1b / 2e）。",
+                        "Do not multiply a 0/1 mask into the scores: masked_fill(..., -inf) before softmax (TODO 1b / 2e)."),
     "mask-after-softmax": ("softmax 后才加掩码", "Mask applied after softmax",
-                           "遮罩要在 softmax 之前加到分数上，每行权重之和才是 1（TODO 1b）。",
-                           "Apply the mask to the scores before softmax, so each row still sums to 1 (TODO 1b)."),
+                           "掩码要在 softmax 之前加到分数上，每行权重之和才是 1（TODO 1b / 2e）。",
+                           "Apply the mask to the scores before softmax, so each row still sums to 1 (TODO 1b / 2e)."),
     "softmax-dim": ("softmax 维度错误", "Softmax over wrong dimension",
-                    "沿最后一维（dim=-1，键的维度）做 softmax（TODO 1c / 2f）。",
-                    "Softmax over the last dimension, dim=-1, the keys (TODO 1c / 2f)."),
-    "head-split": ("拆分多头顺序错", "Heads split in wrong order",
-                   "先 view(B, T, H, d) 再 transpose(1, 2)；合并时 transpose(1, 2) 再 view(B, T, C)（TODO 2c / 2g）。",
+                    "沿最后一维（dim=-1）做 softmax：分数矩阵的每一行（同一个查询对所有键位置）归一化为和 1（TODO 1c / 2f）。",
+                    "Softmax over the last dimension, dim=-1: each row of the scores (one query over all key positions) sums to 1 (TODO 1c / 2f)."),
+    "head-split": ("拆分／合并多头的顺序错了", "Heads split in wrong order",
+                   "先 view(B, T, H, d) 再 transpose(1, 2)；合并时先 transpose(1, 2) 再 view(B, T, C)（TODO 2c / 2g）。",
                    "view(B, T, H, d) then transpose(1, 2); merge with transpose(1, 2) then view(B, T, C) (TODO 2c / 2g)."),
     "missing-out-proj": ("缺少输出投影", "Output projection not applied",
                          "合并多头之后再经过 self.wo（然后 resid_dropout）（TODO 2g）。",
                          "Apply self.wo (then resid_dropout) after merging the heads (TODO 2g)."),
-    "dropout-in-eval": ("评估时仍在 dropout", "Dropout active in eval mode",
+    "dropout-in-eval": ("eval() 模式下 dropout 仍在起作用", "Dropout active in eval mode",
                         "用 nn.Dropout 模块（self.attn_dropout、self.resid_dropout），eval() 时它自动关闭（TODO 2a / 2f）。",
                         "Use the nn.Dropout modules (self.attn_dropout, self.resid_dropout); eval() turns them off (TODO 2a / 2f)."),
     "dropout-hardcoded": ("dropout 概率写死了", "Dropout rate hard-coded",
@@ -64,11 +67,13 @@ SELFCHECK_MISTAKES = {
     "is-causal-typo": ("is_causal 拼写错误", "is_causal misspelled",
                        "保存为 self.is_causal（不是 is_casual），默认 False（TODO 2b）。",
                        "Store the flag as self.is_causal (not is_casual), default False (TODO 2b)."),
-    "mask-not-sliced": ("掩码未截取", "Mask not sliced to length",
+    "mask-not-sliced": ("掩码没有切到当前长度", "Mask not sliced to length",
                         "用 self.mask[:, :, :T, :T]（TODO 2e）。", "Use self.mask[:, :, :T, :T] (TODO 2e)."),
     "args-field-name": ("args 字段名错误", "Wrong ModelArgs field name",
-                        "用 args.dim、args.n_heads、args.dropout、args.max_seq_len（TODO 2a / 2b）。",
-                        "Use args.dim, args.n_heads, args.dropout, args.max_seq_len (TODO 2a / 2b)."),
+                        "用 args.dim、args.n_heads、args.dropout、args.max_seq_len；Happy-LLM 笔记里的 n_embd 在这里是 "
+                        "dim，n_head 是 n_heads（TODO 2a / 2b）。",
+                        "Use args.dim, args.n_heads, args.dropout, args.max_seq_len; the Happy-LLM notes' n_embd is dim "
+                        "here, n_head is n_heads (TODO 2a / 2b)."),
     "bare-matmul": ("matmul 缺少 torch.", "Bare matmul without torch.",
                     "写 torch.matmul(...) 或 @，不要写没有 torch. 前缀的 matmul(...)。",
                     "Write torch.matmul(...) or @, not a bare matmul(...)."),
@@ -77,10 +82,10 @@ SELFCHECK_MISTAKES = {
     "missing-contiguous": ("缺少 contiguous()", "Missing .contiguous() before view",
                            "transpose(1, 2) 之后先 .contiguous() 再 .view(B, T, C)，或用 .reshape（TODO 2g）。",
                            "After transpose(1, 2) call .contiguous() before .view(B, T, C), or use .reshape (TODO 2g)."),
-    "is-causal-ignored": ("不管 is_causal 都加了掩码", "Mask applied whatever is_causal says",
-                          "只在 is_causal 为 True 时加掩码：if is_causal:（模块里 if self.is_causal:，TODO 1b / 2e）。",
-                          "Mask only when is_causal is True: if is_causal: (in the module, if self.is_causal:; TODO 1b / 2e)."),
-    "float-head-dim": ("尺寸用了浮点除法", "A size computed with float division",
+    "is-causal-ignored": ("is_causal=False 时也加了掩码", "Mask applied even when is_causal=False",
+                          "只在 is_causal 为 True 时加掩码：写 if is_causal:，模块里写 if self.is_causal:（TODO 1b / 2e）。",
+                          "Mask only when is_causal is True: if is_causal:, in the module if self.is_causal: (TODO 1b / 2e)."),
+    "float-head-dim": ("head_dim 用了 / 而不是 //", "A size computed with float division",
                        "用整除：self.head_dim = args.dim // args.n_heads（TODO 2a）。",
                        "Use integer division: self.head_dim = args.dim // args.n_heads (TODO 2a)."),
     "missing-super-init": ("没有调用 super().__init__()", "super().__init__() not called",
@@ -96,43 +101,55 @@ SELFCHECK_MISTAKES = {
                       "自己写出 softmax(Q Kᵀ / √d_k) V：用 @ 或 torch.matmul、masked_fill 和 softmax。",
                       "Compute softmax(Q Kᵀ / √d_k) V yourself with @ or torch.matmul, masked_fill and softmax."),
     "forbidden-import": ("导入了不允许的模块", "Module not allowed in graded code",
-                         "只导入 torch（公开接口）、math、typing、dataclasses、functools、itertools、contextlib、"
-                         "collections、warnings、logging、copy、time、numbers、enum、abc、numpy、einops。",
-                         "Import only torch (its public API), math, typing, dataclasses, functools, itertools, "
-                         "contextlib, collections, warnings, logging, copy, time, numbers, enum, abc, numpy, einops."),
-    "introspection": ("动态查找对象或解释器内部", "Dynamic lookups or interpreter internals",
+                         "只导入 torch（公开接口）、math、numpy、einops 和 Python 的常用工具模块（typing、dataclasses、"
+                         "functools、itertools、collections 等）。",
+                         "Import only torch (its public API), math, numpy, einops and Python's common helpers (typing, "
+                         "dataclasses, functools, itertools, collections, …)."),
+    "introspection": ("用了 eval／globals 等动态查找", "Dynamic lookups or interpreter internals",
                       "直接写出属性和运算（self.wq、Q.size(-1)、torch.softmax），不要用 eval、globals 或特殊属性。",
                       "Name attributes and ops directly (self.wq, Q.size(-1), torch.softmax); no eval, globals or "
                       "special attributes."),
     "private-torch": ("使用了 torch 的私有或底层接口", "Private or low-level torch API",
                       "只用公开的张量运算：@ / torch.matmul、torch.softmax、masked_fill、torch.tril。",
                       "Use the public tensor ops: @ / torch.matmul, torch.softmax, masked_fill, torch.tril."),
-    "device-probing": ("针对评分用的设备特殊处理", "Special-casing the grader's stand-in device",
-                       "在输入所在的设备上创建张量：torch.ones(T, T, device=Q.device)，或把遮罩注册为 buffer。",
+    "device-probing": ("针对评分设备写了特殊分支", "Code that behaves differently while graded",
+                       "在输入所在的设备上创建张量：torch.ones(T, T, device=Q.device)，或把掩码注册成 buffer。",
                        "Create tensors on the input's device: torch.ones(T, T, device=Q.device), or register the mask "
                        "as a buffer."),
     "tampering": ("篡改评分环境", "Tampering with grading",
                   "不要修改 torch 或其他模块、类；自己的状态放在 self 上。",
                   "Leave torch and other modules and classes as they are; keep your own state on self."),
-    "mask-fill-finite": ("掩码填充值太小", "Mask fill too small to hide the future",
-                         "用 float('-inf')（或 torch.finfo(scores.dtype).min）填充未来位置（TODO 1b）。",
-                         "Fill the future with float('-inf') (or torch.finfo(scores.dtype).min) (TODO 1b)."),
-    "hardcoded-dims": ("维度按 3 维输入写死了", "Dims hard-coded for one input rank",
-                       "从后往前数维度：K.transpose(-2, -1)、softmax(dim=-1)、Q.size(-1)；遮罩只建成 (T, T)（TODO 1a / 1b）。",
+    "mask-fill-finite": ("掩码填充值不够负（未来权重不是精确的 0）", "Mask fill not negative enough to hide the future",
+                         "用 float('-inf') 填充未来位置（TODO 1b / 2b）。",
+                         "Fill the future with float('-inf') (TODO 1b / 2b)."),
+    "hardcoded-dims": ("维度写死成了某一种输入维数", "Dims hard-coded for one input rank",
+                       "从后往前数维度：K.transpose(-2, -1)、softmax(dim=-1)、Q.size(-1)；掩码只建成 (T, T)（TODO 1a / 1b）。",
                        "Count dims from the back: K.transpose(-2, -1), softmax(dim=-1), Q.size(-1); build the mask as (T, T) "
                        "(TODO 1a / 1b)."),
     "hardcoded-device": ("设备写死", "Hard-coded device",
                          "不要写死 \"cuda\" / .cuda() / \"cpu\"：用输入所在的设备，device=Q.device（TODO 1b）。",
                          "Do not hard-code \"cuda\" / .cuda() / \"cpu\": use the input's device, device=Q.device (TODO 1b)."),
-    "wrong-input": ("读错了输入", "Wrong input read",
+    "wrong-input": ("Q、K、V 用错了位置", "Wrong input read",
                     "分数是 Q·Kᵀ，输出是 weights @ V：每个输入都读它自己的（TODO 1a / 1c）。",
                     "Scores are Q·Kᵀ and the output is weights @ V: each input read in its own place (TODO 1a / 1c)."),
     "value-mismatch": ("结果与参考实现不一致", "Result differs from PyTorch's reference",
-                       "逐步对照公式检查：打分与缩放、遮罩、softmax 的维度、拆分/合并多头、wo。",
+                       "逐步对照公式检查：打分与缩放、掩码、softmax 的维度、拆分／合并多头、wo。",
                        "Check each step against the formula: scores and scale, mask, softmax dim, head split/merge, wo."),
+    "raised": ("运行时出错", "Your code raised an error",
+               "按报错改正上面引用的那一行。若是 NameError，多半是名字拼错或还没赋值：Part 1 的结果要存进 `out` 和 "
+               "`weights`，Part 2 的结果存进 `y`（模板最后一行的 return 用的就是这些名字）。",
+               "Correct the quoted line. A NameError is usually a misspelt or unassigned name: Part 1 stores its results "
+               "in `out` and `weights`, Part 2 in `y` (the names the template's last line returns)."),
+    "selfcheck-error": ("自检程序本身出错（不是你的错误）", "The self-check itself failed (not your mistake)",
+                        "重新运行“自检工具”单元格后再试；仍然出错请告诉老师，并附上这条消息。",
+                        "Run the self-check helpers cell again, then retry; if it persists, tell your teacher and "
+                        "include this message."),
 }
 """mistake id -> (zh title, en title, zh fix, en fix). The ids and titles are the course's mistake catalog
-(a test holds them equal); `value-mismatch` is this self-check's own: a wrong result it cannot name."""
+(a test holds them equal), but for SELFCHECK_OWN_MISTAKES."""
+SELFCHECK_OWN_MISTAKES = ("value-mismatch", "raised", "selfcheck-error")
+"""This self-check's own ids, not the catalog's: a wrong result it cannot name, an error it does not recognise
+in the student's code, and a failure of its own code."""
 
 _ERROR_MISTAKES = (  # (exception type, text in its message, mistake); the first that matches names it
     ("NotImplementedError", "", "not-implemented"),
@@ -156,23 +173,27 @@ _ERROR_MISTAKES = (  # (exception type, text in its message, mistake); the first
 
 
 class SelfCheckFailure(Exception):
-    """One failed public check: the mistake that explains it, and what was seen."""
+    """One failed public check: the mistake that explains it, and what was seen. Where the student's code
+    raised, `error` is the exception as one line and `line` the student's line it came from: a report quotes
+    each error once, however many checks met it."""
 
-    def __init__(self, mistake, seen_zh, seen_en, raised=False, also=()):
+    def __init__(self, mistake, seen_zh, seen_en, raised=False, also=(), error="", line=""):
         super().__init__(mistake)
         self.mistake, self.seen_zh, self.seen_en = mistake, seen_zh, seen_en
         self.mistakes = (mistake, *also)  # several bugs at once (no mask and no wo): each named
         self.raised = raised  # the student's code raised (rather than computed something wrong)
+        self.error, self.line = error, line
 
 
-def _fail(mistakes, seen_zh, seen_en):
+def _fail(mistakes, seen_zh, seen_en, error="", line=""):
     """`mistakes`: one id, or a tuple of the ids that together explain what was seen."""
     first, *also = (mistakes,) if isinstance(mistakes, str) else mistakes
-    raise SelfCheckFailure(first, seen_zh, seen_en, also=also)
+    raise SelfCheckFailure(first, seen_zh, seen_en, raised=bool(error), also=also, error=error, line=line)
 
 
 def _call(function, *args, module=False):
-    """Run the student's code; an exception becomes the mistake it usually means (`module`: Part 2's)."""
+    """Run the student's code; an exception becomes the mistake it usually means (`module`: Part 2's), or
+    `raised`, quoting the student's line: never a wrong value, since there is no value."""
     try:
         return function(*args)
     except SelfCheckFailure:
@@ -180,9 +201,33 @@ def _call(function, *args, module=False):
     except Exception as error:  # the student's own code: any exception is a finding, not a crash
         name, text = type(error).__name__, _error_text(error)
         mistake = next((m for kind, part, m in _ERROR_MISTAKES if kind == name and part in text
-                        and (module or m != "mask-not-sliced")), "value-mismatch")
-        first = (": " + text) if text else ""
-        raise SelfCheckFailure(mistake, f"运行时出错：{name}{first}", f"it raised {name}{first}", raised=True) from None
+                        and (module or m != "mask-not-sliced")), "raised")
+        line = _student_line(error)
+        seen_zh = seen_en = ""  # the error quoted says it
+        unset = getattr(error, "name", None) if isinstance(error, NameError) else None
+        if mistake == "raised" and unset and line.startswith("return"):
+            seen_zh = f"`{line}` 用到的 `{unset}` 没有赋值：把结果存进 `{unset}`（模板最后一行返回的就是它）。"
+            seen_en = f"`{unset}`, which `{line}` returns, was never assigned: store the result in `{unset}`."
+        raise SelfCheckFailure(mistake, seen_zh, seen_en, raised=True, error=f"{name}: {text}".rstrip(": "),
+                               line=line) from None
+
+
+def _student_line(error):
+    """The innermost line of the traceback outside this file and torch: the student's own line ("" if unknown)."""
+    own = _call.__code__.co_filename
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        path = frame.filename.replace("\\", "/")
+        if frame.filename != own and "/torch/" not in path:
+            return (frame.line or "").strip()[:160]
+    return ""
+
+
+def _own_error(error):
+    """A NameError or ImportError raised in this file's own code (a helper cell not run, a copy not built):
+    the self-check is broken, which is never the student's mistake."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return isinstance(error, (NameError, ImportError)) and bool(frames) \
+        and frames[-1].filename == _call.__code__.co_filename
 
 
 def _error_text(error):
@@ -303,8 +348,9 @@ def check_sdpa_shapes(sdpa):
     works = [rank for rank in ranks if rank not in failures]
     if not works:
         raise failure
-    _fail("hardcoded-dims", f"输入 {'、'.join(works)} 可以，输入 {label} 时{failure.seen_zh}",
-          f"inputs {', '.join(works)} work, but with {label} {failure.seen_en}")
+    _fail("hardcoded-dims", f"输入 {'、'.join(works)} 可以，输入 {label} 时{failure.seen_zh or '代码报错'}",
+          f"inputs {', '.join(works)} work, but with {label} {failure.seen_en or 'the code raises'}", failure.error,
+          failure.line)
 
 
 def _right_rank(sdpa, Q, K, V, is_causal, is_right):
@@ -689,8 +735,12 @@ def run_part(part, namespace):
         except SelfCheckFailure as failure:
             results[name] = failure
         except Exception as error:  # the student's object lacks what the check reads (no wq, not a module, …)
-            results[name] = SelfCheckFailure("wrong-return", f"{type(error).__name__}: {error}"[:200],
-                                             f"{type(error).__name__}: {error}"[:200])
+            said = f"{type(error).__name__}: {_error_text(error)}"
+            if _own_error(error):
+                results[name] = SelfCheckFailure("selfcheck-error", f"自检程序出错：{said}。",
+                                                 f"the self-check's own code failed: {said}.")
+            else:
+                results[name] = SelfCheckFailure("wrong-return", said, said)
     return one_rank_explains_the_errors(results)
 
 
@@ -700,36 +750,76 @@ def one_rank_explains_the_errors(results):
     shapes = results.get("shapes")
     if shapes is None or shapes.mistake != "hardcoded-dims":
         return results
-    return {name: SelfCheckFailure("hardcoded-dims", f.seen_zh, f.seen_en, raised=True) if f and f.raised else f
-            for name, f in results.items()}
+    return {name: SelfCheckFailure("hardcoded-dims", f.seen_zh, f.seen_en, raised=True, error=f.error, line=f.line)
+            if f and f.raised else f for name, f in results.items()}
 
 
-def explain_failure(failure, explained):
+SELFCHECK_LABEL = {"shapes": "形状", "causal_mask": "因果掩码", "values": "数值", "rules": "评分规则", "interface": "接口",
+                   "causal": "因果：未来不影响过去", "dropout_eval": "eval() 模式下的 dropout"}
+"""check name -> its Chinese label, printed before the name."""
+_TODO_REFERENCE = re.compile(r"[（(]TODO ([0-9a-z /]+)[）)]")
+
+
+def _todos_of_part(text, part):
+    """A fix's "（TODO 1b / 2e）" cut to the TODOs of the part that failed (dropped when none is this part's)."""
+    def keep(found):
+        own = [todo for todo in found.group(1).split(" / ") if part is None or todo.startswith(part[-1])]
+        opening, closing = ("（", "）") if found.group(0).startswith("（") else (" (", ")")
+        return f"{opening}TODO {' / '.join(own)}{closing}" if own else ""
+
+    return re.sub(r" ?" + _TODO_REFERENCE.pattern, keep, text)
+
+
+def _sentence(text, zh):
+    """`text` ended as a sentence, so the fix after it reads as the next one."""
+    text = text.rstrip()
+    return text if not text or text[-1] in "。.！!？?）)" else text + ("。" if zh else ".")
+
+
+def explain_failure(failure, explained, part=None):
     """A few lines, Chinese first: what was seen and, for each of its mistakes not yet in `explained` (which
-    this adds them to), its title and fix."""
+    this adds them to), its title and fix (the TODOs of `part` only). An error `explained` already holds is
+    not quoted again: a later check it broke says "the same error" and nothing more."""
     ids = " ".join(f"[{mistake}]" for mistake in failure.mistakes)
+    error = ("error", part, failure.error, failure.line)  # one error: one message, one line, one part
+    if failure.error and error in explained:
+        return f"{ids} 同一个错误（见上）/ the same error (see above)"
+    quoted = []
+    if failure.error:
+        explained.add(error)
+        quoted.append(f"  报错 / error: {failure.error}")
+        quoted += [f"  出错的代码 / your line: `{failure.line}`"] if failure.line else []
+    seen_zh, seen_en = _sentence(failure.seen_zh, True), _sentence(failure.seen_en, False)
     new = [mistake for mistake in failure.mistakes if mistake not in explained]
     explained.update(failure.mistakes)
     if not new:
-        return f"{ids} {failure.seen_zh} / {failure.seen_en}（改法同上 / fix: see above）"
-    lines = [f"{ids} {failure.seen_zh} / {failure.seen_en}"] if len(failure.mistakes) > 1 else []
+        seen = f" {seen_zh} / {seen_en}" if seen_zh else ""
+        return "\n".join([f"{ids}{seen}（改法同上 / fix: see above）", *quoted])
+    several = len(failure.mistakes) > 1
+    lines = [f"{ids} {seen_zh} / {seen_en}", *quoted] if several else []
     for mistake in new:
         title_zh, title_en, fix_zh, fix_en = SELFCHECK_MISTAKES[mistake]
-        seen_zh, seen_en = ("", "") if lines else (failure.seen_zh + " ", failure.seen_en + " ")
-        lines.append(f"[{mistake}] {title_zh} · {title_en}\n  {seen_zh}改法：{fix_zh}\n  {seen_en}Fix: {fix_en}")
+        lines.append(f"[{mistake}] {title_zh} · {title_en}")
+        if not several:
+            lines += quoted
+        said_zh, said_en = ("", "") if several else (seen_zh, seen_en + " " if seen_en else "")
+        lines.append(f"  {said_zh}改法：{_todos_of_part(fix_zh, part)}\n  {said_en}Fix: {_todos_of_part(fix_en, part)}")
     return "\n".join(lines)
 
 
 def part_summary(part, results):
-    """The whole part's verdict as text: one line per check, each mistake explained once."""
+    """The whole part's verdict as text: every check, passed or failed, each error and mistake explained once."""
     failed = {name: f for name, f in results.items() if f is not None}
     label = SELFCHECK_TITLE[part]
     if not failed:
-        return f"✅ {label}：自检通过 / self-check passed ({len(results)}/{len(results)})"
-    lines = [f"❌ {label}：{len(failed)}/{len(results)} 项自检未通过 / self-checks failed"]
+        listed = " · ".join(f"{SELFCHECK_LABEL[name]} {name}" for name in results)
+        return f"✅ {label}：自检通过 / self-check passed ({len(results)}/{len(results)})：{listed}"
+    lines = [f"❌ {label}：{len(results)} 项自检中 {len(failed)} 项未通过 / {len(failed)} of {len(results)} "
+             "self-checks failed"]
     explained = set()
-    for name, failure in failed.items():
-        lines.append(f"✗ {name}: " + explain_failure(failure, explained))
+    for name, failure in results.items():
+        head = f"{SELFCHECK_LABEL[name]} {name}"
+        lines.append(f"✓ {head}" if failure is None else f"✗ {head}: " + explain_failure(failure, explained, part))
     return "\n".join(lines)
 
 

@@ -14,7 +14,7 @@ def verdict(part_results, submission, part: str, name: str) -> None:
     results, explained = part_results(part)
     failure = results[name]
     if failure is not None:
-        pytest.fail(selfcheck.explain_failure(failure, explained), pytrace=False)
+        pytest.fail(selfcheck.explain_failure(failure, explained, part), pytrace=False)
 
 
 @pytest.mark.parametrize("part, name", [pytest.param(part, name, marks=getattr(pytest.mark, part), id=f"{part}-{name}")

@@ -118,7 +118,7 @@ def causal_no_leak(ctx: Context) -> Outcome:
     a, b = out_tensor(results[0])[:, :cut], out_tensor(results[1])[:, :cut]
     if not (torch.isfinite(a).all() and torch.isfinite(b).all()):  # NaN is not a leak: nothing can be compared
         return failed(f"位置 <{cut} 的输出含 NaN，无法检验未来是否影响过去。",
-                      f"Outputs before {cut} contain NaN, so whether the future reaches the past cannot be measured.",
+                      f"Outputs at positions before {cut} are NaN, so whether the future reaches the past cannot be measured.",
                       diagnose_numbers(out_tensor(results[0]), first, weights, 4, True, ctx.static))
     if not torch.equal(a, b):
         change = float(torch.nan_to_num((a - b).abs(), nan=float("inf")).max())

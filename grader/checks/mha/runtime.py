@@ -16,7 +16,7 @@ from grader.sandbox.requests import MhaInterfaceRequest, MhaRequest, Probe
 
 
 @check("mha.device", part="mha", points=1, visibility="hidden",
-       title_zh="model.to(device) 后在该设备上运行（遮罩随模块移动）",
+       title_zh="model.to(device) 后在该设备上运行（掩码随模块移动）",
        title_en="after model.to(device) it runs there (the mask moves with the module)")
 def device(ctx: Context) -> Outcome:
     config = accepted_config(ctx)

@@ -44,7 +44,7 @@ def _low_precision(ctx: Context) -> Outcome:
 
 
 @check("mha.mask_buffer", part="mha", points=1, visibility="hidden",
-       title_zh="遮罩按 max_seq_len 构建、切片到当前长度，state_dict 往返不变",
+       title_zh="掩码按 max_seq_len 构建、切片到当前长度，state_dict 往返不变",
        title_en="mask built for max_seq_len, sliced to the length, state_dict round trip")
 def mask_buffer(ctx: Context) -> Outcome:
     # errors (a mask not sliced, a state_dict that does not load) are this check's own evidence;

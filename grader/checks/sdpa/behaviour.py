@@ -62,7 +62,7 @@ def shapes(ctx: Context) -> Outcome:
     results = probe_shapes(ctx)
     failures = [(shape, problem) for shape, problem in results if problem]
     if not failures:
-        return passed("所有形状（0 到 3 个前导维、T=1、长序列、d_k≠d_v）都正确。",
+        return passed("所有形状（0 到 3 个前置 batch 维、T=1、长序列、d_k≠d_v）都正确。",
                       "All shapes right (zero to three leading dims, T = 1, long T, d_k != d_v).")
     shape, problem = failures[0]
     if all(s[2] != s[3] for s, _ in failures) and all(p is None for s, p in results if s[2] == s[3]):
@@ -101,14 +101,14 @@ def leading_dims_diagnosis(ctx: Context, results: list, shape: tuple, problem: O
     works, fails = sorted(clean_ranks), sorted(failing_ranks)
     return dataclasses.replace(
         problem, mistakes=list(dict.fromkeys(mistakes)), where=where,
-        zh=f"有 {'、'.join(map(str, works))} 个前导维时正确，{'、'.join(map(str, fails))} 个前导维时出错："
+        zh=f"有 {'、'.join(map(str, works))} 个前置 batch 维时正确，{'、'.join(map(str, fails))} 个前置 batch 维时出错："
            "代码假定了输入的维数（其他检查在它接受的维数上进行）。" + problem.zh,
         en=f"Right with {', '.join(map(str, works))} leading dims, wrong with {', '.join(map(str, fails))}: the code "
            "assumes how many dims its input has (the other checks run at a number it accepts). " + problem.en)
 
 
 @check("sdpa.causal_zeros", part="sdpa", points=2, visibility="public",
-       title_zh="因果遮罩：未来位置权重恰为 0，每行和为 1", title_en="causal mask: future weights exactly 0, rows sum to 1")
+       title_zh="因果掩码：未来位置权重恰为 0，每行和为 1", title_en="causal mask: future weights exactly 0, rows sum to 1")
 def causal_zeros(ctx: Context) -> Outcome:
     cases = [((2, 3), 6, 8, 8, 1.0), ((1,), 1, 4, 4, 1.0), ((2,), 9, 16, 16, 10.0), ((1, 2), 33, 8, 8, 1.0)]
     for seed, (batch, T, d_k, d_v, scale) in enumerate(cases, start=10):

@@ -85,7 +85,7 @@ def no_future_leak(ctx: Context) -> Outcome:
     masked = _weights_are_causal(first) and _weights_are_causal(second)
     if not (torch.isfinite(a).all() and torch.isfinite(b).all()):  # NaN is not a leak: nothing can be compared
         return failed(f"位置 <{cut} 的输出含 NaN 或 inf，无法检验未来是否影响过去。",
-                      f"Outputs before {cut} hold NaN or inf, so whether the future reaches the past cannot be measured.",
+                      f"Outputs at positions before {cut} are NaN or inf, so whether the future reaches the past cannot be measured.",
                       diagnose_numbers(ctx, first, Q, K, V, True))
     if not diagnosis.close(a, b, tolerance, 0):
         change = float(torch.nan_to_num((a - b).abs(), nan=float("inf")).max())

@@ -214,7 +214,8 @@ def compare(ctx: Context, answer: dict, Q, K, V, is_causal: bool, label_zh: str,
                 scale_factor.sizes_of_attention(Q, V)), Q, V, is_causal)
             outcome = with_figure(unidentified(non_finite(scale_factor.named(failed(
                 f"{label_zh}：{key} 与参考实现不符，最大误差 {error:.3g}（位置 {index}，容差 atol={atol:g}, rtol={rtol:g}）。",
-                f"{label_en}: {key} differs from the reference, max error {error:.3g} at {index} "
+                f"{label_en}: {key} {'differ' if key == 'weights' else 'differs'} from the reference, "
+                f"max error {error:.3g} at {index} "
                 f"(tolerance atol={atol:g}, rtol={rtol:g}).",
                 diagnose_numbers(ctx, answer, Q, K, V, is_causal)), scale), actual, expected)), answer, Q, K, V, is_causal)
             outcome.cause = "values"

@@ -15,7 +15,7 @@ from grader.sandbox.requests import Probe, SdpaRequest
 
 
 @check("sdpa.device", part="sdpa", points=0.5, visibility="hidden",
-       title_zh="在 GPU 上也能运行（遮罩跟随输入的设备）", title_en="runs on the GPU (the mask follows the input's device)")
+       title_zh="在 GPU 上也能运行（掩码跟随输入的设备）", title_en="runs on the GPU (the mask follows the input's device)")
 def device(ctx: Context) -> Outcome:
     shape = accepted_shape(ctx)
     if shape is None:
