@@ -12,16 +12,18 @@ import time
 from collections import defaultdict
 from dataclasses import replace
 
+import torch
+
 from grader.assignment import PART_IDS
-from grader.sandbox import probes
+from grader.graph import answers as graph_answers
+from grader.sandbox import graph_probes
 from grader.sandbox.confinement import Limits
 from grader.sandbox.requests import BadRequest, Probe, checked
 from grader.sandbox.worker_process import Worker, WorkerFailure
 from grader.source import Submission
 
-# aten operators behind the built-in attention kernels: seen in op logs however they were reached
-FORBIDDEN_OPS = ("scaled_dot_product", "_native_multi_head_attention", "_fused_sdp", "_flash_attention",
-                 "_efficient_attention")
+GRAPHED = {Probe.SDPA: graph_answers.sdpa, Probe.MHA: graph_answers.mha}
+"""Probes answered with graphs, each turned into the checks' answer here, on the request's own tensors."""
 # what the worker's guards refuse is reported under these ids (policy.RULE_MISTAKES and forbidden-api)
 RUNTIME_MISTAKES = ("tampering", "forbidden-import", "introspection", "private-torch", "device-probing", "forbidden-api")
 
@@ -37,6 +39,7 @@ class StudentCode:
         self.names: list[str] = []
         self.missing_isolation: list[str] = []
         self.forbidden_by_probe: dict[str, set[str]] = defaultdict(set)  # probe -> forbidden APIs it saw
+        self.unsupported_by_probe: dict[str, set[str]] = defaultdict(set)  # probe -> operators off the allow-list
         self.tampered: set[str] = set()
         self.tampering_by_part: dict[str, set[str]] = defaultdict(set)  # part -> tampering first seen in its probes
         self._tampering_seen: set[str] = set()
@@ -97,7 +100,7 @@ class StudentCode:
                 raise self._given_up[kind]
             if seconds <= 0:
                 raise WorkerFailure("timeout", f"the submission used its {self.limits.submission_seconds:.0f} s budget")
-            answer = self._ensure_worker().call(probe.value, fields, seconds)
+            answer = self._ensure_worker().call(probe.value, _decoys(fields) if probe in GRAPHED else fields, seconds)
             if "bad_request" in answer:
                 _raise_if_genuine(probe, fields)
                 self.close()
@@ -120,10 +123,19 @@ class StudentCode:
             if failure.kind == "tampering":
                 self._given_up.setdefault(kind, WorkerFailure("tampering", f"an earlier {kind} answer was refused"))
             return {"failure": failure.kind, "error": {"type": failure.kind, "message": failure.detail, "where": None}}
-        seen = set(answer.get("forbidden_calls", []))
-        for op_names in [answer.get("op_names", [])] + [c.get("op_names", []) for c in answer.get("calls", [])]:
-            seen |= {f"aten.{name}" for name in op_names if any(p in name for p in FORBIDDEN_OPS)}
-        self.forbidden_by_probe[kind] |= seen
+        self.forbidden_by_probe[kind] |= set(answer.get("forbidden_calls", []))
+        if probe in GRAPHED:
+            findings = graph_answers.Findings()
+            answer = {**GRAPHED[probe](answer, fields, findings),
+                      **{key: answer[key] for key in ("tampered", "refused") if key in answer}}
+            self.forbidden_by_probe[kind] |= findings.forbidden
+            self.unsupported_by_probe[kind] |= findings.unsupported
+            if findings.refused:  # not a graph the recorder writes: forged, as a refused answer frame is
+                failure = WorkerFailure("tampering", f"a forged graph: {findings.refused[0]}")
+                self.close()
+                self._record(failure, (kind,))
+                self._given_up.setdefault(kind, WorkerFailure("tampering", f"an earlier {kind} graph was refused"))
+                return {"failure": failure.kind, "error": {"type": failure.kind, "message": failure.detail, "where": None}}
         seen_tampering = list(answer.get("tampered", [])) + (["returned a tensor subclass"] if _has_subclass(answer) else [])
         self.tampered.update(seen_tampering)
         self._attribute_tampering((kind,), seen_tampering)
@@ -164,9 +176,26 @@ class StudentCode:
 def _raise_if_genuine(probe: Probe, fields: dict) -> None:
     """A "bad request" answer is believed only when the parent's own copy of the probes agrees:
     then it is the grader's bug. The worker's text is never used, it may be student code's."""
-    problem = probes.request_problem(probe.value, fields)
+    problem = graph_probes.request_problem(probe.value, fields)
     if problem is not None:
         raise BadRequest(problem)
+
+
+def _decoys(fields: dict) -> dict:
+    """The request with every tensor replaced by one of the same shape and dtype and other values: the worker
+    traces on these, and never sees the inputs the parent grades on."""
+    generator = torch.Generator().manual_seed(0x5EED)
+
+    def decoy(value):
+        if isinstance(value, torch.Tensor):
+            return torch.randn(value.shape, generator=generator, dtype=torch.float64).to(value.dtype)
+        if isinstance(value, dict):
+            return {key: decoy(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [decoy(item) for item in value]
+        return value
+
+    return {key: decoy(value) for key, value in fields.items()}
 
 
 def _is_list_of(value, kind: type) -> bool:

@@ -8,7 +8,7 @@ import re
 import torch
 
 from grader.assignment import GRADED_NAME, GRADED_NAMES
-from grader.sandbox.probes import CPU_OPERAND_SHAPES
+from grader.graph.devices import CPU_OPERAND_SHAPES
 
 DEVICE_MISMATCH = re.compile(
     r"Expected all tensors to be on the same device|is not on the expected device|"
@@ -32,6 +32,8 @@ LARGEST_PROBED_RANK = 5
 # (exception type or None for any, message pattern, mistake id): first match wins.
 ERROR_RULES = [
     ("NotImplementedError", r"^(?!.*meta tensor)", "not-implemented"),  # not torch's own "no data on meta"
+    ("UnsupportedOperator", r"", "unsupported-op"),  # grader/graph/answers.py: an operator off the allow-list
+    ("Untraceable", r"", "untraceable"),  # grader/graph/answers.py: values left the graph where the line says
     (None, r"^timeout$", "timeout"),
     (None, r"^memory-limit$", "memory-limit"),
     ("MemoryError", r"", "memory-limit"),

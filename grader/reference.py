@@ -147,16 +147,15 @@ def attention_dropout_placements(q, k, v, weights: dict, n_heads: int, p: float,
     """The causal module's train() output with only attn_dropout dropping (rate `p`), for each tensor it may be
     applied to: "weights" (after softmax: right), "scores" (before softmax), "heads" (to weights @ V) and "output"
     (to the module's output after wo, resid_dropout's place: the two layers swapped). The
-    dropout mask is drawn as the worker draws it: `torch.manual_seed(seed)`, then one float32 nn.Dropout call on
-    a tensor of that place's shape; the arithmetic is float64."""
+    dropout mask is drawn as the parent runs a graph's dropout: `bernoulli_(1 - p)` from a generator seeded with
+    `seed`, on a float32 tensor of that place's shape; the arithmetic is float64."""
     W = {name: w.double() for name, w in weights.items()}
     B, T, C = q.shape
     d = C // n_heads
 
-    def kept(shape) -> torch.Tensor:  # 0 or 1/(1-p), exactly nn.Dropout's draw after the worker's seeding
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            return torch.nn.functional.dropout(torch.ones(shape), p, training=True).double()
+    def kept(shape) -> torch.Tensor:  # 0 or 1/(1-p): nn.Dropout's draw (bernoulli_) from a generator seeded so
+        generator = torch.Generator().manual_seed(seed)  # its own, never the global one (threads grade side by side)
+        return (torch.empty(shape).bernoulli_(1 - p, generator=generator) / (1 - p)).double()
 
     split = lambda x: x.view(B, T, n_heads, d).transpose(1, 2)  # noqa: E731  (B, H, T, d)
     xq, xk, xv = split(q.double() @ W["wq"].T), split(k.double() @ W["wk"].T), split(v.double() @ W["wv"].T)

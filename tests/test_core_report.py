@@ -118,6 +118,14 @@ def test_the_class_summary_counts_advice_apart_from_mistakes():
     assert "最常见的建议（不扣分）" in class_summary(reports, "zh")
 
 
+def test_the_class_summary_lists_what_the_graph_could_not_judge_for_review():
+    reports = [{"student": s, "score": 10.0, "max_score": 20.0, "checks": [], "mistakes": mistakes, "advice": []}
+               for s, mistakes in (("ana", ["unsupported-op"]), ("bo", ["mask-diagonal"]))]
+    listed = class_summary(reports, "en").split("Parts the grader could not judge (review by hand) (1):\n")[1]
+    assert listed.splitlines()[0].strip() == "ana: unsupported-op"
+    assert "请老师人工复核" in class_summary(reports, "zh")
+
+
 def test_the_class_summary_counts_verified_fixes_by_mistake_and_their_points():
     fix = {"mistake": "mask-diagonal", "points": 3.0}
     reports = [{"student": s, "score": 1.0, "max_score": 20.0, "checks": [], "mistakes": ["mask-diagonal"], "fixes": f}

@@ -13,7 +13,7 @@ from grader.assignment import DROPOUTS, MODEL_ARGS, PART, PROJECTIONS
 from grader.checks import Check, Outcome
 from grader.errors import GraderError
 from grader.grade import grade_submission
-from grader.sandbox import probes, requests
+from grader.sandbox import graph_probes, probes, requests
 from grader.sandbox.requests import BadRequest, MhaInterfaceRequest, MhaRequest, Probe, SdpaRequest, checked
 
 pytestmark = pytest.mark.unit
@@ -51,7 +51,7 @@ HONEST = {
 @pytest.mark.parametrize("probe", list(Probe))
 def test_every_request_a_check_can_build_is_one_its_probe_takes(probe):
     for request in HONEST[probe]:
-        assert probes.request_problem(probe.value, checked(probe, request)) is None
+        assert graph_probes.request_problem(probe.value, checked(probe, request)) is None
 
 
 def test_the_probes_model_args_copy_is_the_declared_one():

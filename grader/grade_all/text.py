@@ -59,7 +59,7 @@ def class_summary(reports: list[dict], lang: str) -> str:
         for r in refused:
             title = catalog().get(r["refused"], {}).get("title_zh" if zh else "title_en", "")
             lines.append(f"  {printable(r['student'], keep_newlines=False)}: {title} ({r['refused']})")
-    lines += rule_breakers(reports, zh)
+    lines += rule_breakers(reports, zh) + to_review(reports, zh)
     errors = [r for r in reports if r.get("error")]
     if errors:
         lines.append(f"{'评分程序无法评分' if zh else 'Could not be graded'} ({len(errors)}):")
@@ -118,6 +118,21 @@ def rule_breakers(reports: list[dict], zh: bool) -> list[str]:
         return []
     heading = "篡改或违反评分规则（请老师跟进）" if zh else "Tampering or broken grading rules (follow up)"
     return [f"{heading} ({len(flagged)}):"] + [f"  {student}: {', '.join(ids)}" for student, ids in flagged]
+
+
+REVIEWED = ("unsupported-op", "untraceable")
+
+
+def to_review(reports: list[dict], zh: bool) -> list[str]:
+    """Hand-ins the graph could not grade (an operator the grader does not run, values that left the tensor
+    operations): maybe honest, so a person looks."""
+    flagged = [f"{printable(r.get('student', '?'), keep_newlines=False)}: "
+               f"{', '.join(m for m in r['mistakes'] if m in REVIEWED)}" for r in reports
+               if any(m in REVIEWED for m in r["mistakes"])]
+    if not flagged:
+        return []
+    heading = "评分程序无法评判的部分（请老师人工复核）" if zh else "Parts the grader could not judge (review by hand)"
+    return [f"{heading} ({len(flagged)}):"] + [f"  {student}" for student in flagged]
 
 
 def table(reports: list[dict], gradebook: dict[str, tuple[float, float] | None] | None = None,

@@ -11,9 +11,11 @@ The allow-list itself is `grader.runtime_rules` (shared with the static pass and
 """
 from __future__ import annotations
 
+import _string
 import ast
 import builtins as python_builtins
 import dis
+import string
 import sys
 import types
 
@@ -35,6 +37,38 @@ TENSOR_AS_ON_A_GPU = {"is_cuda": True, "is_meta": False, "device": STAND_IN_DEVI
 MATCH_REFUSED = {*DEVICE_AS_ON_A_GPU, *TENSOR_AS_ON_A_GPU, *STAND_IN_ATTRIBUTES}
 IMPORT_NAME = dis.opmap["IMPORT_NAME"]
 INTERPRETER_TYPES = (types.FrameType, types.TracebackType, types.CodeType, types.CellType)
+
+
+def _cuda_array_interface(tensor: torch.Tensor) -> dict:
+    """What a CUDA tensor's __cuda_array_interface__ says of itself (the stand-in has no data pointer: 0)."""
+    typestr = {torch.float32: "<f4", torch.float64: "<f8", torch.float16: "<f2", torch.bool: "|b1",
+               torch.int64: "<i8", torch.int32: "<i4", torch.uint8: "|u1"}.get(tensor.dtype, "<f4")
+    return {"typestr": typestr, "shape": tuple(tensor.shape), "strides": None, "data": (0, False), "version": 2}
+
+
+class _GuardedFormat(string.Formatter):
+    """`str.format` whose field lookups (`{0.device}`, `{t.is_cuda}`) are attribute reads through the guard, as
+    the same text in an f-string would be; without it the lookups happen in C, past every guard."""
+
+    def __init__(self, guard: "Guard", owner, name: str) -> None:
+        super().__init__()
+        self.guard, self.owner, self.name = guard, owner, name
+
+    def __call__(self, *args, **kwargs):
+        if self.owner is str:  # str.format(template, ...)
+            template, *args = args
+        else:
+            template = self.owner
+        if self.name == "format_map":
+            return self.vformat(template, (), args[0])
+        return self.vformat(template, args, kwargs)
+
+    def get_field(self, field_name, args, kwargs):
+        first, rest = _string.formatter_field_name_split(field_name)
+        obj = self.get_value(first, args, kwargs)
+        for is_attribute, key in rest:
+            obj = self.guard.read(obj, key) if is_attribute else obj[key]
+        return obj, first
 
 
 class Refused(PermissionError):
@@ -85,6 +119,10 @@ class Guard:
         return None
 
     def read(self, obj, name):
+        if name == "__cuda_array_interface__" and isinstance(obj, torch.Tensor) and obj.is_meta:
+            return _cuda_array_interface(obj)
+        if name in ("format", "format_map") and (obj is str or isinstance(obj, str)):
+            return _GuardedFormat(self, obj, name)  # "{0.device}".format(Q) reads Q.device through this guard
         refusal = self._reading_refusal(obj, name)
         if refusal:
             self.refuse(*refusal)
@@ -127,6 +165,8 @@ class Guard:
             raise
 
     def hasattr_(self, obj, name) -> bool:
+        if name == "__cuda_array_interface__" and isinstance(obj, torch.Tensor) and obj.is_meta:
+            return True
         refusal = self._reading_refusal(obj, name)
         if refusal:
             self.refuse(*refusal)

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import inspect
 import traceback
 
 import torch
 from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from grader.assignment import DROPOUTS, MODEL_ARGS, MODEL_ARGS_TYPES, PROJECTIONS
+from grader.graph.devices import DeviceMixGuard
 from grader.sandbox.guard import STAND_IN_DEVICE
 
 SUBMISSION_FILE = "<submission>"
@@ -47,47 +46,6 @@ def describe_error(error: BaseException, source_lines: list[str]) -> dict:
     return {"type": type(error).__name__[:200], "message": message[:4000], "where": where}
 
 
-class OpCounter(TorchDispatchMode):
-    """Counts the aten operators dispatched: a Python loop over heads or positions multiplies them."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.count = 0
-        self.names: set[str] = set()
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.count += 1
-        self.names.add(str(func.overloadpacket.__name__))
-        return func(*args, **(kwargs or {}))
-
-
-CPU_OPERAND_SHAPES = "shapes of the cpu operands:"
-"""Said in the guard's message: which tensor strayed tells a CPU mask from a CPU constant (grader/diagnosis.py)."""
-
-
-class DeviceMixGuard(TorchDispatchMode):
-    """On the meta stand-in for a GPU, what a GPU refuses: an op that mixes a meta tensor with a CPU
-    tensor of one or more dims. Meta kernels let some of these through (an in-place `scores += bias`
-    with a CPU bias); a GPU raises on every one. CPU scalars (0-dim) mix legitimately, and copies and
-    indexing take operands on another device by design."""
-
-    ALLOWED = {"copy_", "_to_copy", "to", "_copy_from", "copy", "index", "index_put_", "index_put",
-               "_index_put_impl_", "lift_fresh", "detach", "clone"}
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if str(func.overloadpacket.__name__) not in self.ALLOWED:
-            tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
-            tensors += [t for a in args if isinstance(a, (list, tuple)) for t in a if isinstance(t, torch.Tensor)]
-            strays = [t for t in tensors if t.device.type == "cpu" and t.dim() > 0]
-            if strays and any(t.device.type == "meta" for t in tensors):
-                shapes = ", ".join(str(list(t.shape)) for t in strays[:4])
-                raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
-                                   f"devices, meta and cpu! (in {func.overloadpacket.__name__}; "
-                                   f"{CPU_OPERAND_SHAPES} {shapes})")
-        return func(*args, **kwargs)
-
-
 class StandInAsAGpu(TorchFunctionMode):
     """On the meta stand-in, what student code can read of a tensor says GPU (grader/sandbox/guard.py answers
     `.device` with STAND_IN_DEVICE): that device object, passed back to torch, means meta; a meta tensor's repr,
@@ -101,9 +59,39 @@ class StandInAsAGpu(TorchFunctionMode):
         format_spec = args[1] if len(args) > 1 else ""  # a spec (f"{t:.3f}") formats values: torch's own path
         if func in self.TEXT and args and isinstance(args[0], torch.Tensor) and args[0].is_meta and not format_spec:
             return _as_on_a_gpu(args[0])
+        if func is torch.Tensor.type and len(args) == 1 and not kwargs and args[0].is_meta:  # Q.type() names its type
+            return GPU_TENSOR_TYPES.get(args[0].dtype, "torch.cuda.FloatTensor")
         args = tuple(_meta_for_stand_in(a) for a in args)
         kwargs = {k: _meta_for_stand_in(v) for k, v in kwargs.items()}
         return func(*args, **kwargs)
+
+
+GPU_TENSOR_TYPES = {torch.float32: "torch.cuda.FloatTensor", torch.float64: "torch.cuda.DoubleTensor",
+                    torch.float16: "torch.cuda.HalfTensor", torch.bfloat16: "torch.cuda.BFloat16Tensor",
+                    torch.bool: "torch.cuda.BoolTensor", torch.int64: "torch.cuda.LongTensor",
+                    torch.int32: "torch.cuda.IntTensor", torch.uint8: "torch.cuda.ByteTensor"}
+
+# What torch.cuda answers on a machine with one GPU, while the code runs on the stand-in. The functions' code is
+# swapped, not their names, so a reference taken before (`from torch.cuda import is_available`) answers the same.
+CUDA_AS_PRESENT = {
+    torch.cuda.is_available: lambda: True,
+    torch.cuda.device_count: lambda: 1,
+    torch.cuda.current_device: lambda: 0,
+    torch.cuda.get_device_name: lambda device=None: "NVIDIA GPU",
+    torch.cuda.get_device_capability: lambda device=None: (8, 0),
+}
+
+
+@contextlib.contextmanager
+def _cuda_as_present():
+    saved = {function: function.__code__ for function in CUDA_AS_PRESENT}
+    try:
+        for function, answer in CUDA_AS_PRESENT.items():
+            function.__code__ = answer.__code__
+        yield
+    finally:
+        for function, code in saved.items():
+            function.__code__ = code
 
 
 def _meta_for_stand_in(value):
@@ -126,21 +114,8 @@ def _device_guard(device: str):
     if device != "meta":
         yield
         return
-    with DeviceMixGuard(), StandInAsAGpu():
+    with DeviceMixGuard(), StandInAsAGpu(), _cuda_as_present():
         yield
-
-
-def _plain(tensor) -> dict:
-    """A returned tensor as data, or a description of what it was instead."""
-    if not isinstance(tensor, torch.Tensor):
-        return {"kind": type(tensor).__name__}
-    info = {"kind": "tensor", "shape": list(tensor.shape), "dtype": str(tensor.dtype).replace("torch.", ""),
-            "device": tensor.device.type, "requires_grad": bool(tensor.requires_grad),
-            "subclass": type(tensor) not in (torch.Tensor, torch.nn.Parameter)}
-    if tensor.device.type != "meta":
-        plain = tensor.detach().to("cpu")
-        info["value"] = torch.Tensor.as_subclass(plain, torch.Tensor).clone()
-    return info
 
 
 def _structure(result) -> dict:
@@ -168,52 +143,6 @@ def _graded(namespace: dict, name: str):
     if name not in namespace:
         raise NameError(f"name '{name}' is not defined")
     return namespace[name]
-
-
-def sdpa(namespace, lines, *, Q, K, V, is_causal=None, device="cpu", grad=False, cotangent=None,
-         count_ops=False, gradcheck=False, transpose_inputs=False) -> dict:
-    """Call scaled_dot_product_attention once; report the result (and gradients, op counts)."""
-    function = _graded(namespace, "scaled_dot_product_attention")
-    kwargs = {} if is_causal is None else {"is_causal": is_causal}
-    answer: dict = {}
-    try:
-        inputs = [_place(t, device, grad) for t in (Q, K, V)]
-        if transpose_inputs:  # non-contiguous views with the same values
-            inputs = [t.transpose(-1, -2).contiguous().transpose(-1, -2) for t in inputs]
-        counter = OpCounter() if count_ops else contextlib.nullcontext()
-        with counter, _device_guard(device):
-            result = function(*inputs, **kwargs)
-        if count_ops:
-            answer["ops"] = counter.count
-            answer["op_names"] = sorted(counter.names)
-        answer["structure"] = _structure(result)
-        if not (isinstance(result, (tuple, list)) and len(result) == 2):
-            return answer
-        out, weights = result
-        answer["out"], answer["weights"] = _plain(out), _plain(weights)
-        if grad and isinstance(out, torch.Tensor):
-            if not out.requires_grad:
-                answer["grads"] = None
-            else:
-                grads = torch.autograd.grad(out, inputs, cotangent.to(out.device), allow_unused=True)
-                answer["grads"] = [None if g is None else _plain(g) for g in grads]
-    except BaseException as error:
-        answer["error"] = describe_error(error, lines)
-        return answer
-    if gradcheck:
-        answer["gradcheck"] = _gradcheck(lambda q, k, v: function(q, k, v, **kwargs)[0], (Q, K, V), lines)
-    return answer
-
-
-def _gradcheck(function, inputs, lines) -> dict:
-    """torch.autograd.gradcheck in float64, with a step and tolerance that a float32 softmax upcast passes."""
-    leaves = tuple(t.detach().double().requires_grad_(True) for t in inputs)
-    try:
-        ok = torch.autograd.gradcheck(function, leaves, eps=1e-3, atol=1e-3, rtol=1e-2, fast_mode=True,
-                                      raise_exception=True)
-        return {"passed": bool(ok)}
-    except BaseException as error:
-        return {"passed": False, "error": describe_error(error, lines)}
 
 
 def _model_args(namespace: dict, fields: dict):
@@ -254,63 +183,6 @@ def _build(namespace, args: dict, is_causal, weights, seed: int):
     return module, kwargs, cls
 
 
-def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, device="cpu", dtype=None,
-        grad=False, cotangent=None, roundtrip=False, count_ops=False, dropout_p=None) -> dict:
-    """Build MultiHeadAttention, optionally round-trip its state_dict and move it, then run calls.
-
-    Each call is {"q","k","v", "mode": "eval"|"train", "seed"}; each gets its own result or error.
-    """
-    answer: dict = {"calls": []}
-    try:
-        module, kwargs, cls = _build(namespace, args, is_causal, weights, seed)
-        if roundtrip:
-            state = module.state_dict()
-            _seed(seed + 1)
-            fresh = cls(_model_args(namespace, args), **kwargs)
-            fresh.load_state_dict(state)
-            module = fresh
-            answer["state_keys"] = sorted(state.keys())
-        for name, p in (dropout_p or {}).items():  # the interface's nn.Dropout layers, set one by one
-            getattr(module, name).p = p
-        if dtype is not None:
-            module = module.to(getattr(torch, dtype))
-        if device != "cpu":
-            module = module.to(device)
-    except BaseException as error:
-        answer["error"] = describe_error(error, lines)
-        return answer
-    for call in calls:
-        result: dict = {}
-        try:
-            module.train(call.get("mode", "eval") == "train")
-            _seed(call.get("seed", 0))
-            inputs = [_place(call[name], device, grad) for name in ("q", "k", "v")]
-            counter = OpCounter() if count_ops else contextlib.nullcontext()
-            with counter, _device_guard(device):
-                out = module(*inputs)
-            if count_ops:
-                result["ops"] = counter.count
-                result["op_names"] = sorted(counter.names)
-            result["out"] = _plain(out)
-            if grad and isinstance(out, torch.Tensor):
-                module.zero_grad(set_to_none=True)
-                if out.requires_grad:
-                    grads = torch.autograd.grad(out, inputs, cotangent.to(out.device), allow_unused=True,
-                                                retain_graph=True)
-                    result["grads"] = [None if g is None else _plain(g) for g in grads]
-                    out.backward(cotangent.to(out.device))
-                    result["param_grads"] = {
-                        name: (None if getattr(module, name).weight.grad is None
-                               else _plain(getattr(module, name).weight.grad))
-                        for name in PROJECTIONS}
-                else:
-                    result["grads"] = None
-        except BaseException as error:
-            result["error"] = describe_error(error, lines)
-        answer["calls"].append(result)
-    return answer
-
-
 def mha_interface(namespace, lines, *, args, is_causal=None) -> dict:
     """What the constructed module looks like: layers, dropouts, buffers, plain tensor attributes."""
     try:
@@ -331,23 +203,6 @@ def mha_interface(namespace, lines, *, args, is_causal=None) -> dict:
     plain_tensors = sorted(n for n, v in vars(module).items() if isinstance(v, torch.Tensor))
     submodules = sorted({type(m).__name__ for m in module.modules()})
     return {"layers": layers, "buffers": buffers, "plain_tensor_attributes": plain_tensors, "submodules": submodules}
-
-
-PROBES = {"sdpa": sdpa, "mha": mha, "mha_interface": mha_interface}
-
-
-def request_problem(probe: str, fields: dict) -> str | None:
-    """Why the probe named `probe` cannot take these request fields, or None when it can. The
-    worker answers {"bad_request": ...} with it; the parent, which holds the same probes, runs it
-    again to tell a genuine one (its own bug) from one forged by student code."""
-    function = PROBES.get(probe) if isinstance(probe, str) else None
-    if function is None:
-        return f"no probe named {probe!r}"
-    try:
-        inspect.signature(function).bind(None, None, **fields)
-    except TypeError as error:
-        return f"the {probe} probe cannot take this request: {error}"
-    return None
 
 
 def warm_up() -> None:

@@ -23,7 +23,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from grader.sandbox import audit, probes
+from grader.sandbox import audit, graph_probes, probes
 from grader.sandbox.probes import SUBMISSION_FILE, describe_error
 from grader.assignment import GRADED_NAMES
 from grader.sandbox.confinement import Limits, confine
@@ -62,11 +62,24 @@ PROCESS_CREATION = [(os, "fork"), (os, "forkpty"), (os, "system"), (os, "posix_s
 
 
 class Runtime:
-    """What the probes may observe about the student's process besides return values."""
+    """What the probes may observe about the student's process besides return values.
 
-    def __init__(self) -> None:
+    The denial of the built-in attention explains a refusal where it is met (the student sees which call was
+    refused); it decides nothing: the parent finds the built-in attention in the graph however it was reached
+    (grader/graph/ops.py). The sandbox's own tests switch it off with the guards, to show that."""
+
+    def __init__(self, deny_built_in: bool = True) -> None:
         self.forbidden_calls: set[str] = set()
         self.tampering: set[str] = set()
+        self._denied_ops = None
+        if deny_built_in:
+            self._deny_built_in()
+        for owner, attr in PROCESS_CREATION:  # the process-count limit stops what gets around this
+            if hasattr(owner, attr):
+                setattr(owner, attr, self._denied(f"{getattr(owner, '__name__', owner)}.{attr}"))
+        self.originals = {name: getattr(owner, attr) for name, (owner, attr) in TAMPER_WATCH.items()}
+
+    def _deny_built_in(self) -> None:
         for name, (owner, attr) in FORBIDDEN.items():
             setattr(owner, attr, self._refusing(name))
         self._denied_ops = torch.library.Library("aten", "IMPL")  # registrations live as long as this object
@@ -76,10 +89,6 @@ class Runtime:
                 for key in DENIED_KEYS:
                     with contextlib.suppress(RuntimeError):  # keys an operator cannot take
                         self._denied_ops.impl(op, self._refusing(f"aten.{op}"), key)
-        for owner, attr in PROCESS_CREATION:  # the process-count limit stops what gets around this
-            if hasattr(owner, attr):
-                setattr(owner, attr, self._denied(f"{getattr(owner, '__name__', owner)}.{attr}"))
-        self.originals = {name: getattr(owner, attr) for name, (owner, attr) in TAMPER_WATCH.items()}
 
     def _denied(self, name):
         def deny(*args, **kwargs):
@@ -134,11 +143,11 @@ def encode(answer: dict) -> bytes:
 
 def _answer(request: dict, namespace: dict, lines: list[str]) -> dict:
     """A request the probe cannot take is the grader's bug, answered apart from what student code raised."""
-    problem = probes.request_problem(request["probe"], request["args"])
+    problem = graph_probes.request_problem(request["probe"], request["args"])
     if problem is not None:
         return {"bad_request": problem}
     try:
-        return probes.PROBES[request["probe"]](namespace, lines, **request["args"])
+        return graph_probes.PROBES[request["probe"]](namespace, lines, **request["args"])
     except BaseException as error:
         return {"error": describe_error(error, lines)}
 
@@ -159,7 +168,7 @@ def worker_main(connection, limits: Limits, source: str, use_cuda: bool, guards:
     connection.send_bytes(encode({"confined": True, "missing_isolation": missing}))
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    runtime = Runtime()
+    runtime = Runtime(deny_built_in=guards)
     guard = Guard() if guards else None
     if guard:
         audit.install(guard.refuse)

@@ -2,6 +2,7 @@
 # twin: twins/sdpa_position_loop.py
 # expect: private-torch
 # affected: sdpa
+# expect-off: no-attention
 import math
 from dataclasses import dataclass
 

@@ -2,6 +2,7 @@
 # twin: twins/mha_plain_sdpa.py
 # expect: private-torch
 # affected: mha
+# expect-off: forbidden-api
 import math
 from dataclasses import dataclass
 

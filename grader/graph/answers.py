@@ -1,0 +1,272 @@
+"""A traced answer turned into the answer the checks read, with every value computed here.
+
+The worker answers a value probe with graphs (`grader/sandbox/graph_probes.py`). This module runs
+them on the request's own tensors, which never left the parent, and writes the answer in the form
+the checks have always read (`out`, `weights`, `grads`, `param_grads`, `ops`, `gradcheck`). Of the
+worker's answer only facts that are no values are copied (the returned structure, an error raised
+while tracing, whether an output needs grad, a module's parameter names); a fact it forged can cost
+only that student's own checks. The operators in a graph are judged here too: the built-in
+attention (`forbidden`), and operators off the allow-list (`unsupported`).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from grader.assignment import PROJECTIONS
+from grader.graph import decode, run
+from grader.graph.decode import GraphRefused
+from grader.graph.run import GraphFailed
+
+GRADCHECK_STEP, GRADCHECK_ATOL, GRADCHECK_RTOL = 1e-3, 1e-3, 1e-2
+
+
+class Findings:
+    """What the graphs of one grading showed about operators, by probe kind (the parent's own record)."""
+
+    def __init__(self) -> None:
+        self.forbidden: set[str] = set()
+        self.unsupported: set[str] = set()
+        self.refused: list[str] = []  # graphs refused as data, with the reason
+
+
+def _error(kind: str, message: str) -> dict:
+    return {"type": kind, "message": message[:4000], "where": None}
+
+
+def _graph(traced: dict, findings: Findings) -> decode.Graph:
+    text, constants = traced.get("graph"), traced.get("constants")
+    if not (isinstance(text, torch.Tensor) and text.dtype == torch.uint8 and text.dim() == 1
+            and isinstance(constants, list) and all(isinstance(c, torch.Tensor) for c in constants)):
+        raise GraphRefused("an answer without a graph")
+    graph = decode.decode(bytes(text.numpy().tobytes()), len(constants))
+    kinds = decode.verdicts(graph)
+    findings.forbidden |= kinds["forbidden"]
+    findings.unsupported |= kinds["unsupported"]
+    if kinds["forbidden"]:
+        raise GraphRefused(f"the built-in attention ({', '.join(sorted(kinds['forbidden']))})")
+    if kinds["unsupported"]:
+        raise UnsupportedOperators(sorted(kinds["unsupported"]))
+    return graph
+
+
+class UnsupportedOperators(GraphRefused):
+    def __init__(self, targets: list[str]) -> None:
+        super().__init__(", ".join(targets))
+        self.targets = targets
+
+
+def _constants(traced: dict, graph: decode.Graph) -> tuple[list[torch.Tensor], list[str]]:
+    """The graph's constants and their devices in it; one on the meta stand-in has no values to send, and
+    stands as zeros of its shape (only devices are read on the stand-in)."""
+    constants, devices = list(traced["constants"]), ["cpu"] * len(traced["constants"])
+    for node in graph.nodes:
+        if node.kind == "constant":
+            devices[node.index] = node.meta["device"]
+            if node.meta["device"] == "meta":
+                constants[node.index] = torch.zeros(node.meta["shape"], dtype=getattr(torch, node.meta["dtype"]))
+    return constants, devices
+
+
+def evaluate(traced: dict, inputs: list[torch.Tensor], findings: Findings, seed: int | None = None,
+             device: str = "cpu") -> tuple[list, list[str], dict | None]:
+    """(outputs, their devices in the graph, None) or ([], [], error) for one traced call; the error is what
+    the checks read from a probe. On the stand-in ("meta") the values are the CPU's and devices are followed."""
+    if "error" in traced:
+        return [], [], traced["error"]
+    if _is_place(traced.get("untraceable")):
+        return [], [], {"type": "Untraceable", "where": traced["untraceable"], "message": (
+            "the result left the tensor operations here (a Python number, list or NumPy array, or a branch on a "
+            "tensor's values), so it does not follow a change of inputs")}
+    try:
+        graph = _graph(traced, findings)
+        constants, constant_devices = _constants(traced, graph)
+        outputs, devices = run.run(graph, inputs, constants, seed=seed,
+                                   devices=[device] * len(inputs) if device == "meta" else None,
+                                   constant_devices=constant_devices)
+        return outputs, devices, None
+    except UnsupportedOperators as refused:
+        return [], [], _error("UnsupportedOperator", f"graded code used {refused} (not on the grader's list of operators)")
+    except GraphRefused as refused:
+        findings.refused.append(str(refused))
+        return [], [], _error("GraphRefused", str(refused))
+    except GraphFailed as failed:
+        return [], [], _error(type(failed.error).__name__, str(failed.error))
+
+
+def _is_place(where) -> bool:
+    """A student's line as describe_error gives it: {"line": int, "text": str, "function": str}, bounded."""
+    return (isinstance(where, dict) and set(where) == {"line", "text", "function"} and type(where["line"]) is int
+            and all(type(where[key]) is str and len(where[key]) <= 1000 for key in ("text", "function")))
+
+
+def ops_counted(traced: dict, findings: Findings) -> tuple[int, list[str]]:
+    """Operator nodes in the forward graph: a Python loop over heads or positions multiplies them."""
+    try:
+        graph = _graph(traced, findings)
+    except GraphRefused:
+        return 0, []
+    targets = [t for t in graph.targets() if t.startswith("aten.")]
+    return len(targets), sorted({t.split(".")[1] for t in targets})
+
+
+def described(tensor, fact: dict | None, device: str | None = None) -> dict:
+    """The checks' form of one output: kind, shape, dtype, device and the value, all the parent's own;
+    whether it needed grad and whether it was a subclass come from the worker (facts, not values). An output on
+    the stand-in has a device and no value, as a meta tensor has."""
+    fact = fact if isinstance(fact, dict) else {}
+    if not isinstance(tensor, torch.Tensor):
+        return {"kind": str(fact.get("kind", "none"))}
+    device = device or tensor.device.type
+    info = {"kind": "tensor", "shape": list(tensor.shape), "dtype": str(tensor.dtype).removeprefix("torch."),
+            "device": device, "requires_grad": fact.get("requires_grad") is True, "subclass": fact.get("subclass") is True}
+    if device != "meta":
+        info["value"] = tensor.detach().to("cpu").clone()
+    return info
+
+
+def _facts(traced: dict) -> list:
+    outputs = traced.get("outputs")
+    return outputs if isinstance(outputs, list) else []
+
+
+def sdpa(traced: dict, fields: dict, findings: Findings) -> dict:
+    """Part 1's answer from its graph: out, weights, and with `grad` d(out)/d(Q, K, V) from the joint graph."""
+    answer = {"structure": traced.get("structure") if isinstance(traced.get("structure"), dict) else {}}
+    inputs = _placed([fields["Q"], fields["K"], fields["V"]], fields["device"], fields["transpose_inputs"])
+    extra = [_to(fields["cotangent"], fields["device"])] if fields["grad"] else []
+    if fields["count_ops"] and "error" not in traced:
+        answer["ops"], answer["op_names"] = ops_counted(traced, findings)
+    outputs, devices, error = evaluate(traced, inputs + extra, findings, device=fields["device"])
+    if error:
+        answer["error"] = error
+        return answer
+    facts = _facts(traced)
+    if answer["structure"].get("length") != 2 or len(outputs) < 2:
+        return answer
+    answer["out"], answer["weights"] = (described(outputs[i], facts[i] if len(facts) > i else None, devices[i])
+                                        for i in (0, 1))
+    if fields["grad"]:
+        answer["grads"] = _grads(traced, outputs[2:], 3)
+        if fields["gradcheck"] and answer["grads"] is not None:
+            answer["gradcheck"] = _gradcheck(traced, inputs, extra[0], answer["grads"], findings)
+    return answer
+
+
+def _grads(traced: dict, values: list, count: int) -> list | None:
+    """The gradients a joint graph returned, one per input (None where the output does not use it)."""
+    present = traced.get("grads_present")
+    if not (isinstance(present, list) and len(present) == count and all(type(p) is bool for p in present)):
+        return None
+    values = iter(values)
+    return [described(next(values, None), {}) if used else None for used in present]
+
+
+def _gradcheck(traced: dict, inputs: list, cotangent, grads: list, findings: Findings) -> dict:
+    """The joint graph's gradients against central differences of its own forward, along one random direction
+    (torch.autograd.gradcheck's fast mode, done here on the graph): a backward that does not match its forward."""
+    g = torch.Generator().manual_seed(12345)
+    directions = [torch.randn(t.shape, generator=g, dtype=t.dtype) for t in inputs]
+    moved = []
+    for sign in (1, -1):
+        outputs, _, error = evaluate(traced, [t + sign * GRADCHECK_STEP * u for t, u in zip(inputs, directions)]
+                                     + [cotangent], findings)
+        if error:
+            return {"passed": False, "error": error}
+        moved.append(outputs[0])
+    numerical = float((cotangent * (moved[0] - moved[1])).sum()) / (2 * GRADCHECK_STEP)
+    analytical = sum(float((grad["value"] * u).sum()) for grad, u in zip(grads, directions)
+                     if grad is not None and "value" in grad)
+    if math.isfinite(numerical) and abs(numerical - analytical) <= GRADCHECK_ATOL + GRADCHECK_RTOL * abs(numerical):
+        return {"passed": True}
+    return {"passed": False, "error": _error(
+        "GradcheckError", f"Jacobian mismatch: the backward gives {analytical:.6g} along a random direction, "
+                          f"central differences of the forward give {numerical:.6g}")}
+
+
+def _to(tensor: torch.Tensor, device: str) -> torch.Tensor:
+    """An input where the graph runs: the CPU stands in for the stand-in (`run.run` follows its device)."""
+    return tensor if device == "meta" else tensor.to(device)
+
+
+def _placed(tensors: list, device: str, transposed: bool) -> list:
+    placed = [_to(t, device) for t in tensors]
+    return [t.transpose(-1, -2).contiguous().transpose(-1, -2) for t in placed] if transposed else placed
+
+
+def mha(traced: dict, fields: dict, findings: Findings) -> dict:
+    """Part 2's answer: each call's graph run with the request's weights in place of the module's own."""
+    answer: dict = {"calls": []}
+    if "error" in traced:
+        answer["error"] = traced["error"]
+        return answer
+    if isinstance(traced.get("state_keys"), list):
+        answer["state_keys"] = traced["state_keys"]
+    state = _state(traced.get("state"), fields)
+    if state is None:
+        answer["error"] = _error("GraphRefused", "the module's parameters were described wrongly")
+        return answer
+    tensors, names, n_parameters = state
+    calls = traced.get("calls") if isinstance(traced.get("calls"), list) else []
+    for call, result in zip(fields["calls"], calls):
+        answer["calls"].append(_mha_call(result if isinstance(result, dict) else {}, call, fields, tensors, names,
+                                         n_parameters, findings))
+    return answer
+
+
+def _mha_call(traced: dict, call: dict, fields: dict, state: list, names: list, n_parameters: int,
+              findings: Findings) -> dict:
+    result: dict = {}
+    inputs = [_to(call[name], fields["device"]) for name in ("q", "k", "v")]
+    extra = [_to(fields["cotangent"], fields["device"])] if fields["grad"] else []
+    if fields["count_ops"] and "error" not in traced:
+        result["ops"], result["op_names"] = ops_counted(traced, findings)
+    outputs, devices, error = evaluate(traced, inputs + state + extra, findings, seed=call.get("seed", 0),
+                                       device=fields["device"])
+    if error:
+        result["error"] = error
+        return result
+    facts = _facts(traced)
+    structure = traced.get("structure") if isinstance(traced.get("structure"), dict) else {}
+    if structure.get("kind") != "tensor":  # forward returns one tensor; anything else is named by what it was
+        result["out"] = {"kind": str(structure.get("kind", "none"))[:200]}
+        return result
+    result["out"] = described(outputs[0] if outputs else None, facts[0] if facts else None,
+                              devices[0] if devices else None)
+    if fields["grad"] and result["out"].get("kind") == "tensor":
+        grads = _grads(traced, outputs[1:], 3 + n_parameters)
+        if grads is None:
+            result["grads"] = None
+        else:
+            result["grads"] = grads[:3]
+            by_name = dict(zip(names, grads[3:]))
+            result["param_grads"] = {name: by_name.get(f"{name}.weight") for name in PROJECTIONS}
+    return result
+
+
+def _state(state, fields: dict) -> tuple[list, list, int] | None:
+    """The module's parameters and buffers as graph inputs: the request's weights where it gives them
+    (`wq.weight` …), the module's own values elsewhere (its mask buffer, biases)."""
+    if not (isinstance(state, dict) and isinstance(state.get("names"), list) and type(state.get("parameters")) is int
+            and isinstance(state.get("values"), list) and isinstance(state.get("meta"), list)
+            and len(state["names"]) == len(state["values"]) == len(state["meta"])
+            and all(type(n) is str for n in state["names"]) and 0 <= state["parameters"] <= len(state["names"])):
+        return None
+    weights = fields.get("weights") or {}
+    tensors = []
+    for name, value, meta in zip(state["names"], state["values"], state["meta"]):
+        if not (isinstance(meta, dict) and isinstance(meta.get("shape"), list) and meta.get("dtype") in decode.DTYPES
+                and isinstance(value, torch.Tensor)):
+            return None
+        dtype = getattr(torch, meta["dtype"])
+        owner, _, leaf = name.rpartition(".")
+        if leaf == "weight" and owner in weights:
+            value = weights[owner]
+        elif fields["device"] != "meta" and list(value.shape) != meta["shape"]:
+            return None
+        if fields["device"] == "meta" and not (leaf == "weight" and owner in weights):
+            value = torch.zeros(meta["shape"], dtype=dtype)  # a state on the stand-in has no values: only devices are read
+        value = value.to(dtype=dtype, device="cpu" if fields["device"] == "meta" else fields["device"])
+        tensors.append(value)
+    return tensors, state["names"], state["parameters"]

@@ -1,0 +1,262 @@
+"""Run a checked graph in the parent, on inputs the worker never saw.
+
+Each node's operator is resolved here, from the allow-list (`ops`), never from the graph's text.
+Before a node runs, what it could allocate is bounded from its arguments alone (`_bounded`): no size
+it is given and no broadcast of its inputs may hold over `MAX_ELEMENTS`, and
+the few operators whose result has no such bound (`ops.SHAPED_ON_META`) run on the meta device first;
+after it runs, its result is held to the same bound, and the submission's budget is checked. Devices are taken as the
+graph records them, so a mask the code made on the CPU meets inputs on the meta stand-in (or a GPU)
+here, in the parent, and fails as it would on a GPU. On the stand-in the graph runs on the CPU for
+real while each value carries the device the graph gives it (`_Devices`): an operator whose operands
+of one or more dims sit on two devices raises as a GPU does (the worker's `DeviceMixGuard` says the
+same while tracing, in the same words). Random operators draw from the parent's generator, seeded by
+the probe's seed, inside a forked RNG state.
+"""
+from __future__ import annotations
+
+import operator
+
+import torch
+
+from grader import parent_budget
+from grader.graph import ops
+from grader.graph.decode import Graph, GraphRefused, Node, Ref, Tagged
+from grader.graph.devices import CPU_OPERAND_SHAPES, DeviceMixGuard
+
+MAX_ELEMENTS = 1 << 26  # in any one tensor the graph makes (256 MiB of float32)
+
+
+class GraphFailed(Exception):
+    """An operator raised while the parent ran the graph: what the student's code does on these inputs."""
+
+    def __init__(self, error: BaseException, target: str) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.target = target
+
+
+def _operator(target: str):
+    if target == "getitem":
+        return operator.getitem
+    if ops.verdict(target) != "allowed":
+        raise GraphRefused(f"the operator {target} is not allowed")
+    _, packet, overload = target.split(".")
+    try:
+        return getattr(getattr(torch.ops.aten, packet), overload)
+    except (AttributeError, RuntimeError):
+        raise GraphRefused(f"no operator {target}") from None
+
+
+def _tagged(value: Tagged, devices_followed: bool):
+    """A dtype, device, layout or memory format as torch's object. Where devices are followed beside the values,
+    every device is the CPU for the values, and the graph's device is the tracker's."""
+    if value.kind == "dtype":
+        return getattr(torch, value.name)
+    if value.kind == "device":
+        return torch.device("cpu" if devices_followed else value.name)
+    if value.kind == "layout":
+        return torch.strided
+    return getattr(torch, value.name)
+
+
+class _Devices:
+    """The device each value of a run has in the graph, while the values themselves are computed on the CPU."""
+
+    MOVES = DeviceMixGuard.ALLOWED
+
+    def __init__(self) -> None:
+        self.of: dict[int, str] = {}  # node -> device of its tensor value
+
+    def label(self, target: str, node: int, args: list, kwargs: dict, values: list) -> None:
+        given = [v.name for v in _walk([*args, *kwargs.values()]) if isinstance(v, Tagged) and v.kind == "device"]
+        operands = [(self.of.get(r.node, "cpu"), values[r.node]) for r in _walk([*args, *kwargs.values()])
+                    if isinstance(r, Ref) and isinstance(values[r.node], torch.Tensor)]
+        packet = target.split(".")[1] if "." in target else target
+        if packet not in self.MOVES:
+            strays = [t for device, t in operands if device == "cpu" and t.dim() > 0]
+            if strays and any(device != "cpu" for device, _ in operands):
+                other = next(device for device, _ in operands if device != "cpu")
+                shapes = ", ".join(str(list(t.shape)) for t in strays[:4])
+                raise GraphFailed(RuntimeError(
+                    "Expected all tensors to be on the same device, but found at least two devices, "
+                    f"{other} and cpu! (in {packet}; {CPU_OPERAND_SHAPES} {shapes})"), target)
+        if given:
+            self.of[node] = given[-1]
+        elif target == "getitem":
+            self.of[node] = self.of.get(args[0].node, "cpu") if isinstance(args[0], Ref) else "cpu"
+        else:
+            self.of[node] = next((device for device, t in operands if device != "cpu" and t.dim() > 0),
+                                 operands[0][0] if operands else "cpu")
+
+
+def _walk(values: list):
+    for value in values:
+        if isinstance(value, list):
+            yield from _walk(value)
+        elif isinstance(value, dict):
+            yield from _walk(list(value.values()))
+        else:
+            yield value
+
+
+class _Run:
+    def __init__(self, graph: Graph, devices: _Devices | None, generator: torch.Generator) -> None:
+        self.graph = graph
+        self.values: list = [None] * len(graph.nodes)
+        self.devices = devices
+        self.generator = generator
+
+    def argument(self, value):
+        if isinstance(value, Ref):
+            return self.values[value.node]
+        if isinstance(value, Tagged):
+            return _tagged(value, self.devices is not None)
+        if isinstance(value, list):
+            return [self.argument(item) for item in value]
+        if isinstance(value, dict):
+            return {key: self.argument(item) for key, item in value.items()}
+        return value
+
+    def run(self, inputs: list, input_devices: list[str], constants: list, constant_devices: list[str]) -> list:
+        for position, node in enumerate(self.graph.nodes):
+            if node.kind == "input":
+                self.values[position] = inputs[node.index]
+                if self.devices:
+                    self.devices.of[position] = input_devices[node.index]
+            elif node.kind == "constant":
+                self.values[position] = constants[node.index]
+                if self.devices:
+                    self.devices.of[position] = constant_devices[node.index]
+            elif node.kind == "call":
+                self.values[position] = self.step(position, node)
+            else:
+                return [self.argument(a) for a in node.args]
+        raise GraphRefused("a graph without an output")
+
+    def output_devices(self) -> list[str]:
+        output = self.graph.nodes[-1]
+        return [self.devices.of.get(a.node, "cpu") if isinstance(a, Ref) else "cpu" for a in output.args]
+
+    def step(self, position: int, node: Node):
+        if self.devices:
+            self.devices.label(node.target, position, list(node.args), node.kwargs, self.values)
+        args = [self.argument(a) for a in node.args]
+        kwargs = {key: self.argument(v) for key, v in node.kwargs.items()}
+        _bounded(node.target, args, kwargs)
+        try:
+            result = _call(node.target, args, kwargs, self.generator)
+        except GraphRefused:
+            raise
+        except Exception as error:
+            raise GraphFailed(error, node.target) from error
+        for tensor in result if isinstance(result, (list, tuple)) else (result,):
+            if isinstance(tensor, torch.Tensor) and tensor.numel() > MAX_ELEMENTS:
+                raise GraphRefused(f"{node.target} made a tensor of {tensor.numel()} elements, above {MAX_ELEMENTS}")
+        parent_budget.check()
+        return result
+
+
+def _call(target: str, args: list, kwargs: dict, generator: torch.Generator):
+    if target == "getitem":
+        if not (len(args) == 2 and isinstance(args[0], (list, tuple)) and type(args[1]) is int):
+            raise GraphRefused("getitem on something that is no list of results")
+        return args[0][args[1]]
+    operator_ = _operator(target)
+    packet = target.split(".")[1]
+    if packet in ops.RANDOM:
+        return _random(packet, operator_, args, kwargs, generator)
+    result = operator_(*args, **kwargs)
+    if target.split(".")[1] in ops.UNINITIALISED:
+        result.zero_()
+    return result
+
+
+def _random(packet: str, operator_, args: list, kwargs: dict, generator: torch.Generator):
+    """A random operator drawing from `generator`: given to it where its schema takes one, else drawn here as the
+    operator draws (nn.Dropout reaches `bernoulli_`; the same seed gives the worker's draw)."""
+    if any(argument.name == "generator" for argument in operator_._schema.arguments):
+        return operator_(*args, **{**kwargs, "generator": generator})
+    like = args[0]
+    if packet in ("rand_like", "randn_like"):
+        draw = torch.rand if packet == "rand_like" else torch.randn
+        return draw(like.shape, generator=generator, dtype=kwargs.get("dtype") or like.dtype, device=like.device)
+    if packet == "native_dropout":
+        p, train = args[1], args[2]
+        if not train:
+            return like.clone(), torch.ones_like(like, dtype=torch.bool)
+        kept = torch.empty_like(like).bernoulli_(1 - p, generator=generator)
+        return like * kept * (1.0 / (1 - p) if p < 1 else 0.0), kept.bool()
+    raise GraphRefused(f"the random operator {packet} without a generator")
+
+
+def _numel(shape) -> int:
+    count = 1
+    for size in shape:
+        count *= max(int(size), 0)
+    return count
+
+
+def _broadcast(shapes: list) -> tuple:
+    """The largest shape a broadcast of these could make (the size per aligned dim is the largest one). It bounds
+    a product of matrices too: (m, k) @ (k, n) makes m * n <= max(m, k) * max(k, n) elements."""
+    rank = max((len(s) for s in shapes), default=0)
+    padded = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]
+    return tuple(max(sizes) for sizes in zip(*padded))
+
+
+def _bounded(target: str, args: list, kwargs: dict) -> None:
+    """What one node may allocate, judged before it runs: sizes it is given, the broadcast of its inputs (which
+    bounds products of matrices too); an operator with neither bound runs on meta first."""
+    def refuse(elements: int):
+        raise GraphRefused(f"{target} would make a tensor of {elements} elements, above {MAX_ELEMENTS}")
+
+    values = [*args, *kwargs.values()]
+    for value in values:
+        if isinstance(value, (list, tuple)) and value and all(type(v) is int for v in value):
+            if _numel(value) > MAX_ELEMENTS:  # a size; a list of dims (small, maybe negative) is far below
+                refuse(_numel(value))
+    shapes = [tuple(t.shape) for t in _tensors(values)]
+    if _numel(_broadcast(shapes)) > MAX_ELEMENTS:
+        refuse(_numel(_broadcast(shapes)))
+    packet = target.split(".")[1] if "." in target else target
+    if packet in ops.SHAPED_ON_META:
+        meta = _operator(target)(*_on_meta(args), **dict(zip(kwargs, _on_meta(list(kwargs.values())))))
+        for tensor in meta if isinstance(meta, (list, tuple)) else (meta,):
+            if isinstance(tensor, torch.Tensor) and tensor.numel() > MAX_ELEMENTS:
+                refuse(tensor.numel())
+
+
+def _tensors(values) -> list[torch.Tensor]:
+    return [value for value in _walk(list(values)) if isinstance(value, torch.Tensor)]
+
+
+def _on_meta(values: list) -> list:
+    def meta(value):
+        if isinstance(value, torch.Tensor):
+            return torch.empty(value.shape, dtype=value.dtype, device="meta")
+        if isinstance(value, (list, tuple)):
+            return type(value)(meta(v) for v in value)
+        if isinstance(value, torch.device):
+            return torch.device("meta")
+        return value
+
+    return [meta(v) for v in values]
+
+
+def run(graph: Graph, inputs: list[torch.Tensor], constants: list[torch.Tensor], *, seed: int | None = None,
+        devices: list[str] | None = None, constant_devices: list[str] | None = None) -> tuple[list, list[str]]:
+    """The graph's outputs on `inputs`, and the device each output has in the graph.
+
+    `devices`, when given, is the device each input has in the graph (the stand-in's "meta"): the values are
+    computed on the CPU, the devices followed beside them. Raises GraphRefused for a graph over a bound or
+    naming what it may not, GraphFailed for an operator that raised (the student's code raises there too)."""
+    if len(inputs) != graph.inputs:
+        raise GraphRefused(f"a graph of {graph.inputs} inputs given {len(inputs)}")
+    tracker = _Devices() if devices is not None else None
+    with torch.no_grad():
+        runner = _Run(graph, tracker, torch.Generator().manual_seed(seed or 0))
+        outputs = runner.run([t.clone() for t in inputs], devices or [], [t.clone() for t in constants],
+                             constant_devices or ["cpu"] * len(constants))
+        devices_out = runner.output_devices() if tracker else [t.device.type if isinstance(t, torch.Tensor) else "cpu"
+                                                                for t in outputs]
+        return outputs, devices_out

@@ -1,0 +1,199 @@
+"""The probes as graphs: call the student's code once under the tracer and send back what it computed.
+
+Runs inside the sandbox worker, on inputs the parent sent as decoys (the shapes and dtypes of its
+own inputs, with other values). What comes back is the graph of tensor operations (`tracing`), and
+facts about the call that are not values (the returned structure, each output's shape, dtype and
+device, whether it needs grad, the module's parameter and buffer names). The parent runs the graph
+on its own inputs (`grader/graph/`): every value a check reads is computed there.
+
+A graph's inputs, in order: the probe's tensors (Q, K, V or q, k, v), then for a module each parameter
+and buffer (`torch.func.functional_call`), then the cotangent when gradients are asked for. Its outputs:
+the call's tensors, then with gradients d(out)/d(each input tensor) (None where unused).
+"""
+from __future__ import annotations
+
+import inspect
+
+import torch
+
+from grader.graph import decode, run
+from grader.sandbox import probes, tracing
+from grader.sandbox.probes import (SUBMISSION_FILE, _build, _device_guard, _graded, _place, _seed, _structure,
+                                   describe_error)
+
+
+def _described(tensor) -> dict:
+    """What the answer says of a returned value, without its values (those are the parent's to compute)."""
+    if not isinstance(tensor, torch.Tensor):
+        return {"kind": type(tensor).__name__}
+    return {"kind": "tensor", "shape": list(tensor.shape), "dtype": str(tensor.dtype).removeprefix("torch."),
+            "device": tensor.device.type, "requires_grad": bool(tensor.requires_grad),
+            "subclass": type(tensor) not in (torch.Tensor, torch.nn.Parameter)}
+
+
+def _graph_answer(recorder: tracing.Recorder) -> dict:
+    text, constants = tracing.encode(recorder)
+    return {"graph": text, "constants": constants}
+
+
+def _recorded(call, inputs: list, varied: int, device: str, lines: list[str]) -> dict:
+    """The graph of `call(*inputs)` as the answer carries it. Where values left for Python during the call
+    (`.item()`, `.numpy()`, a branch on a tensor), the graph is replayed on other values of the first `varied`
+    inputs beside the call itself: when the two differ, the answer says where the computation left the graph
+    (`untraceable`), which the parent reports with the student's line instead of wrong values."""
+    leaving = tracing.ValuesLeaving(SUBMISSION_FILE, lines)
+    try:
+        recorder = tracing.trace(call, inputs, leaving)
+    except Exception:
+        if leaving.where is not None and device == "meta":  # the stand-in has no values to hand to Python
+            return {"untraceable": leaving.where}
+        raise
+    answer = _graph_answer(recorder)
+    # on the stand-in there are no values to replay on: a graph that used values stands for nothing there
+    if leaving.where is not None and (device == "meta" or not _faithful(answer, call, inputs, varied)):
+        answer["untraceable"] = leaving.where
+    return answer
+
+
+def _faithful(answer: dict, call, inputs: list, varied: int) -> bool:
+    try:
+        return _replayed_as_called(answer, call, inputs, varied)
+    except Exception:  # the code or its graph fails on other values: the graph cannot stand for the code
+        return False
+
+
+def _replayed_as_called(answer: dict, call, inputs: list, varied: int) -> bool:
+    generator = torch.Generator().manual_seed(7)
+    other = [torch.randn(t.shape, generator=generator, dtype=torch.float64).to(t.dtype) if i < varied else t.detach()
+             for i, t in enumerate(inputs)]
+    graph = decode.decode(bytes(answer["graph"].numpy().tobytes()), len(answer["constants"]))
+    replayed, _ = run.run(graph, other, answer["constants"])
+    direct = call(*[t.detach().clone() for t in other])
+    return len(replayed) == len(direct) and all(
+        torch.allclose(a.detach().double(), b.detach().double(), rtol=1e-4, atol=1e-5, equal_nan=True)
+        for a, b in zip(replayed, direct))
+
+
+def _joint(call, n_inputs: int, grad: bool, seen: dict):
+    """`call` made a function of flat tensors for the tracer: the first `n_inputs` are what gradients are
+    taken for; with `grad`, the last is the cotangent. `seen` keeps the facts about the result."""
+
+    def flat(*tensors):
+        leaves = list(tensors[:-1] if grad else tensors)
+        if grad:
+            leaves[:n_inputs] = [t.requires_grad_(True) for t in leaves[:n_inputs]]
+        result = call(*leaves)
+        outputs = list(result) if isinstance(result, (tuple, list)) else [result]
+        seen["structure"] = _structure(result)
+        seen["outputs"] = [_described(out) for out in outputs]
+        tensors_out = [out for out in outputs if isinstance(out, torch.Tensor)]
+        if len(tensors_out) != len(outputs):
+            return tensors_out
+        if grad and outputs and outputs[0].requires_grad:
+            grads = torch.autograd.grad(outputs[0], leaves[:n_inputs], tensors[-1], allow_unused=True)
+            seen["grads"] = [g is not None for g in grads]
+            return [*tensors_out, *(g for g in grads if g is not None)]
+        seen["grads"] = None
+        return tensors_out
+
+    return flat
+
+
+def sdpa(namespace, lines, *, Q, K, V, is_causal=None, device="cpu", grad=False, cotangent=None,
+         count_ops=False, gradcheck=False, transpose_inputs=False) -> dict:
+    """Trace scaled_dot_product_attention once on the decoys; gradients in the same graph when asked."""
+    function = _graded(namespace, "scaled_dot_product_attention")
+    kwargs = {} if is_causal is None else {"is_causal": is_causal}
+    seen: dict = {}
+    try:
+        inputs = [_place(t, device) for t in (Q, K, V)]
+        if transpose_inputs:
+            inputs = [t.transpose(-1, -2).contiguous().transpose(-1, -2) for t in inputs]
+        extra = [_place(cotangent, device)] if grad else []
+        with _device_guard(device):
+            recorded = _recorded(_joint(lambda q, k, v: function(q, k, v, **kwargs), 3, grad, seen), inputs + extra, 3,
+                                 device, lines)
+    except BaseException as error:
+        return {"error": describe_error(error, lines), **_facts(seen)}
+    return {**recorded, **_facts(seen)}
+
+
+def _facts(seen: dict) -> dict:
+    facts = {"structure": seen.get("structure", {"kind": "none", "length": None}), "outputs": seen.get("outputs", [])}
+    if "grads" in seen:
+        facts["grads_present"] = seen["grads"]
+    return facts
+
+
+def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, device="cpu", dtype=None,
+        grad=False, cotangent=None, roundtrip=False, count_ops=False, dropout_p=None) -> dict:
+    """Build MultiHeadAttention as the value probe does, then trace each call with the module's parameters
+    and buffers as graph inputs, so the parent runs it with weights of its own."""
+    answer: dict = {"calls": []}
+    try:
+        module, kwargs, cls = _build(namespace, args, is_causal, weights, seed)  # decoys: shapes checked as before
+        if roundtrip:
+            state = module.state_dict()
+            _seed(seed + 1)
+            fresh = cls(probes._model_args(namespace, args), **kwargs)
+            fresh.load_state_dict(state)
+            module = fresh
+            answer["state_keys"] = sorted(state.keys())
+        for name, p in (dropout_p or {}).items():
+            getattr(module, name).p = p
+        if dtype is not None:
+            module = module.to(getattr(torch, dtype))
+        if device != "cpu":
+            module = module.to(device)
+        named = [*module.named_parameters(), *module.named_buffers()]
+    except BaseException as error:
+        answer["error"] = describe_error(error, lines)
+        return answer
+    answer["state"] = {"names": [name for name, _ in named], "parameters": len(list(module.parameters())),
+                       "values": [_value_of(t) for _, t in named],
+                       "meta": [tracing._meta_of(t) for _, t in named]}
+    names = [name for name, _ in named]
+    for call in calls:
+        seen: dict = {}
+        try:
+            module.train(call.get("mode", "eval") == "train")
+            _seed(call.get("seed", 0))
+            inputs = [_place(call[name], device) for name in ("q", "k", "v")]
+            state = [t.detach() for _, t in named]
+            extra = [_place(cotangent, device)] if grad else []
+
+            def forward(q, k, v, *tensors):
+                return torch.func.functional_call(module, dict(zip(names, tensors)), (q, k, v))
+
+            n_grad = 3 + answer["state"]["parameters"]
+            with _device_guard(device):
+                recorded = _recorded(_joint(forward, n_grad, grad, seen), inputs + state + extra, 3, device, lines)
+            answer["calls"].append({**recorded, **_facts(seen)})
+        except BaseException as error:
+            answer["calls"].append({"error": describe_error(error, lines), **_facts(seen)})
+    return answer
+
+
+def _value_of(tensor: torch.Tensor) -> torch.Tensor:
+    """A parameter's or buffer's value for the parent, which uses it where it supplies none of its own."""
+    if tensor.device.type == "meta":
+        return torch.empty(0)
+    return torch.Tensor.as_subclass(tensor.detach().to("cpu"), torch.Tensor).clone()
+
+
+PROBES = {"sdpa": sdpa, "mha": mha, "mha_interface": probes.mha_interface}
+
+
+def request_problem(probe: str, fields: dict) -> str | None:
+    """Why the probe named `probe` cannot take these request fields, or None when it can. The
+    worker answers {"bad_request": ...} with it; the parent, which holds the same probes, runs it
+    again to tell a genuine one (its own bug) from one forged by student code."""
+    function = PROBES.get(probe) if isinstance(probe, str) else None
+    if function is None:
+        return f"no probe named {probe!r}"
+    try:
+        inspect.signature(function).bind(None, None, **fields)
+    except TypeError as error:
+        return f"the {probe} probe cannot take this request: {error}"
+    return None
+

@@ -1,0 +1,151 @@
+"""Record what student code computes as a graph of tensor operations, and send it as data.
+
+Runs inside the sandbox worker. The student's function is called once under a recorder (a
+`TorchDispatchMode`) on inputs the worker was sent as decoys: every aten operator that reaches the
+dispatcher is recorded with its arguments, each tensor argument named by the node that made it (or
+as a graph input, or as a constant when it came from elsewhere). The recorder sits below autograd,
+so when the probe asks for gradients inside the call, the backward's own operators are recorded too,
+a custom `autograd.Function.backward` included, and the tensors autograd saved are the nodes that
+made them. The built-in attention reaches the dispatcher as its own kernel (`_scaled_dot_product_*`),
+or, on its math path, through `_safe_softmax`, which only it uses.
+
+The graph goes to the parent as JSON bytes (`encode`), which checks it as hostile data and runs it
+on inputs of its own (`grader/graph/`): nothing the worker computes is believed. Code that computes
+outside the recorder leaves a constant in the graph, wrong on the parent's inputs.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import sys
+
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+GRAPH_FORMAT = 1
+
+
+class Untraceable(Exception):
+    """The call used a value the format cannot carry (the parent is told what, never the value)."""
+
+
+class Recorder(TorchDispatchMode):
+    """Records each dispatched operator as a node; tensors are known by identity (each kept alive for the
+    recording, so no id is reused)."""
+
+    def __init__(self, inputs: list[torch.Tensor]) -> None:
+        super().__init__()
+        self.nodes: list[list] = []
+        self.constants: list[torch.Tensor] = []
+        self.made: dict[int, int] = {}  # id(tensor) -> the node whose value it is
+        self.kept: list = []
+        for index, tensor in enumerate(inputs):
+            self._bind(tensor, self._add(["input", index]))
+
+    def _add(self, entry: list) -> int:
+        self.nodes.append(entry)
+        return len(self.nodes) - 1
+
+    def _bind(self, tensor: torch.Tensor, node: int) -> None:
+        self.made[id(tensor)] = node
+        self.kept.append(tensor)
+
+    def ref(self, tensor: torch.Tensor) -> dict:
+        node = self.made.get(id(tensor))
+        if node is None:  # made outside the recording: its value is a constant of the graph
+            value = tensor.detach()
+            self.constants.append(torch.empty(0) if value.device.type == "meta"
+                                  else torch.Tensor.as_subclass(value.to("cpu", copy=True), torch.Tensor))
+            node = self._add(["constant", len(self.constants) - 1, _meta_of(tensor)])
+            self._bind(tensor, node)
+        return {"n": node}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        entry = ["call", _target(func), self.value(list(args)), {"kwargs": self.value(kwargs)["kwargs"]}]
+        result = func(*args, **kwargs)
+        node = self._add(entry)
+        if isinstance(result, torch.Tensor):
+            self._bind(result, node)
+        elif isinstance(result, (tuple, list)):
+            for position, item in enumerate(result):
+                if isinstance(item, torch.Tensor):
+                    self._bind(item, self._add(["call", "getitem", [{"n": node}, position], {"kwargs": {}}]))
+        return result
+
+    def value(self, value):
+        """One argument in the JSON form the parent decodes (`grader/graph/decode.py`)."""
+        if isinstance(value, torch.Tensor):
+            return self.ref(value)
+        if value is None or isinstance(value, (bool, int, str)):
+            return value
+        if isinstance(value, float):
+            return value if math.isfinite(value) else {"float": repr(value)}
+        if isinstance(value, (list, tuple)):
+            return [self.value(item) for item in value]
+        if isinstance(value, dict):
+            return {"kwargs": {str(key): self.value(item) for key, item in value.items()}}
+        if isinstance(value, torch.dtype):
+            return {"dtype": str(value).removeprefix("torch.")}
+        if isinstance(value, torch.device):
+            return {"device": value.type}
+        if isinstance(value, torch.layout):
+            return {"layout": str(value).removeprefix("torch.")}
+        if isinstance(value, torch.memory_format):
+            return {"memory_format": str(value).removeprefix("torch.")}
+        raise Untraceable(f"an argument of type {type(value).__name__}")
+
+
+LEAVING = (torch.Tensor.item, torch.Tensor.tolist, torch.Tensor.numpy, torch.Tensor.__array__, torch.Tensor.__bool__,
+           torch.Tensor.__int__, torch.Tensor.__float__, torch.Tensor.__index__, torch.allclose, torch.equal,
+           torch.Tensor.allclose, torch.Tensor.equal)
+"""Where a tensor's values leave for Python (a number, a list, a NumPy array, a branch): the graph holds what
+followed as the path and the numbers of this one call."""
+
+
+class ValuesLeaving(TorchFunctionMode):
+    """The student's line where values first left for Python, if they did (`where`, as describe_error says it)."""
+
+    def __init__(self, source_file: str, lines: list[str]) -> None:
+        super().__init__()
+        self.source_file, self.lines = source_file, lines
+        self.where: dict | None = None
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if self.where is None and func in LEAVING:
+            frame = sys._getframe(1)
+            while frame is not None and frame.f_code.co_filename != self.source_file:
+                frame = frame.f_back
+            if frame is not None:
+                line = frame.f_lineno
+                text = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
+                self.where = {"line": line, "text": text[:1000], "function": frame.f_code.co_name[:200]}
+        return func(*args, **(kwargs or {}))
+
+
+def trace(function, inputs: list[torch.Tensor], leaving: ValuesLeaving | None = None) -> Recorder:
+    """Call `function(*inputs)` under a recorder; the list of tensors it returns is the graph's output."""
+    recorder = Recorder(inputs)
+    with recorder, leaving if leaving is not None else contextlib.nullcontext():
+        outputs = function(*inputs)
+    recorder.nodes.append(["output", [recorder.ref(t) for t in outputs]])
+    return recorder
+
+
+def encode(recorder: Recorder) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """The graph as UTF-8 JSON in a uint8 tensor (the answer channel carries tensors up to its element cap,
+    not long nested lists), and its constant tensors in order."""
+    inputs = sum(entry[0] == "input" for entry in recorder.nodes)
+    text = json.dumps({"format": GRAPH_FORMAT, "inputs": inputs, "nodes": recorder.nodes}, separators=(",", ":"))
+    return torch.frombuffer(bytearray(text.encode()), dtype=torch.uint8), recorder.constants
+
+
+def _meta_of(tensor: torch.Tensor) -> dict:
+    """A constant on the meta stand-in has no values: the parent rebuilds it from shape and dtype."""
+    return {"shape": list(tensor.shape), "dtype": str(tensor.dtype).removeprefix("torch."), "device": tensor.device.type}
+
+
+def _target(func) -> str:
+    return f"{func.namespace}.{func.overloadpacket.__name__}.{func._overloadname}"
