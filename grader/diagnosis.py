@@ -52,8 +52,9 @@ ERROR_RULES = [
     ("TypeError", r"\br?sqrt\(\): argument 'input' \(position 1\) must be Tensor, not (int|float)", "sqrt-of-int"),
     (None, r"view size is not compatible with input tensor's size and stride", "missing-contiguous"),
     (None, r"masked_fill_? only supports boolean masks|where expected condition to be a boolean tensor", "mask-not-bool"),
-    (None, r"must be tuple of ints, but found element of type float|'float' object cannot be interpreted as an integer",
-     "float-head-dim"),
+    # torch words a float size three ways: an element of the tuple, a whole argument, or an unpacked `*sizes`
+    (None, r"must be tuple of ints, ?(but found element of type|but got|not) float|"
+           r"'float' object cannot be interpreted as an integer", "float-head-dim"),
     ("AttributeError", r"cannot assign module before Module\.__init__\(\) call", "missing-super-init"),
     (None, r"modified by an inplace operation", "inplace-autograd"),
     (None, r"Can't call numpy\(\) on Tensor that requires grad|does not require grad and does not have a grad_fn|"

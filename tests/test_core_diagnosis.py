@@ -15,6 +15,12 @@ MAX_SEQ_LEN = assignment.MODEL_ARGS["max_seq_len"]
 # (exception type, message, what the static pass found, the mistake it points to)
 CASES = [
     ("NotImplementedError", "", {}, "not-implemented"),
+    ("TypeError", "empty(): argument 'size' (position 1) must be tuple of ints, but found element of type float at "
+                  "pos 0", {}, "float-head-dim"),
+    ("TypeError", "view(): argument 'size' failed to unpack the object at pos 4 with error \"type must be tuple of "
+                  "ints,but got float\"", {}, "float-head-dim"),
+    ("TypeError", "split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not float", {},
+     "float-head-dim"),
     ("NameError", "name 'matmul' is not defined", {}, "bare-matmul"),
     ("NameError", f"name '{assignment.PART['mha'].graded_name}' is not defined", {}, "not-implemented"),
     ("AttributeError", "module 'torch' has no attribute 'Tenser'", {}, "misspelled-tensor"),
