@@ -130,8 +130,17 @@ def named_variant(variant: str | tuple[str, ...] | None, static: dict) -> list[s
     at all where the text misspells is_causal: the misspelling is why (the flag never reached the code)."""
     names = [] if variant is None else [variant] if isinstance(variant, str) else list(variant)
     mistakes = [reference.MISTAKE_OF.get(name, name) for name in names]
+    # a fill of about 0 (-1e-9 for -1e9) gives the numbers of a 0/1 mask multiplied in: the text tells them apart
+    if "mask-missing" in static and "mask-multiplied" in mistakes:
+        mistakes = ["mask-missing" if m == "mask-multiplied" else m for m in mistakes]
     typo = "is-causal-typo" in static
     return list(dict.fromkeys("is-causal-typo" if m == "mask-missing" and typo else m for m in mistakes))
+
+
+def nan_from_an_infinity(static: dict, *results: torch.Tensor | None) -> bool:
+    """NaN or inf in a result where the text multiplies by an infinity (0 · ∞ = NaN): that product is the finding,
+    not whichever wrong variant the NaN places happen to resemble."""
+    return "mask-nan" in static and any(r is not None and not bool(torch.isfinite(r).all()) for r in results)
 
 
 def where_largest(actual: torch.Tensor, expected: torch.Tensor) -> tuple[float, tuple]:
