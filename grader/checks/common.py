@@ -202,6 +202,26 @@ def dtype_handling_advice(ctx: Context, error: dict, dtype: str) -> tuple[str, s
     return zh, en, mistakes
 
 
+UNPROMISED_DTYPES = (torch.bfloat16,)
+"""Run, never charged: the exercise promises float32 and, through the notebook's float16 note, half precision; it
+says nothing of bfloat16, which numpy cannot even name (`np.finfo` of it raises). Whatever fails only there is told
+as advice (README, "Checks that need correct values")."""
+
+
+def unpromised_dtype_note(ctx: Context, dtype: str, error: dict | None, problem: Outcome | None) -> tuple[str, str, list[str]]:
+    """A bfloat16 run that raised (`error`) or gave other numbers (`problem`), as a note that costs nothing."""
+    if error:
+        seen_zh, seen_en = f"报错（{error.get('type')}: {error.get('message', '')[:200]}）", \
+            f"raises ({error.get('type')}: {error.get('message', '')[:200]})"
+        mistakes = diagnosis.from_error(error, ctx.static)
+    else:
+        seen_zh, seen_en = f"结果与参考不同（{problem.zh[:200]}）", f"gives other numbers ({problem.en[:200]})"
+        mistakes = []
+    return (f"{dtype} 输入时代码{seen_zh}：本题不要求 {dtype}，不扣分；若要在 {dtype} 下训练，请检查这一处。",
+            f"With {dtype} inputs the code {seen_en}: the exercise does not ask for {dtype}, so no points are lost; "
+            f"check it before training in {dtype}.", mistakes)
+
+
 def low_precision_passed(notes: list[tuple[str, str, list[str]]]) -> Outcome:
     if not notes:
         return passed("float16 与 bfloat16 输入的结果都在容差之内。", "float16 and bfloat16 results are within tolerance.")

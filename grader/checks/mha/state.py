@@ -8,7 +8,8 @@ from grader import diagnosis, reference
 from grader.assignment import DROPOUTS, PROJECTIONS
 from grader.checks import Context, Outcome, check, failed, passed
 from grader.checks.common import (GRADIENT_MISTAKES, compare_gradients, dtype_handling_advice, is_dtype_handling,
-                                  low_precision_passed, named_backward, needs_correct_values, unread_is_not_cut)
+                                  low_precision_passed, named_backward, needs_correct_values, UNPROMISED_DTYPES,
+                                  unpromised_dtype_note, unread_is_not_cut)
 from grader.checks.mha.probing import (checked_calls, compare, first_error, inputs, linear_weights, model_args,
                                        out_tensor, run)
 from grader.sandbox.requests import MhaRequest, Probe
@@ -38,7 +39,9 @@ def _low_precision(ctx: Context) -> Outcome:
             continue
         results, problem = checked_calls(ctx, args, [call], answer, (f"以 {name} 运行", f"running in {name}"))
         problem = problem or compare(out_tensor(results[0]), call, weights, heads, True, ctx.static, (name, name))
-        if problem:
+        if problem and dtype in UNPROMISED_DTYPES:
+            notes.append(unpromised_dtype_note(ctx, name, error, problem))
+        elif problem:
             return problem
     return low_precision_passed(notes)
 
