@@ -91,3 +91,18 @@ def test_an_axis_of_another_rank_is_not_softmax_dim():
     assert from_error({"type": "IndexError", "message": OUT_OF_RANGE.format(3), "where": where}, static) == ["hardcoded-dims"]
     elsewhere = {"line": 5, "text": "s = q.transpose(8, 9)", "function": "scaled_dot_product_attention"}
     assert "softmax-dim" not in from_error({"type": "IndexError", "message": OUT_OF_RANGE.format(8), "where": elsewhere}, {})
+
+
+def test_a_row_the_variant_leaves_undefined_is_no_evidence():
+    """mask-diagonal's row 0 is NaN (it sees nothing): a student who patched that row by hand still matches on the
+    others, while the reference, which differs on every other row, does not."""
+    import torch
+
+    from grader.diagnosis import close_where_defined
+
+    variant = torch.tensor([[float("nan"), float("nan")], [0.3, 0.7]])
+    patched = torch.tensor([[1.0, 0.0], [0.3, 0.7]])
+    assert close_where_defined(patched, variant, 1e-6, 1e-6)
+    assert not close_where_defined(torch.tensor([[1.0, 0.0], [0.5, 0.5]]), variant, 1e-6, 1e-6)
+    assert close_where_defined(variant.clone(), variant, 1e-6, 1e-6), "NaN where the variant has NaN still matches"
+    assert not close_where_defined(torch.ones(2, 2), torch.full((2, 2), float("nan")), 1e-6, 1e-6), "no row left"

@@ -2,7 +2,8 @@
 
 tests/test_graders.py asks each mutant for its `# expect:` id; here the mutants whose whole list of ids matters:
 three bugs in one module (each named, none hidden by the no-attention gate), NaN from a mask times an infinity
-(its own finding, not the mask or softmax variant the NaN places resemble), a -1e-9 fill (a typo for -1e9).
+(its own finding, not the mask or softmax variant the NaN places resemble), a -1e-9 fill (a typo for -1e9), two
+bugs behind a one-row band-aid.
 """
 import pytest
 
@@ -18,6 +19,7 @@ EXACTLY = {
     "mask-missing__4": {"mask-missing"},
     "dropout-in-eval__3": {"dropout-in-eval"},
     "float-head-dim__2": {"float-head-dim"},
+    "mask-diagonal__3": {"missing-scale", "mask-diagonal"},  # row 0 patched by hand: the other rows name both
 }
 
 
