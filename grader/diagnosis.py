@@ -52,6 +52,7 @@ ERROR_RULES = [
     ("TypeError", r"\br?sqrt\(\): argument 'input' \(position 1\) must be Tensor, not (int|float)", "sqrt-of-int"),
     (None, r"view size is not compatible with input tensor's size and stride", "missing-contiguous"),
     (None, r"masked_fill_? only supports boolean masks|where expected condition to be a boolean tensor", "mask-not-bool"),
+    (None, r"Boolean value of Tensor with more than one value is ambiguous", "tensor-truth-value"),
     # torch words a float size three ways: an element of the tuple, a whole argument, or an unpacked `*sizes`
     (None, r"must be tuple of ints, ?(but found element of type|but got|not) float|"
            r"'float' object cannot be interpreted as an integer", "float-head-dim"),

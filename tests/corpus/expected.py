@@ -39,10 +39,10 @@ ALL: dict[str, dict] = {
                                         "advice": ["mask-value-overflow"]},
     # attn_bias and temp_mask created without device=
     "pytorch_docs_sdpa_reference": {"fails": ["sdpa.device"], "mistakes": ["mask-device"]},
-    # `not attn_mask` on a whole tensor: every causal call raises
+    # `not attn_mask` on a whole tensor: every causal call raises (tensor-truth-value)
     "pytorch_docs_2_0_sdpa_reference": {"fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead2", "sdpa.lead3",
                                                   "sdpa.t1", "sdpa.device"],
-                                        "mistakes": [], "unnamed": ["`not tensor` in masked_fill"]},
+                                        "mistakes": ["tensor-truth-value"]},
     # d_k = k.dim(): divides by sqrt(number of dims)
     "hands_on_llms_dim_scale": {"fails": ["sdpa.lead0", "sdpa.lead1", "sdpa.lead2", "sdpa.lead3"],
                                 "mistakes": ["wrong-scale"]},
