@@ -155,16 +155,21 @@ def close(actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float
 
 
 def close_where_defined(actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float) -> bool:
-    """close() on the rows (last axis) a wrong variant defines. A variant's all-NaN row (mask-diagonal's first, which
-    sees nothing) is no evidence either way: where the student's row is finite there (row 0 unmasked by hand as a
-    band-aid), the other rows still name the bugs."""
-    if actual is None or tuple(actual.shape) != tuple(expected.shape) or actual.dim() == 0:
-        return False
-    patched = torch.isnan(expected).all(-1, keepdim=True) & torch.isfinite(actual).all(-1, keepdim=True)
+    """close() on the rows (last axis) a wrong variant defines. A variant's one all-NaN row per matrix
+    (mask-diagonal's first, which sees nothing) is no evidence either way: where the student's row is finite there
+    (row 0 unmasked by hand as a band-aid), the other rows still name the bugs. Only one such row, and only with two
+    rows left to compare: a variant whose NaN spreads over most rows leaves too little to name anything by; and only
+    where the student's numbers are finite throughout (a band-aid leaves no NaN; NaN of its own is another finding)."""
+    if actual is None or tuple(actual.shape) != tuple(expected.shape) or actual.dim() < 2 \
+            or not bool(torch.isfinite(actual).all()):
+        return close(actual, expected, atol, rtol)
+    patched = torch.isnan(expected).all(-1) & torch.isfinite(actual).all(-1)  # (..., rows)
     if not bool(patched.any()):
         return close(actual, expected, atol, rtol)
-    defined = ~patched.expand_as(expected)
-    return bool(defined.any()) and close(actual[defined], expected[defined], atol, rtol)
+    if actual.shape[-2] < 3 or bool((patched.sum(-1) > 1).any()):
+        return False
+    defined = ~patched.unsqueeze(-1).expand_as(expected)
+    return close(actual[defined], expected[defined], atol, rtol)
 
 
 def matching_variant(actual: torch.Tensor, variants: dict[str, torch.Tensor], atol: float = 1e-3,

@@ -100,9 +100,11 @@ def test_a_row_the_variant_leaves_undefined_is_no_evidence():
 
     from grader.diagnosis import close_where_defined
 
-    variant = torch.tensor([[float("nan"), float("nan")], [0.3, 0.7]])
-    patched = torch.tensor([[1.0, 0.0], [0.3, 0.7]])
+    nan = float("nan")
+    variant = torch.tensor([[nan, nan, nan], [0.3, 0.7, 0.0], [0.2, 0.3, 0.5]])
+    patched = torch.tensor([[1.0, 0.0, 0.0], [0.3, 0.7, 0.0], [0.2, 0.3, 0.5]])
     assert close_where_defined(patched, variant, 1e-6, 1e-6)
-    assert not close_where_defined(torch.tensor([[1.0, 0.0], [0.5, 0.5]]), variant, 1e-6, 1e-6)
+    assert not close_where_defined(torch.tensor([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.2, 0.3, 0.5]]), variant, 1e-6, 1e-6)
     assert close_where_defined(variant.clone(), variant, 1e-6, 1e-6), "NaN where the variant has NaN still matches"
-    assert not close_where_defined(torch.ones(2, 2), torch.full((2, 2), float("nan")), 1e-6, 1e-6), "no row left"
+    mostly_nan = torch.tensor([[nan, nan, nan], [nan, nan, nan], [0.2, 0.3, 0.5]])
+    assert not close_where_defined(patched, mostly_nan, 1e-6, 1e-6), "one row left names nothing"
