@@ -1,9 +1,9 @@
-# style: from __future__ import annotations, a typing.Protocol for the projection, a float mask buffer from ones
+# style: from __future__ import annotations, a typed helper that takes the projection, a float mask buffer from ones
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Callable
 
 import torch
 import torch.nn as nn
@@ -18,11 +18,7 @@ class ModelArgs:
     max_seq_len: int = 128
 
 
-class Projection(Protocol):
-    def __call__(self, x: torch.Tensor) -> torch.Tensor: ...
-
-
-def split_heads(project: Projection, x: torch.Tensor, n_heads: int) -> torch.Tensor:
+def split_heads(project: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, n_heads: int) -> torch.Tensor:
     B, T, C = x.shape
     return project(x).view(B, T, n_heads, C // n_heads).transpose(1, 2)  # (B, H, T, d)
 
