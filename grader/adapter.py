@@ -112,6 +112,9 @@ class StudentCode:
                 self.close()
                 raise WorkerFailure("memory-limit", f"GPU memory peaked at {answer['cuda_peak_bytes'] >> 20} MiB, "
                                                     f"above the {self.limits.memory_bytes >> 20} MiB limit")
+            self.forbidden_by_probe[kind] |= set(answer.get("forbidden_calls", []))
+            if probe in GRAPHED:
+                answer = self._graded_from_graph(probe, answer, fields)
         except WorkerFailure as failure:
             if failure is self._given_up.get(kind):  # recorded when it first happened
                 self.failures.append(failure.kind)
@@ -123,24 +126,24 @@ class StudentCode:
             if failure.kind == "tampering":
                 self._given_up.setdefault(kind, WorkerFailure("tampering", f"an earlier {kind} answer was refused"))
             return {"failure": failure.kind, "error": {"type": failure.kind, "message": failure.detail, "where": None}}
-        self.forbidden_by_probe[kind] |= set(answer.get("forbidden_calls", []))
-        if probe in GRAPHED:
-            findings = graph_answers.Findings()
-            answer = {**GRAPHED[probe](answer, fields, findings),
-                      **{key: answer[key] for key in ("tampered", "refused") if key in answer}}
-            self.forbidden_by_probe[kind] |= findings.forbidden
-            self.unsupported_by_probe[kind] |= findings.unsupported
-            if findings.refused:  # not a graph the recorder writes: forged, as a refused answer frame is
-                failure = WorkerFailure("tampering", f"a forged graph: {findings.refused[0]}")
-                self.close()
-                self._record(failure, (kind,))
-                self._given_up.setdefault(kind, WorkerFailure("tampering", f"an earlier {kind} graph was refused"))
-                return {"failure": failure.kind, "error": {"type": failure.kind, "message": failure.detail, "where": None}}
         seen_tampering = list(answer.get("tampered", [])) + (["returned a tensor subclass"] if _has_subclass(answer) else [])
         self.tampered.update(seen_tampering)
         self._attribute_tampering((kind,), seen_tampering)
         self._attribute_refusals((kind,), answer.get("refused", []))
         return answer
+
+    def _graded_from_graph(self, probe: Probe, answer: dict, fields: dict) -> dict:
+        """The checks' answer computed here from the worker's graphs on the request's own tensors; the worker's
+        tampering and refusal records carried over. A graph the recorder cannot have written is a forged answer."""
+        findings = graph_answers.Findings()
+        graded = {**GRAPHED[probe](answer, fields, findings),
+                  **{key: answer[key] for key in ("tampered", "refused") if key in answer}}
+        self.forbidden_by_probe[probe.part] |= findings.forbidden
+        self.unsupported_by_probe[probe.part] |= findings.unsupported
+        if findings.refused:
+            self.close()
+            raise WorkerFailure("tampering", f"a forged graph: {findings.refused[0]}")
+        return graded
 
     def _attribute_refusals(self, parts: tuple[str, ...], refused) -> None:
         """What the worker's guards refused, as "mistake: what" under a mistake id of the rules; anything

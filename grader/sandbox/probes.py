@@ -124,8 +124,9 @@ def _structure(result) -> dict:
     return {"kind": type(result).__name__ if not isinstance(result, torch.Tensor) else "tensor", "length": None}
 
 
-def _place(tensor: torch.Tensor, device: str, requires_grad: bool = False) -> torch.Tensor:
-    """A fresh leaf with the parent's values; on meta only the shape and dtype exist.
+def _place(tensor: torch.Tensor, device: str) -> torch.Tensor:
+    """A fresh leaf with the decoy's values (the recording asks for grad itself); on meta only the shape and
+    dtype exist.
 
     The meta device stands in for a GPU on CPU-only machines: it raises on any mix with CPU
     tensors, which is exactly what a mask made without device= does on a GPU. (FakeTensorMode
@@ -133,10 +134,8 @@ def _place(tensor: torch.Tensor, device: str, requires_grad: bool = False) -> to
     nothing: a hard-coded "cuda" already fails the plain CPU run on such a machine.)
     """
     if device == "meta":
-        placed = torch.empty(tensor.shape, dtype=tensor.dtype, device="meta")
-    else:
-        placed = tensor.to(device, copy=True)
-    return placed.requires_grad_(requires_grad)
+        return torch.empty(tensor.shape, dtype=tensor.dtype, device="meta")
+    return tensor.to(device, copy=True)
 
 
 def _graded(namespace: dict, name: str):
