@@ -13,9 +13,9 @@ import re
 import torch
 
 from grader import syntax_tree
-from grader.runtime_rules import (ALLOWED_DUNDERS, ALLOWED_SYS, CLASS_DUNDERS, DENIED_MODULES, DENIED_TORCH_NAMES,
-                                  FORBIDDEN_API, INTERPRETER_ATTRIBUTE, STAND_IN_ATTRIBUTES,
-                                  module_allowed)
+from grader.runtime_rules import (ALLOWED_DUNDERS, ALLOWED_SYS, CLASS_DUNDERS, DENIED_MODULES, DENIED_SPECIAL_METHODS,
+                                  DENIED_STDLIB_NAMES, DENIED_TORCH_NAMES, FORBIDDEN_API, INDIRECT_ACCESS_NAMES, INTERPRETER_ATTRIBUTE,
+                                  STAND_IN_ATTRIBUTES, module_allowed)
 
 # the public namespaces, reached through an attribute rather than a module (runtime_rules has the modules)
 DENIED_TORCH = tuple(DENIED_MODULES) + tuple(DENIED_TORCH_NAMES)
@@ -30,11 +30,11 @@ ENDING_ATTRIBUTES = {"_exit", "exit", "abort", "kill", "killpg", "fork", "forkpt
                      "posix_spawn", "spawnv"}
 ENDING_EXCEPTIONS = {"SystemExit", "KeyboardInterrupt", "GeneratorExit", "BaseException"}
 ALLOWED_DUNDER_NAMES = {"__name__", "__file__", "__doc__"}
-ALLOWED_DUNDER_METHODS = {"__init__", "__post_init__", "__repr__", "__str__"}
 STAND_IN_WORD = re.compile(r"(?<![a-z])meta(?![a-z])|faketensor", re.I)
 # builtin bases a student's own helper class may have (its own exception, say)
 PLAIN_BASES = {"object", "Exception", "ValueError", "RuntimeError", "TypeError", "AssertionError", "NamedTuple"}
-PLAIN_BASE_PATHS = {"typing.NamedTuple", "torch.autograd.Function", "enum.Enum", "enum.IntEnum", "abc.ABC"}
+PLAIN_BASE_PATHS = {"typing.NamedTuple", "torch.autograd.Function", "enum.Enum", "enum.IntEnum", "abc.ABC",
+                    "typing.Protocol", "typing_extensions.Protocol", "typing.Generic"}
 # the data attributes an honest module sets on its own layers (self.mask.requires_grad = False)
 NESTED_SELF_ATTRIBUTES = {"requires_grad", "p", "data", "weight", "bias", "training"}
 
@@ -190,8 +190,7 @@ class Rules:
                     yield from self._attribute(ast.copy_location(ast.Attribute(node.cls, name, ast.Load()), node))
             elif isinstance(node, ast.ClassDef):
                 yield from self._class(node)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_dunder(node.name) \
-                    and node.name not in ALLOWED_DUNDER_METHODS:
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in DENIED_SPECIAL_METHODS:
                 yield (node, "tampering", f"定义了特殊方法 {node.name}，会改变 Python 或 torch 对对象的处理",
                        f"defines the special method {node.name}, which changes how Python or torch treats objects")
             elif isinstance(node, ast.Raise) and node.exc is not None:
@@ -233,6 +232,13 @@ class Rules:
         if any(p.startswith("_") and not (p in ALLOWED_DUNDERS) for p in pieces[1:]):
             mistake = "private-torch" if pieces[0] == "torch" else "introspection"
             yield node, mistake, f"{path} 是私有接口", f"{path} is a private interface"
+            return
+        if path in INDIRECT_ACCESS_NAMES:
+            yield node, "introspection", f"{path} 用数据里的名字读写属性或元素", f"{path} reads or writes attributes " \
+                "or items named by data"
+            return
+        if path in DENIED_STDLIB_NAMES:
+            yield node, "tampering", f"{path} 会改写评分进程传回答案的方式", f"{path} rewrites how the grader sends answers"
             return
         if any(path == d or path.startswith(d + ".") for d in DENIED_TORCH + DENIED_ELSEWHERE):
             mistake = "private-torch" if pieces[0] == "torch" else "introspection"
@@ -314,6 +320,7 @@ class Rules:
 
     def _class(self, node: ast.ClassDef):
         for base in node.bases:
+            base = base.value if isinstance(base, ast.Subscript) else base  # Protocol[T], Generic[T]
             chain = _dotted(base)
             if chain and len(chain) == 1 and (chain[0] in self.classes or chain[0] in PLAIN_BASES):
                 continue

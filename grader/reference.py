@@ -132,13 +132,15 @@ def multi_head_attention(q, k, v, weights: dict, n_heads: int, is_causal: bool, 
 
 
 def combinations(variants: list[str], largest: int = 3) -> list[tuple[str, ...]]:
-    """Pairs, then triples (up to `largest`), of `variants` that change different steps; a wrong input reads
-    another tensor where any other slip may sit, so it joins pairs only (triples with it would be thousands)."""
+    """Pairs, then triples (up to `largest`), of `variants` that change different steps. The module's projections
+    reading the wrong input (26 ways) join pairs only (triples with them would be thousands); a slip inside the
+    attention step (`weights @ K`, `Q @ Q.mT`: 4 ways) joins triples too, beside a mask and a head-split slip."""
     found = []
+    in_attention = {f"wrong-input-{reads}" for reads in SDPA_WRONG_INPUTS}
     for size in range(2, largest + 1):
         for combination in itertools.combinations(variants, size):
             steps = [STEP_OF.get(v, v) for v in combination]
-            if len(set(steps)) == size and (size == 2 or "inputs" not in steps):
+            if len(set(steps)) == size and (size == 2 or "inputs" not in steps or in_attention & set(combination)):
                 found.append(combination)
     return found
 

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import parent_budget, syntax_tree
+from grader.cell_magics import strip_magics
+from grader.compile_decorators import imports_of, speed_up_lines
 from grader.notebook_version import NotebookVersionRefused, notebook_cells
 from grader.assignment import GRADED_NAME, GRADED_NAMES, IMPORTS, model_args_source  # noqa: F401 (re-exported)
 
@@ -44,7 +46,6 @@ MAX_CODE_LINES = 20_000
 MAX_STATEMENTS = 10_000
 """Top-level statements after parsing, which bounds the extraction's work (linear in them anyway)."""
 
-_MAGIC_LINE = re.compile(r"^\s*[%!]")
 _GRADED_DEFINITION = re.compile(rf"^(?:def|class)\s+({'|'.join(GRADED_NAMES)})\b")
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # statements that may bind a name a definition needs; loops, prints and test calls never do
@@ -167,20 +168,6 @@ def read_code_cells(path: Path) -> list[str]:
     return code
 
 
-# Cell magics whose body is still Python (`%%time` over the graded cell, say); any other cell
-# magic (%%bash, %%writefile, %%html, …) makes the whole cell something else.
-PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
-
-
-def strip_magics(cell: str) -> str:
-    """Blank out IPython magics and shell escapes, which are not Python; lines keep their numbers."""
-    stripped = cell.lstrip()
-    if stripped.startswith("%%") and stripped[2:].split(maxsplit=1)[:1] and \
-            stripped[2:].split(maxsplit=1)[0] not in PYTHON_CELL_MAGICS:
-        return ""
-    return "\n".join("" if _MAGIC_LINE.match(line) else line for line in cell.splitlines())
-
-
 def _bound_names(node: ast.stmt, walked: Callable[[], list[ast.AST]]) -> set[str]:
     """What a top-level statement may bind; `walked()`: its walk, made only where the names are inside."""
     names: set[str] = set()
@@ -259,6 +246,8 @@ def extract_definitions(statements: list[ast.stmt]) -> list[ast.stmt]:
         if isinstance(statement, _DEFINITIONS + _MAY_DEFINE):
             for name in _bound_names(statement, lambda: nodes_of(index)):
                 binders.setdefault(name, []).append(index)
+        # a `__future__` import binds no name anything reads, but changes how every later statement compiles
+        kept[index] = isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
     pending = list(GRADED_NAMES)
     looked_up: set[str] = set()
     while pending:
@@ -318,9 +307,11 @@ def submission_from_cells(cells: list[str], path: str, is_notebook: bool = True)
 
 
 def _parsed(cells: list[str], path: str, is_notebook: bool) -> Submission:
-    cells = [strip_magics(cell) for cell in cells]
+    if is_notebook:  # a .py file is Python throughout: a line starting with `%` there is an operator's
+        cells = [strip_magics(cell) for cell in cells]
     statements: list[ast.stmt] = []
     spans: dict[int, tuple[int, int]] = {}  # id(statement) -> (first, last) line in the whole module
+    offsets: dict[int, int] = {}  # id(statement) -> the module lines before its cell
     origin: list[tuple[int, int]] = [(-1, 0)] * len(PROVIDED_CELLS)  # module line - 1 -> (cell, line in cell)
     module_lines: list[str] = list(PROVIDED_CELLS)
     syntax_errors = []
@@ -346,6 +337,7 @@ def _parsed(cells: list[str], path: str, is_notebook: bool) -> Submission:
         for statement in tree.body:
             first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", [])])
             spans[id(statement)] = (offset + first, offset + statement.end_lineno)
+            offsets[id(statement)] = offset
         statements.extend(tree.body)
         if len(statements) > MAX_STATEMENTS:
             refused = too_large(f"代码的顶层语句超过 {MAX_STATEMENTS} 条",
@@ -353,9 +345,11 @@ def _parsed(cells: list[str], path: str, is_notebook: bool) -> Submission:
             return Submission(path, "", is_notebook=is_notebook, refusal=refused.refusal)
     parent_budget.check()
     keep_lines = set()
+    imports = imports_of(syntax_tree.parse(IMPORTS).body + statements)
     for statement in extract_definitions(statements):
         first, last = spans[id(statement)]
         keep_lines.update(range(first, last + 1))
+        keep_lines -= {offsets[id(statement)] + line for line in speed_up_lines(statement, imports)}
     provided = len(PROVIDED_CELLS)
     source = "\n".join(line if n in keep_lines or n <= provided else "" for n, line in enumerate(module_lines, start=1))
     return Submission(

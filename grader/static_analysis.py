@@ -11,7 +11,7 @@ from collections import defaultdict
 
 import torch
 
-from grader import parent_budget, static_dims, syntax_tree
+from grader import parent_budget, static_dims, static_masks, syntax_tree
 from grader.assignment import GRADED_NAMES, MODEL_ARGS_TYPES
 
 GRADED = GRADED_NAMES
@@ -113,6 +113,7 @@ def analyse(source: str) -> dict[str, list[dict]]:
     for graded in _graded_nodes(tree):
         _graded_code_findings(graded, module_names, add)
     static_dims.findings(tree, add)
+    static_masks.findings(tree, add)
     return dict(findings)
 
 

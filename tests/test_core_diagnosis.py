@@ -15,6 +15,12 @@ MAX_SEQ_LEN = assignment.MODEL_ARGS["max_seq_len"]
 # (exception type, message, what the static pass found, the mistake it points to)
 CASES = [
     ("NotImplementedError", "", {}, "not-implemented"),
+    ("TypeError", "empty(): argument 'size' (position 1) must be tuple of ints, but found element of type float at "
+                  "pos 0", {}, "float-head-dim"),
+    ("TypeError", "view(): argument 'size' failed to unpack the object at pos 4 with error \"type must be tuple of "
+                  "ints,but got float\"", {}, "float-head-dim"),
+    ("TypeError", "split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not float", {},
+     "float-head-dim"),
     ("NameError", "name 'matmul' is not defined", {}, "bare-matmul"),
     ("NameError", f"name '{assignment.PART['mha'].graded_name}' is not defined", {}, "not-implemented"),
     ("AttributeError", "module 'torch' has no attribute 'Tenser'", {}, "misspelled-tensor"),
@@ -85,3 +91,20 @@ def test_an_axis_of_another_rank_is_not_softmax_dim():
     assert from_error({"type": "IndexError", "message": OUT_OF_RANGE.format(3), "where": where}, static) == ["hardcoded-dims"]
     elsewhere = {"line": 5, "text": "s = q.transpose(8, 9)", "function": "scaled_dot_product_attention"}
     assert "softmax-dim" not in from_error({"type": "IndexError", "message": OUT_OF_RANGE.format(8), "where": elsewhere}, {})
+
+
+def test_a_row_the_variant_leaves_undefined_is_no_evidence():
+    """mask-diagonal's row 0 is NaN (it sees nothing): a student who patched that row by hand still matches on the
+    others, while the reference, which differs on every other row, does not."""
+    import torch
+
+    from grader.diagnosis import close_where_defined
+
+    nan = float("nan")
+    variant = torch.tensor([[nan, nan, nan], [0.3, 0.7, 0.0], [0.2, 0.3, 0.5]])
+    patched = torch.tensor([[1.0, 0.0, 0.0], [0.3, 0.7, 0.0], [0.2, 0.3, 0.5]])
+    assert close_where_defined(patched, variant, 1e-6, 1e-6)
+    assert not close_where_defined(torch.tensor([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.2, 0.3, 0.5]]), variant, 1e-6, 1e-6)
+    assert close_where_defined(variant.clone(), variant, 1e-6, 1e-6), "NaN where the variant has NaN still matches"
+    mostly_nan = torch.tensor([[nan, nan, nan], [nan, nan, nan], [0.2, 0.3, 0.5]])
+    assert not close_where_defined(patched, mostly_nan, 1e-6, 1e-6), "one row left names nothing"

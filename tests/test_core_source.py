@@ -3,7 +3,8 @@
 Pure text work (grader.source): no sandbox, no torch.
 """
 from grader import assignment
-from grader.source import MAX_CODE_LINES, strip_magics, submission_from_cells
+from grader.cell_magics import strip_magics
+from grader.source import MAX_CODE_LINES, PROVIDED_CELLS, submission_from_cells
 
 import pytest
 
@@ -84,3 +85,39 @@ def test_a_broken_rule_in_a_notebook_is_placed_by_the_cell_that_defines_the_grad
     where = submission.locate({"line": found[0].line, "text": found[0].text, "function": "<module>"})
     assert found[0].describe("en", where).startswith("the cell that defines `MultiHeadAttention`, line 3 `import os`")
     assert found[0].describe("zh", where).startswith("定义 `MultiHeadAttention` 的单元格第 3 行")
+
+
+def test_a_percent_line_that_continues_a_statement_is_python_not_a_magic():
+    """Is a line opening with `%` inside brackets, a string or after a backslash kept, while a magic at the
+    start of a statement (indented too) is still blanked?"""
+    continued = 'assert d % h == 0, (\n    "dim %d, heads %d"\n    % (d, h))\n'
+    assert strip_magics(continued) == continued.rstrip("\n")
+    assert strip_magics('x = 1 + \\\n  % 3') == 'x = 1 + \\\n  % 3'
+    assert strip_magics('doc = """\n%d lines\n"""') == 'doc = """\n%d lines\n"""'
+    assert strip_magics('f(a,  # a comment (\n)\n!ls') == 'f(a,  # a comment (\n)\n'
+    assert strip_magics('if True:\n    !pip install einops\n%timeit f()') == 'if True:\n\n'
+
+
+def test_a_py_file_has_no_magics():
+    """A .py hand-in is Python throughout: its `%` continuation line is kept whole, not blanked."""
+    code = IMPORTS + "\n" + definition(SDPA, 'assert Q.dim() % 2 >= 0, (\n        "dims %d"\n        % Q.dim())\n    return Q')
+    submission = submission_from_cells([code], "a.py", is_notebook=False)
+    assert "% Q.dim())" in submission.source and not submission.syntax_errors
+
+
+def test_a_future_import_is_kept_though_no_definition_reads_it():
+    """`from __future__ import annotations` changes how every later statement compiles: it always runs."""
+    code = "from __future__ import annotations\n" + IMPORTS + "\n" + definition(SDPA, "return Q")
+    assert "from __future__ import annotations" in submission_from_cells([code], "a.py", is_notebook=False).source
+
+
+def test_speed_up_decorators_run_as_the_identity():
+    """`@torch.compile` (with options too) and `@torch.jit.script`, however torch is imported, are dropped with
+    their lines; a call of torch.compile elsewhere is left to the grading rules."""
+    helper = ("import torch as t\nfrom torch import jit\n\n@t.compile(\n    mode='reduce-overhead')\ndef a(x):\n    return x\n\n"
+              "@jit.script\ndef b(x):\n    return x\n\nfast = torch.compile(a)\n\n")
+    code = IMPORTS + "\n" + helper + definition(SDPA, "return b(fast(Q))")
+    source = submission_from_cells([code], "a.py", is_notebook=False).source
+    assert "@t.compile(" not in source and "mode='reduce-overhead')" not in source and "@jit.script" not in source
+    assert "def a(x):" in source and "def b(x):" in source and "fast = torch.compile(a)" in source
+    assert len(source.splitlines()) == len(code.splitlines()) + len(PROVIDED_CELLS)

@@ -35,6 +35,11 @@ CASES = [
     ("python-loop", sdpa("return [q for q in Q]"), sdpa("return Q.unbind(0)")),
     ("mask-not-buffer", mha("self.mask = torch.tril(torch.ones(4, 4))"),
      mha("self.register_buffer('mask', torch.tril(torch.ones(4, 4)))")),
+    ("mask-nan", sdpa("return Q + torch.ones(3, 3).triu(1) * float('-inf')"),
+     sdpa("return Q.masked_fill(torch.ones(3, 3).triu(1).bool(), float('-inf'))")),
+    ("mask-nan", sdpa("return Q + (1 - K) * -math.inf"), sdpa("return Q + (1 - K) * -1e9")),
+    ("mask-missing", sdpa("return Q.masked_fill(K, -1e-9)"), sdpa("return Q.masked_fill(K, -1e9)")),
+    ("mask-missing", sdpa("return torch.where(K, Q, -1e-10)"), sdpa("return torch.where(K, Q, -1e10)")),
 ]
 
 

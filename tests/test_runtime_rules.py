@@ -294,7 +294,8 @@ from grader.sandbox.guard import Guard
 guard = Guard()
 audit.install(guard.refuse)
 source = open(REFERENCE).read() + """
-import contextlib, copy, dataclasses, logging, typing, warnings
+import contextlib, copy, dataclasses, logging, operator, typing, warnings
+from operator import attrgetter, matmul
 import numpy as np
 from torch.utils.checkpoint import checkpoint
 from einops import rearrange
@@ -315,6 +316,9 @@ ATTEMPTS = {
     "patching torch": lambda: setattr(torch, "allclose", None),
     "pickling of the answers through copy": lambda: copy.dispatch_table,
     "pickling of the answers through dataclasses": lambda: dataclasses.copy.dispatch_table,
+    "an attribute named by data through operator": lambda: operator.attrgetter("_C")(torch),
+    "an attribute named by data through an imported attrgetter": lambda: attrgetter("_C")(torch),
+    "a method named by data through operator": lambda: operator.methodcaller("numpy")(torch.ones(1)),
 }
 
 
@@ -322,7 +326,8 @@ def honest(x):
     with contextlib.nullcontext(), torch.autocast("cpu", enabled=False):
         logging.getLogger(__name__).debug("x %s", x.shape)
         warnings.warn("a warning")
-        return checkpoint(lambda y: rearrange(y, "b t d -> b d t").softmax(-1), x, use_reentrant=False)
+        y = operator.matmul(x, matmul(x.transpose(-2, -1), x))
+        return checkpoint(lambda y: rearrange(y, "b t d -> b d t").softmax(-1), y, use_reentrant=False)
 """
 namespace, errors = worker.load_student(source, guard)
 results = {"load_errors": errors}
@@ -340,6 +345,20 @@ results["honest"] = x.grad is not None
 results["refused"] = guard.seen()
 print(json.dumps(results))
 '''
+
+
+def test_each_statement_compiles_with_the_future_features_before_it():
+    """The worker compiles statement by statement: `from __future__ import annotations` on the first line must
+    still postpone an annotation naming a class not yet defined, and a name only the type checker imports."""
+    from grader.sandbox import worker
+    from grader.sandbox.guard import Guard
+
+    source = ("from __future__ import annotations\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+              "    from torch import Tensor\n\nclass A:\n    def make(self, x: Tensor) -> A:\n        return A()\n")
+    namespace, errors = worker.load_student(source, Guard())
+    assert errors == [] and isinstance(namespace["A"]().make(None), namespace["A"])
+    _, errors = worker.load_student(source.replace("from __future__ import annotations", "x = 1"), Guard())
+    assert errors and "NameError" in str(errors[0]), "without the feature the same code must fail"
 
 
 def test_the_worker_refuses_what_the_spelling_hides_and_runs_honest_library_code():

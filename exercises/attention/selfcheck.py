@@ -604,7 +604,8 @@ import re
 # standard library honest code uses; everything else of it reaches files, processes, the interpreter
 ALLOWED_STDLIB = frozenset({
     "__future__", "math", "typing", "dataclasses", "functools", "itertools", "contextlib", "collections",
-    "collections.abc", "warnings", "logging", "copy", "time", "numbers", "enum", "abc", "typing_extensions", "sys"})
+    "collections.abc", "warnings", "logging", "copy", "time", "numbers", "enum", "abc", "typing_extensions", "sys",
+    "operator"})
 # sys is there for printing (print(..., file=sys.stderr)); nothing else of it
 ALLOWED_SYS = frozenset({"stdout", "stderr", "float_info", "maxsize"})
 ALLOWED_PACKAGES = ("torch", "numpy", "einops")
@@ -618,6 +619,10 @@ DENIED_MODULES = (
 # names in allowed standard modules that reach what honest code never touches: copyreg's table of reducers is how
 # the worker pickles its answers (a reducer registered there would rewrite them)
 DENIED_STDLIB_NAMES = frozenset({"copy.dispatch_table"})
+# names in allowed standard modules that read or write attributes and items by a name given as data, past the
+# guards that see each `a.b` and `a[k]` the code spells (operator.matmul and the arithmetic stay allowed)
+INDIRECT_ACCESS_NAMES = frozenset({"operator.attrgetter", "operator.methodcaller", "operator.itemgetter",
+                                   "operator.getitem", "operator.setitem", "operator.delitem"})
 # public names on torch that are no module but lead to the same places
 DENIED_TORCH_NAMES = frozenset({"torch.ops", "torch.classes", "torch.compile", "torch.load", "torch.save",
                                 "torch.set_default_device"})
@@ -634,6 +639,16 @@ ALLOWED_DUNDERS = frozenset({
     "__call__", "__len__", "__iter__", "__next__", "__enter__", "__exit__", "__getitem__", "__setitem__",
     "__contains__", "__repr__", "__str__", "__post_init__", "__add__", "__sub__", "__mul__", "__matmul__",
     "__truediv__", "__floordiv__", "__neg__", "__pow__", "__radd__", "__rmul__", "__rtruediv__", "__rmatmul__"})
+# special methods a class may not define: they take over torch's or numpy's dispatch, answer a comparison or a
+# truth test whatever the values, reach attribute lookup and class creation, or run at pickling and deletion.
+# Any other (`__call__`, `__len__`, `__getitem__`, a Protocol's methods) is an honest helper's.
+DENIED_SPECIAL_METHODS = frozenset({
+    "__torch_function__", "__torch_dispatch__", "__array_function__", "__array_ufunc__",
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__hash__",
+    "__getattribute__", "__getattr__", "__setattr__", "__delattr__", "__get__", "__set__", "__delete__",
+    "__set_name__", "__init_subclass__", "__class_getitem__", "__instancecheck__", "__subclasscheck__",
+    "__mro_entries__", "__prepare__", "__new__", "__del__", "__reduce__", "__reduce_ex__", "__getstate__",
+    "__setstate__", "__copy__", "__deepcopy__"})
 # special names a class body may bind: TorchScript's __constants__, __slots__, a docstring, __match_args__
 CLASS_DUNDERS = frozenset({"__constants__", "__slots__", "__doc__", "__match_args__"})
 # modules whose attributes are switches honest code sets (TF32, cuDNN); the worker resets them before every probe

@@ -130,8 +130,17 @@ def named_variant(variant: str | tuple[str, ...] | None, static: dict) -> list[s
     at all where the text misspells is_causal: the misspelling is why (the flag never reached the code)."""
     names = [] if variant is None else [variant] if isinstance(variant, str) else list(variant)
     mistakes = [reference.MISTAKE_OF.get(name, name) for name in names]
+    # a fill of about 0 (-1e-9 for -1e9) gives the numbers of a 0/1 mask multiplied in: the text tells them apart
+    if "mask-missing" in static and "mask-multiplied" in mistakes:
+        mistakes = ["mask-missing" if m == "mask-multiplied" else m for m in mistakes]
     typo = "is-causal-typo" in static
     return list(dict.fromkeys("is-causal-typo" if m == "mask-missing" and typo else m for m in mistakes))
+
+
+def nan_from_an_infinity(static: dict, *results: torch.Tensor | None) -> bool:
+    """NaN or inf in a result where the text multiplies by an infinity (0 · ∞ = NaN): that product is the finding,
+    not whichever wrong variant the NaN places happen to resemble."""
+    return "mask-nan" in static and any(r is not None and not bool(torch.isfinite(r).all()) for r in results)
 
 
 def where_largest(actual: torch.Tensor, expected: torch.Tensor) -> tuple[float, tuple]:
@@ -191,6 +200,26 @@ def dtype_handling_advice(ctx: Context, error: dict, dtype: str) -> tuple[str, s
     en = (f"With {dtype} inputs the code raises ({error.get('type')}: {message[:200]}): graded in float32, so no points "
           "are lost, but mixed-precision training would break.")
     return zh, en, mistakes
+
+
+UNPROMISED_DTYPES = (torch.bfloat16,)
+"""Run, never charged: the exercise promises float32 and, through the notebook's float16 note, half precision; it
+says nothing of bfloat16, which numpy cannot even name (`np.finfo` of it raises). Whatever fails only there is told
+as advice (README, "Checks that need correct values")."""
+
+
+def unpromised_dtype_note(ctx: Context, dtype: str, error: dict | None, problem: Outcome | None) -> tuple[str, str, list[str]]:
+    """A bfloat16 run that raised (`error`) or gave other numbers (`problem`), as a note that costs nothing."""
+    if error:
+        seen_zh, seen_en = f"报错（{error.get('type')}: {error.get('message', '')[:200]}）", \
+            f"raises ({error.get('type')}: {error.get('message', '')[:200]})"
+        mistakes = diagnosis.from_error(error, ctx.static)
+    else:
+        seen_zh, seen_en = f"结果与参考不同（{problem.zh[:200]}）", f"gives other numbers ({problem.en[:200]})"
+        mistakes = []
+    return (f"{dtype} 输入时代码{seen_zh}：本题不要求 {dtype}，不扣分；若要在 {dtype} 下训练，请检查这一处。",
+            f"With {dtype} inputs the code {seen_en}: the exercise does not ask for {dtype}, so no points are lost; "
+            f"check it before training in {dtype}.", mistakes)
 
 
 def low_precision_passed(notes: list[tuple[str, str, list[str]]]) -> Outcome:

@@ -6,7 +6,12 @@ from grader.checks import Context, Outcome, failed, passed
 from grader.policy import INSTEAD, for_part
 
 
-def attention_verdict(evidence: list[dict]) -> Outcome:
+def nan_mistakes(ctx: Context) -> list[str]:
+    """What names a NaN result: a product with an infinity the text shows (`mask * float('-inf')`), else nothing."""
+    return ["mask-nan"] if "mask-nan" in ctx.static else []
+
+
+def attention_verdict(evidence: list[dict], nan: list[str] = ()) -> Outcome:
     """Each entry, for one input shape: {"label", "ran", "q", "k", "mixes"} (the output or weights
     changed with Q / with K / at other positions when V changed at one). Property points need runs
     whose output follows the queries or the keys and mixes V across positions: identity, uniform or zero
@@ -27,6 +32,10 @@ def attention_verdict(evidence: list[dict]) -> Outcome:
                                       ("各位置的输出没有混合其他位置的 V", e["mixes"])) if not ok]
         missing_en = [t for t, ok in (("the result changes with neither Q nor K", e["q"] or e["k"]),
                                       ("no position's output mixes in V from other positions", e["mixes"])) if not ok]
+        if missing_en and not e.get("finite", True):  # NaN follows nothing and mixes nothing: it hides the rest
+            return failed(f"{e['label']}：输出含 NaN 或 inf（参考结果处处有限），看不出是否在计算注意力，本部分记 0 分。",
+                          f"{e['label']}: the output holds NaN or inf where the reference is finite, so whether it "
+                          "computes attention cannot be seen: this part scores 0.", list(nan))
         if missing_en:
             return failed(f"{e['label']}：{'；'.join(missing_zh)}。这不是注意力，本部分记 0 分。",
                           f"{e['label']}: {'; '.join(missing_en)}. That is not attention: this part scores 0.",

@@ -12,7 +12,8 @@ import ast
 from typing import Callable
 
 from grader.fix_rules.arithmetic import float_head_dim, missing_contiguous, scale, softmax_dim, sqrt_of_int
-from grader.fix_rules.masks import hardcoded_device, mask_device, mask_diagonal, mask_not_bool, mask_not_buffer
+from grader.fix_rules.masks import (hardcoded_device, mask_device, mask_diagonal, mask_not_bool, mask_not_buffer,
+                                   tensor_truth_value)
 from grader.fix_rules.names import bare_matmul, dropout_lowercase, is_causal_typo, misspelled_tensor
 from grader.fix_rules.splices import Splice
 
@@ -32,6 +33,7 @@ RULES: dict[str, Callable[[list[bytes], ast.AST], list[Splice]]] = {
     "mask-device": mask_device,
     "hardcoded-device": hardcoded_device,
     "mask-not-buffer": mask_not_buffer,
+    "tensor-truth-value": tensor_truth_value,
 }
 """Mistake id -> its rule. The other catalog mistakes have no one-line fix (a missing mask, a head
 split in the wrong order, a Python loop): the catalog's explanation is all a student gets."""

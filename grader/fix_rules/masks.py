@@ -1,4 +1,5 @@
-"""Fix rules for the causal mask: its diagonal, its dtype, its device, and keeping it as a buffer."""
+"""Fix rules for the causal mask: its diagonal, its dtype, its device, keeping it as a buffer, and asking whether
+there is one (not whether its values are true)."""
 from __future__ import annotations
 
 import ast
@@ -150,4 +151,26 @@ def mask_not_buffer(lines: list[bytes], graded: ast.AST) -> list[Splice]:
                     and one_line(n) and _tensor_made_in(assignments, n.value, n.lineno):
                 text = f'self.register_buffer("{n.targets[0].attr}", {segment(lines, n.value)})'
                 splices.append(Splice(n.lineno, n.col_offset, n.end_col_offset, text))
+    return splices
+
+
+MASK_WORDS = ("mask", "bias")
+
+
+def _mask_named(node: ast.AST) -> bool:
+    name = node.id if isinstance(node, ast.Name) else self_attribute(node) or ""
+    return any(word in name.lower() for word in MASK_WORDS)
+
+
+def tensor_truth_value(lines: list[bytes], graded: ast.AST) -> list[Splice]:
+    """`if mask:` -> `if mask is not None:`, `not mask` -> `mask is None`: the question meant is whether a mask
+    was given, and a tensor of several values has no single truth value."""
+    splices = []
+    for n in ast.walk(graded):
+        tests = [n.test] if isinstance(n, (ast.If, ast.IfExp, ast.While)) else []
+        for test in tests:
+            if _mask_named(test) and one_line(test):
+                splices.append(Splice(test.end_lineno, test.end_col_offset, test.end_col_offset, " is not None"))
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) and _mask_named(n.operand) and one_line(n):
+            splices.append(replace(n, f"{segment(lines, n.operand)} is None"))
     return splices

@@ -21,7 +21,7 @@ import nbformat
 from nbformat import NotebookNode
 from nbgrader.coursedir import CourseDirectory
 
-from grader.source import strip_magics
+from grader.cell_magics import strip_magics
 
 _TOP_DEF = re.compile(r"^(?:async\s+def|def|class)\s+([A-Za-z_]\w*)", re.MULTILINE)
 _TOP_IMPORT = re.compile(r"^(?:import|from)\s", re.MULTILINE)

@@ -11,6 +11,7 @@ The allow-list itself is `grader.runtime_rules` (shared with the static pass and
 """
 from __future__ import annotations
 
+import __future__
 import _string
 import ast
 import builtins as python_builtins
@@ -21,8 +22,9 @@ import types
 
 import torch
 
-from grader.runtime_rules import (ALLOWED_DUNDERS, ALLOWED_SYS, CLASS_DUNDERS, DENIED_STDLIB_NAMES, FORBIDDEN_API,
-                                  INTERPRETER_ATTRIBUTE, STAND_IN_ATTRIBUTES, WRITABLE_MODULES,
+from grader.runtime_rules import (ALLOWED_DUNDERS, ALLOWED_SYS, CLASS_DUNDERS, DENIED_SPECIAL_METHODS,
+                                  DENIED_STDLIB_NAMES, FORBIDDEN_API,
+                                  INDIRECT_ACCESS_NAMES, INTERPRETER_ATTRIBUTE, STAND_IN_ATTRIBUTES, WRITABLE_MODULES,
                                   denied_attribute_of_torch, module_allowed)
 
 STUDENT_MODULE = "submission"
@@ -100,6 +102,8 @@ class Guard:
             return "introspection", f"sys.{name}"
         if isinstance(obj, types.ModuleType) and f"{obj.__name__}.{name}" in DENIED_STDLIB_NAMES:
             return "tampering", f"{obj.__name__}.{name}"
+        if isinstance(obj, types.ModuleType) and f"{obj.__name__}.{name}" in INDIRECT_ACCESS_NAMES:
+            return "introspection", f"{obj.__name__}.{name}"
         if isinstance(obj, INTERPRETER_TYPES) or INTERPRETER_ATTRIBUTE.match(name):
             return "introspection", f"{type(obj).__name__}.{name}"
         if name.startswith("__") and name.endswith("__"):
@@ -195,8 +199,10 @@ class Guard:
             value = getattr(module, item, None)
             if isinstance(value, types.ModuleType) and not module_allowed(value.__name__):
                 value = Unimported(value.__name__, _import_mistake(value.__name__), self)
-            elif item.startswith("_"):
+            elif item.startswith("_") or f"{name}.{item}" in INDIRECT_ACCESS_NAMES:
                 value = Unimported(f"{name}.{item}", "private-torch" if name.startswith("torch") else "introspection", self)
+            elif f"{name}.{item}" in DENIED_STDLIB_NAMES:
+                value = Unimported(f"{name}.{item}", "tampering", self)
             names[item] = value
         return types.SimpleNamespace(**names)
 
@@ -339,6 +345,14 @@ class GuardedAccess(ast.NodeTransformer):
             self.guard.refuse("introspection", f"the name {node.id}")
         return node
 
+    def visit_FunctionDef(self, node: ast.FunctionDef):
+        if node.name in DENIED_SPECIAL_METHODS:
+            self.guard.refuse("tampering", f"defining the special method {node.name}")
+        self.generic_visit(node)
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
     def visit_ClassDef(self, node: ast.ClassDef):
         for statement in node.body:
             targets = statement.targets if isinstance(statement, ast.Assign) else \
@@ -357,3 +371,19 @@ def guarded(statement: ast.stmt, guard: Guard) -> ast.Module:
     module = ast.Module(body=[GuardedAccess(guard).visit(statement)], type_ignores=[])
     return ast.fix_missing_locations(module)
 
+
+
+def future_flags(statement: ast.stmt) -> int:
+    """The compiler flags a `from __future__ import ...` statement turns on (0 for any other statement)."""
+    if not (isinstance(statement, ast.ImportFrom) and statement.module == "__future__"):
+        return 0
+    features = (getattr(__future__, alias.name, None) for alias in statement.names)
+    return sum({feature.compiler_flag for feature in features if isinstance(feature, __future__._Feature)})
+
+
+def compiled(statement: ast.stmt, guard: Guard | None, flags: int, filename: str) -> types.CodeType:
+    """One top-level statement of student code as code to run. Each statement is compiled on its own, so the
+    `__future__` features of the statements before it (`flags`) are passed on explicitly, as Python does within
+    one file and IPython from cell to cell; dont_inherit keeps the grader's own features out."""
+    module = guarded(statement, guard) if guard else ast.Module(body=[statement], type_ignores=[])
+    return compile(module, filename, "exec", flags=flags, dont_inherit=True)

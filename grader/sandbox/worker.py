@@ -27,7 +27,7 @@ from grader.sandbox import audit, graph_probes, probes
 from grader.sandbox.probes import SUBMISSION_FILE, describe_error
 from grader.assignment import GRADED_NAMES
 from grader.sandbox.confinement import Limits, confine
-from grader.sandbox.guard import STUDENT_MODULE, Guard, guarded
+from grader.sandbox.guard import STUDENT_MODULE, Guard, compiled, future_flags
 from grader.process import single_threaded_torch
 
 # The built-in attention, denied in the worker however it is named. Python entry points are
@@ -122,11 +122,11 @@ def load_student(source: str, guard: Guard | None) -> tuple[dict, list[dict]]:
         tree = ast.parse(source, SUBMISSION_FILE)
     except SyntaxError as error:
         return namespace, [describe_error(error, lines)]
+    flags = 0
     for statement in tree.body:
         try:
-            # dont_inherit: this module's own `from __future__ import annotations` must not leak into student code
-            module_ast = guarded(statement, guard) if guard else ast.Module(body=[statement], type_ignores=[])
-            code = compile(module_ast, SUBMISSION_FILE, "exec", dont_inherit=True)
+            flags |= future_flags(statement)
+            code = compiled(statement, guard, flags, SUBMISSION_FILE)
             exec(code, namespace)  # noqa: S102 - this is the sandboxed worker's whole purpose
         except BaseException as error:  # SystemExit/KeyboardInterrupt from student code too
             errors.append(describe_error(error, lines))

@@ -1,10 +1,4 @@
-# source: ishovkun/assignment1-basics, cs336_basics/transformer_lm/attention.py, class Attention (a student's CS336 assignment 1)
-# url: https://github.com/ishovkun/assignment1-basics/blob/main/cs336_basics/transformer_lm/attention.py
-# licence: none stated (no LICENSE file in the index, none in the file)
-# theirs: Part 1: einops einsum over `...` leading dims, scale 1/(K.shape[-1] ** 0.5), masked positions set by
-#   boolean index assignment `QK[mask == False] = -inf`. Part 2 is written plainly in the same style.
-# adapted: the module's forward became the function; their Softmax(-1) class written as the usual stable softmax;
-#   the mask argument built as a lower-triangular keep-mask on the input's device when is_causal; weights returned.
+# seen in: ishovkun/assignment1-basics (a CS336 assignment 1): einops `einsum` over `...` dims, the scale 1/(d_k ** 0.5) in front, masked entries set by boolean index assignment `scores[..., keep == False] = -inf`, a Softmax module called through .forward
 from dataclasses import dataclass
 
 import torch
@@ -19,35 +13,31 @@ class ModelArgs:
     max_seq_len: int = 256
 
 
-class Softmax(torch.nn.Module):
-    def __init__(self, dim):
+class RowSoftmax(torch.nn.Module):
+    def __init__(self, axis):
         super().__init__()
-        self.dim = dim
+        self.axis = axis
 
     def forward(self, x):
-        e = torch.exp(x - x.amax(dim=self.dim, keepdim=True))
-        return e / e.sum(dim=self.dim, keepdim=True)
+        ex = (x - x.amax(dim=self.axis, keepdim=True)).exp()
+        return ex / ex.sum(dim=self.axis, keepdim=True)
 
 
 def scaled_dot_product_attention(Q, K, V, is_causal: bool = True):
-    mask = None
+    factor = 1 / (K.shape[-1] ** 0.5)
+    scores = factor * einsum(Q, K, "... q d, ... s d -> ... q s")
     if is_causal:
         n = Q.shape[-2]
-        mask = torch.tril(torch.ones(n, n, dtype=torch.bool, device=Q.device))
-    scale = 1/(K.shape[-1] ** 0.5)
-    # Attention(Q, K, V ) = softmax (Q⊤K √dk ) V
-    QK = scale * einsum(Q, K, "... i k, ... j k -> ... i j")
-    if mask is not None:
-        QK[..., mask == False] = float("-inf")
-    S = Softmax(-1).forward(QK)
-    Attn = einsum(S, V, "... i j, ... j k -> ... i k")
-    return Attn, S
+        keep = torch.ones(n, n, dtype=torch.bool, device=Q.device).tril()
+        scores[..., keep == False] = float("-inf")  # noqa: E712 (the idiom as written)
+    probs = RowSoftmax(-1).forward(scores)
+    return einsum(probs, V, "... q s, ... s d -> ... q d"), probs
 
 
 class MultiHeadAttention(torch.nn.Module):
     def __init__(self, args, is_causal: bool = False):
         super().__init__()
-        self.num_heads = args.n_heads
+        self.h = args.n_heads
         self.wq = torch.nn.Linear(args.dim, args.dim, bias=False)
         self.wk = torch.nn.Linear(args.dim, args.dim, bias=False)
         self.wv = torch.nn.Linear(args.dim, args.dim, bias=False)
@@ -55,16 +45,15 @@ class MultiHeadAttention(torch.nn.Module):
         self.attn_dropout = torch.nn.Dropout(args.dropout)
         self.resid_dropout = torch.nn.Dropout(args.dropout)
         self.is_causal = is_causal
-        self.register_buffer("mask", torch.tril(torch.ones(args.max_seq_len, args.max_seq_len, dtype=torch.bool)))
+        self.register_buffer("keep", torch.ones(args.max_seq_len, args.max_seq_len, dtype=torch.bool).tril())
 
     def forward(self, q, k, v):
         n = q.shape[-2]
-        Q = rearrange(self.wq(q), "... n (h k) -> ... h n k", h=self.num_heads)
-        K = rearrange(self.wk(k), "... n (h k) -> ... h n k", h=self.num_heads)
-        V = rearrange(self.wv(v), "... n (h k) -> ... h n k", h=self.num_heads)
-        QK = einsum(Q, K, "... i k, ... j k -> ... i j") / (K.shape[-1] ** 0.5)
+        split = lambda x: rearrange(x, "... n (h d) -> ... h n d", h=self.h)  # noqa: E731
+        Qh, Kh, Vh = split(self.wq(q)), split(self.wk(k)), split(self.wv(v))
+        scores = einsum(Qh, Kh, "... q d, ... s d -> ... q s") / (Kh.shape[-1] ** 0.5)
         if self.is_causal:
-            QK = QK.masked_fill(self.mask[:n, :n] == False, float("-inf"))
-        S = self.attn_dropout(Softmax(-1).forward(QK))
-        Attn = rearrange(einsum(S, V, "... i j, ... j k -> ... i k"), "... h n k -> ... n (h k)")
-        return self.resid_dropout(self.wo(Attn))
+            scores = scores.masked_fill(self.keep[:n, :n] == False, float("-inf"))  # noqa: E712
+        probs = self.attn_dropout(RowSoftmax(-1).forward(scores))
+        heads = einsum(probs, Vh, "... q s, ... s d -> ... q d")
+        return self.resid_dropout(self.wo(rearrange(heads, "... h n d -> ... n (h d)")))

@@ -1,11 +1,4 @@
-# source: a public stanford-cs336 assignment1-basics fork (a student's `scaled_dot_product_attention`, importing
-#   cs336_basics.Softmax); the code index returned the file's text without naming its repository.
-# url: unknown (code-index file id 2101804450)
-# licence: none stated (the index did not name the repository)
-# theirs: Part 1: `softmax(attn_scores, d_k)` passes the key width where the dimension index belongs, so the softmax
-#   runs over axis d_k (out of range for small tensors, the wrong axis otherwise). Part 2 is written plainly.
-# adapted: their `softmax(x, dim)` (not in the excerpt) written as the usual stable softmax; the mask argument built
-#   as a lower-triangular keep-mask on the input's device when is_causal; the weights returned.
+# seen in: a fork of stanford-cs336/assignment1-basics (the code index named no repository): `softmax(attn_scores, d_k)`, the key width passed where the softmax wants its axis
 import math
 from dataclasses import dataclass
 
@@ -23,32 +16,25 @@ class ModelArgs:
 
 
 def softmax(x, dim):
-    x = x - torch.max(x, dim=dim, keepdim=True).values
-    e = torch.exp(x)
-    return e / torch.sum(e, dim=dim, keepdim=True)
+    ex = (x - x.max(dim=dim, keepdim=True).values).exp()
+    return ex / ex.sum(dim=dim, keepdim=True)
 
 
-def scaled_dot_product_attention(q:torch.tensor,k:torch.tensor,v:torch.tensor,is_causal: bool = True) -> torch.tensor:
-    mask = None
+def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool = True):
+    d_k = k.size(-1)
+    attn_scores = einsum(q, k, "... queries d_k, ... keys d_k -> ... queries keys")
+    attn_scores = attn_scores / torch.sqrt(torch.tensor(d_k, dtype=q.dtype))
     if is_causal:
         n = q.shape[-2]
-        mask = torch.tril(torch.ones(n, n, dtype=torch.bool, device=q.device))
-    attn_scores = einsum(q,k,"... queries d_k,... keys d_k ->... queries keys")
-    d_k = k.size(-1)
-    attn_scores = attn_scores / torch.sqrt(torch.tensor(d_k, dtype=q.dtype))
-
-    if mask is not None:
-        attn_scores = attn_scores.masked_fill(~mask, float('-inf'))
-    attn_scores = softmax(attn_scores,d_k)
-
-    output = einsum(attn_scores, v,'... queries keys, ... keys d_v-> ... queries d_v', )
-    return output, attn_scores
+        attn_scores = attn_scores.masked_fill(~torch.ones(n, n, dtype=torch.bool, device=q.device).tril(), -math.inf)
+    attn_scores = softmax(attn_scores, d_k)  # the size, not the axis
+    return einsum(attn_scores, v, "... queries keys, ... keys d_v -> ... queries d_v"), attn_scores
 
 
 class MultiHeadAttention(nn.Module):
     def __init__(self, args, is_causal: bool = False):
         super().__init__()
-        self.num_heads = args.n_heads
+        self.h = args.n_heads
         self.wq = nn.Linear(args.dim, args.dim, bias=False)
         self.wk = nn.Linear(args.dim, args.dim, bias=False)
         self.wv = nn.Linear(args.dim, args.dim, bias=False)
@@ -56,16 +42,14 @@ class MultiHeadAttention(nn.Module):
         self.attn_dropout = nn.Dropout(args.dropout)
         self.resid_dropout = nn.Dropout(args.dropout)
         self.is_causal = is_causal
-        self.register_buffer("mask", torch.tril(torch.ones(args.max_seq_len, args.max_seq_len, dtype=torch.bool)))
+        self.register_buffer("keep", torch.ones(args.max_seq_len, args.max_seq_len, dtype=torch.bool).tril())
 
     def forward(self, q, k, v):
         b, n, d = q.shape
-        q = self.wq(q).view(b, n, self.num_heads, -1).transpose(1, 2)
-        k = self.wk(k).view(b, n, self.num_heads, -1).transpose(1, 2)
-        v = self.wv(v).view(b, n, self.num_heads, -1).transpose(1, 2)
-        attn_scores = einsum(q, k, "... queries d_k,... keys d_k ->... queries keys") / math.sqrt(q.size(-1))
+        q, k, v = (w(x).view(b, n, self.h, -1).transpose(1, 2) for w, x in ((self.wq, q), (self.wk, k), (self.wv, v)))
+        scores = einsum(q, k, "... queries d_k, ... keys d_k -> ... queries keys") / math.sqrt(q.size(-1))
         if self.is_causal:
-            attn_scores = attn_scores.masked_fill(~self.mask[:n, :n], float('-inf'))
-        attn_scores = self.attn_dropout(softmax(attn_scores, -1))
-        output = einsum(attn_scores, v, '... queries keys, ... keys d_v-> ... queries d_v')
-        return self.resid_dropout(self.wo(output.transpose(1, 2).contiguous().view(b, n, d)))
+            scores = scores.masked_fill(~self.keep[:n, :n], -math.inf)
+        scores = self.attn_dropout(softmax(scores, -1))
+        out = einsum(scores, v, "... queries keys, ... keys d_v -> ... queries d_v")
+        return self.resid_dropout(self.wo(out.transpose(1, 2).contiguous().view(b, n, d)))

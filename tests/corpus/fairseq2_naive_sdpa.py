@@ -1,25 +1,9 @@
-# source: facebookresearch/fairseq2, src/fairseq2/models/transformer/sdpa/naive.py, function
-#   naive_scaled_dot_product_attention and class NaiveSDPA (stored commit cc7b810833540885438aa9a37e66923441041799),
-#   with CausalAttentionBias and _create_causal_bias_tensor of src/fairseq2/models/transformer/attention_bias.py
-#   (stored commit f97c3582d7d42af73799f953ffb2c1ff182a4677)
-# url: https://github.com/facebookresearch/fairseq2/blob/main/src/fairseq2/models/transformer/sdpa/naive.py
-# licence: BSD-style (read in both files' own header: "licensed under the BSD-style license found in the LICENSE file
-#   in the root directory of this source tree"; that LICENSE file is not in the stored snapshot)
-# theirs: Part 1: `torch.matmul(q, k.transpose(-1, -2))` then `* (q.size(-1) ** -0.5)`, any number of leading dims; the
-#   causal mask is an additive float bias made as `torch.ones((q_len, k_len), device=..., dtype=...)`, `tril_`, then
-#   `log_()` (log 1 = 0, log 0 = -inf); softmax with dtype=torch.float32, then `type_as(q)`. Part 2 is written plainly
-#   around it in NaiveSDPA's (N, S, H, K) layout: fairseq2's StandardMultiheadAttention is a larger module (projection
-#   factories, position encoders, KV state bags) than this exercise's.
-# adapted: Part 1 creates the bias itself (CausalAttentionBias.create_bias_tensor without a window, only when
-#   is_causal; theirs passes it in through an AttentionBias cache and skips it when the query has one token) and always
-#   returns the weights (needs_weights=True); dropout_p left at its default 0.0. Part 2: wq/wk/wv/wo (bias=False);
-#   their `dropout(weights, dropout_p)` (only while training) -> self.attn_dropout; resid_dropout on the output;
-#   `from __future__ import annotations` dropped (a dataclass in a file loaded outside sys.modules trips on it).
+# seen in: facebookresearch/fairseq2 (naive_scaled_dot_product_attention and its causal bias): an additive float mask made as log(tril(ones)) on the input's device, bottom-right aligned; softmax(dtype=torch.float32) cast back with type_as; heads by unflatten
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
-from torch.nn.functional import dropout, softmax
+from torch.nn.functional import softmax
 
 
 @dataclass
@@ -30,81 +14,23 @@ class ModelArgs:
     max_seq_len: int = 256
 
 
-def _create_causal_bias_tensor(
-    q_len: int,
-    k_len: int,
-    attn_window_len: int,
-    from_bottom_right: bool,
-    device,
-    dtype,
-) -> Tensor:
-    # (S, S_kv)
+def log_causal_bias(q_len: int, k_len: int, device, dtype) -> Tensor:
+    """log of a lower-triangular ones matrix: 0 where a key is visible, -inf where not."""
     bias = torch.ones((q_len, k_len), device=device, dtype=dtype)
-
-    if from_bottom_right:
-        d = k_len - q_len
-    else:
-        d = 0
-
-    bias.tril_(diagonal=d)
-
-    if attn_window_len < q_len:
-        bias.triu_(diagonal=d - attn_window_len + 1)
-
-    bias.log_()
-
-    return bias
+    bias.tril_(diagonal=k_len - q_len)
+    return bias.log_()
 
 
-def causal_bias(q_len: int, k_len: int, device, dtype) -> Tensor:
-    attn_window_len = q_len
-
-    # (S, S_kv)
-    return _create_causal_bias_tensor(
-        q_len,
-        k_len,
-        attn_window_len,
-        from_bottom_right=True,
-        device=device,
-        dtype=dtype,
-    )
-
-
-def naive_scaled_dot_product_attention(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    bias: Tensor | None,
-    *,
-    dropout_p: float = 0.0,
-    needs_weights: bool = False,
-) -> tuple[Tensor, Tensor | None]:
-    # (N, H, S, K) @ (N, H, K, S_kv) = (N, H, S, S_kv)
-    weights = torch.matmul(q, k.transpose(-1, -2))
-
-    weights = weights * (q.size(-1) ** -0.5)
-
+def attend(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None, drop=None) -> tuple[Tensor, Tensor]:
+    weights = torch.matmul(q, k.transpose(-1, -2)) * (q.size(-1) ** -0.5)
     if bias is not None:
-        # (N, H, S, S_kv) + ([[N], H], S, S_kv) -> (N, H, S, S_kv)
         weights = weights + bias
-
-    # For numerical stability run in single precision.
-    weights = softmax(weights, dim=-1, dtype=torch.float32)
-
-    weights = weights.type_as(q)
-
-    if dropout_p > 0.0:
-        weights = dropout(weights, dropout_p)
-
-    # (N, H, S, S_kv) @ (N, H, S_kv, V) = (N, H, S, V)
-    attns = torch.matmul(weights, v)
-
-    return attns, weights if needs_weights else None
+    weights = softmax(weights, dim=-1, dtype=torch.float32).type_as(q)
+    return torch.matmul(weights if drop is None else drop(weights), v), weights
 
 
 def scaled_dot_product_attention(q, k, v, is_causal: bool = True):
-    bias = causal_bias(q.size(-2), k.size(-2), q.device, q.dtype) if is_causal else None
-    return naive_scaled_dot_product_attention(q, k, v, bias, needs_weights=True)
+    return attend(q, k, v, log_causal_bias(q.size(-2), k.size(-2), q.device, q.dtype) if is_causal else None)
 
 
 class MultiHeadAttention(nn.Module):
@@ -120,37 +46,7 @@ class MultiHeadAttention(nn.Module):
         self.is_causal = is_causal
 
     def forward(self, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
-        # (N, S, M) -> (N, S, H, K)
-        q = self.wq(q).unflatten(-1, (self.num_heads, -1))
-        k = self.wk(k).unflatten(-1, (self.num_heads, -1))
-        v = self.wv(v).unflatten(-1, (self.num_heads, -1))
-
-        bias = causal_bias(q.size(1), k.size(1), q.device, q.dtype) if self.is_causal else None
-
-        # (N, S, H, K) -> (N, H, S, K)
-        q = q.transpose(-2, -3)
-        k = k.transpose(-2, -3)
-        v = v.transpose(-2, -3)
-
-        # (N, H, S, K) @ (N, H, K, S_kv) = (N, H, S, S_kv)
-        weights = torch.matmul(q, k.transpose(-1, -2))
-
-        weights = weights * (q.size(-1) ** -0.5)
-
-        if bias is not None:
-            weights = weights + bias
-
-        # For numerical stability run in single precision.
-        weights = softmax(weights, dim=-1, dtype=torch.float32)
-
-        weights = weights.type_as(q)
-
-        weights = self.attn_dropout(weights)
-
-        # (N, H, S, S_kv) @ (N, H, S_kv, V) = (N, H, S, V)
-        attns = torch.matmul(weights, v)
-
-        # (N, H, S, V) -> (N, S, H, V) -> (N, S, H * V)
-        attns = attns.transpose(-2, -3).flatten(-2, -1)
-
-        return self.resid_dropout(self.wo(attns))
+        q, k, v = (w(x).unflatten(-1, (self.num_heads, -1)) for w, x in ((self.wq, q), (self.wk, k), (self.wv, v)))
+        bias = log_causal_bias(q.size(1), k.size(1), q.device, q.dtype) if self.is_causal else None
+        out, _ = attend(q.transpose(-2, -3), k.transpose(-2, -3), v.transpose(-2, -3), bias, self.attn_dropout)
+        return self.resid_dropout(self.wo(out.transpose(-2, -3).flatten(-2, -1)))

@@ -1,12 +1,4 @@
-# source: transformer/Modules.py, class ScaledDotProductAttention, as shipped in the Hugging Face Space
-#   Ionut-Bostan/Emotion_Aware_TTS (the FastSpeech 2 code of ming024/FastSpeech2, itself from
-#   jadore801120/attention-is-all-you-need-pytorch); stored revision decb23fa38a674375590f7fc3c9ed17d483d6367
-# url: https://huggingface.co/spaces/Ionut-Bostan/Emotion_Aware_TTS/blob/main/transformer/Modules.py
-# licence: MIT (ming024/FastSpeech2)
-# theirs: Part 1: `torch.bmm`, `k.transpose(1, 2)` and `nn.Softmax(dim=2)` all assume 3-D (batch, T, d) input.
-#   Part 2 is written plainly in the same style (heads folded into the batch, as their MultiHeadAttention does).
-# adapted: the module became the function; temperature = np.power(d_k, 0.5) as their MultiHeadAttention passes it;
-#   the boolean mask argument built as the causal mask (on the input's device) when is_causal.
+# seen in: ming024/FastSpeech2 (transformer/Modules.py, ScaledDotProductAttention, from jadore801120/attention-is-all-you-need-pytorch): torch.bmm, k.transpose(1, 2) and nn.Softmax(dim=2), all for 3-D input only; temperature np.power(d_k, 0.5); heads folded head-major into the batch
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,21 +16,12 @@ class ModelArgs:
 
 def scaled_dot_product_attention(q, k, v, is_causal: bool = True):
     temperature = np.power(k.shape[-1], 0.5)
-    softmax = nn.Softmax(dim=2)
-    mask = None
+    scores = torch.bmm(q, k.transpose(1, 2)) / temperature
     if is_causal:
-        mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).triu(1)
-
-    attn = torch.bmm(q, k.transpose(1, 2))
-    attn = attn / temperature
-
-    if mask is not None:
-        attn = attn.masked_fill(mask, -np.inf)
-
-    attn = softmax(attn)
-    output = torch.bmm(attn, v)
-
-    return output, attn
+        scores = scores.masked_fill(torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).triu(1),
+                                    -np.inf)
+    probs = nn.Softmax(dim=2)(scores)
+    return torch.bmm(probs, v), probs
 
 
 class MultiHeadAttention(nn.Module):
@@ -54,25 +37,19 @@ class MultiHeadAttention(nn.Module):
         self.resid_dropout = nn.Dropout(args.dropout)
         self.softmax = nn.Softmax(dim=2)
         self.is_causal = is_causal
-        self.register_buffer("mask", torch.ones(args.max_seq_len, args.max_seq_len, dtype=torch.bool).triu(1))
+        self.register_buffer("ahead", torch.ones(args.max_seq_len, args.max_seq_len, dtype=torch.bool).triu(1))
 
     def forward(self, q, k, v):
-        d_k, n_head = self.d_k, self.n_head
-        sz_b, len_q, _ = q.size()
+        n_head, d_k = self.n_head, self.d_k
+        batch, length, _ = q.size()
 
-        q = self.wq(q).view(sz_b, len_q, n_head, d_k)
-        k = self.wk(k).view(sz_b, len_q, n_head, d_k)
-        v = self.wv(v).view(sz_b, len_q, n_head, d_k)
-        q = q.permute(2, 0, 1, 3).contiguous().view(-1, len_q, d_k)  # (n*b) x lq x dk
-        k = k.permute(2, 0, 1, 3).contiguous().view(-1, len_q, d_k)  # (n*b) x lk x dk
-        v = v.permute(2, 0, 1, 3).contiguous().view(-1, len_q, d_k)  # (n*b) x lv x dv
+        def fold(x):  # (batch, length, dim) -> (n_head * batch, length, d_k), head-major
+            return x.view(batch, length, n_head, d_k).permute(2, 0, 1, 3).contiguous().view(-1, length, d_k)
 
-        attn = torch.bmm(q, k.transpose(1, 2)) / np.power(d_k, 0.5)
+        q, k, v = fold(self.wq(q)), fold(self.wk(k)), fold(self.wv(v))
+        scores = torch.bmm(q, k.transpose(1, 2)) / np.power(d_k, 0.5)
         if self.is_causal:
-            attn = attn.masked_fill(self.mask[:len_q, :len_q], -np.inf)
-        attn = self.attn_dropout(self.softmax(attn))
-        output = torch.bmm(attn, v)
-
-        output = output.view(n_head, sz_b, len_q, d_k)
-        output = output.permute(1, 2, 0, 3).contiguous().view(sz_b, len_q, -1)  # b x lq x (n*dv)
-        return self.resid_dropout(self.wo(output))
+            scores = scores.masked_fill(self.ahead[:length, :length], -np.inf)
+        out = torch.bmm(self.attn_dropout(self.softmax(scores)), v)
+        out = out.view(n_head, batch, length, d_k).permute(1, 2, 0, 3).contiguous().view(batch, length, -1)
+        return self.resid_dropout(self.wo(out))

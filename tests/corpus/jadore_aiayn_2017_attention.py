@@ -1,19 +1,4 @@
-# source: jadore801120/attention-is-all-you-need-pytorch, transformer/Modules.py (Bottle, BottleSoftmax,
-#   ScaledDotProductAttention; stored commit 002815545bf743d0bf2b9d172af047b37e20b6e9), transformer/SubLayers.py
-#   (MultiHeadAttention; stored commit 144902aa6fc57cfa294db487f796dad600210d5e) and get_attn_subsequent_mask
-#   (transformer/Models.py) -- the 2017 version of the repository
-# url: https://github.com/jadore801120/attention-is-all-you-need-pytorch
-# licence: MIT (read in the repository's LICENSE: "MIT License, Copyright (c) 2017 Victor Huang")
-# theirs: both parts, with their real bugs: `self.temper = np.power(d_model, 0.5)` scales every head by the model
-#   width, not the head width (fixed upstream later); `torch.bmm(q, k.transpose(1, 2))` works on 3-D tensors only;
-#   `outputs.view(mb_size, len_q, -1)` reads the head-major (n_head * mb_size) batch as if it were batch-major, so
-#   heads and batch rows are mixed up when merged.
-# adapted: Part 1 is their ScaledDotProductAttention built with d_model = the width of Q (a function has no model
-#   width) and their subsequent mask. The mask: np.triu(...).astype('uint8') -> astype(bool) (today's masked_fill
-#   refuses uint8) and `if seq.is_cuda: .cuda()` -> .to(seq.device); its shape taken from Q instead of token ids.
-#   Part 2: their per-head weights w_qs (n_head, d_model, d_k) are rows of wq here (nn.Linear, bias=False), laid out
-#   head-major exactly as their repeat/bmm gives; proj -> wo (bias=False); the residual + LayerNormalization at the
-#   end dropped (the block's, not attention's); their attention's dropout is attn_dropout; resid_dropout added.
+# seen in: jadore801120/attention-is-all-you-need-pytorch (2017 version, Modules.py and SubLayers.py): torch.bmm (3-D only) and temperature np.power(d_model, 0.5) in the heads, a BottleSoftmax, the mask filled through attn.data.masked_fill_, and the head-major batch merged back with a plain view as if batch-major
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,111 +15,66 @@ class ModelArgs:
 
 
 class Bottle(nn.Module):
-    ''' Perform the reshape routine before and after an operation '''
+    """Flattens the two leading dims around the wrapped operation, and restores them after."""
 
     def forward(self, input):
         if len(input.size()) <= 2:
             return super(Bottle, self).forward(input)
-        size = input.size()[:2]
-        out = super(Bottle, self).forward(input.view(size[0]*size[1], -1))
-        return out.view(size[0], size[1], -1)
+        lead = input.size()[:2]
+        return super(Bottle, self).forward(input.view(lead[0] * lead[1], -1)).view(lead[0], lead[1], -1)
 
 
 class BottleSoftmax(Bottle, nn.Softmax):
-    ''' Perform the reshape routine before and after a softmax operation'''
     pass
 
 
-def get_attn_subsequent_mask(seq):
-    ''' Get an attention mask to avoid using the subsequent info.'''
-    attn_shape = (seq.size(0), seq.size(1), seq.size(1))
-    subsequent_mask = np.triu(np.ones(attn_shape), k=1).astype(bool)
-    subsequent_mask = torch.from_numpy(subsequent_mask).to(seq.device)
-    return subsequent_mask
+def no_future(seq):
+    """(batch, n, n) bool, True above the diagonal, from numpy, moved to the input's device."""
+    shape = (seq.size(0), seq.size(1), seq.size(1))
+    return torch.from_numpy(np.triu(np.ones(shape), k=1).astype(bool)).to(seq.device)
 
 
-class ScaledDotProductAttention(nn.Module):
-    ''' Scaled Dot-Product Attention '''
-
-    def __init__(self, d_model, attn_dropout=0.1):
-        super(ScaledDotProductAttention, self).__init__()
-        self.temper = np.power(d_model, 0.5)
-        self.dropout = nn.Dropout(attn_dropout)
+class DotProductAttention(nn.Module):
+    def __init__(self, width, dropout=0.1):
+        super(DotProductAttention, self).__init__()
+        self.temper = np.power(width, 0.5)
+        self.dropout = nn.Dropout(dropout)
         self.softmax = BottleSoftmax()
 
-    def forward(self, q, k, v, attn_mask=None):
-
+    def forward(self, q, k, v, hidden=None):
         attn = torch.bmm(q, k.transpose(1, 2)) / self.temper
-
-        if attn_mask is not None:
-
-            assert attn_mask.size() == attn.size(), \
-                    'Attention mask shape {} mismatch ' \
-                    'with Attention logit tensor shape ' \
-                    '{}.'.format(attn_mask.size(), attn.size())
-
-            attn.data.masked_fill_(attn_mask, -float('inf'))
-
-        attn = self.softmax(attn)
-        attn = self.dropout(attn)
-        output = torch.bmm(attn, v)
-
-        return output, attn
+        if hidden is not None:
+            assert hidden.size() == attn.size(), f"mask {hidden.size()} vs scores {attn.size()}"
+            attn.data.masked_fill_(hidden, -float("inf"))
+        attn = self.dropout(self.softmax(attn))
+        return torch.bmm(attn, v), attn
 
 
 def scaled_dot_product_attention(Q, K, V, is_causal: bool = True):
-    attention = ScaledDotProductAttention(Q.size(-1), attn_dropout=0.0)
-    return attention(Q, K, V, attn_mask=get_attn_subsequent_mask(Q) if is_causal else None)
+    return DotProductAttention(Q.size(-1), dropout=0.0)(Q, K, V, hidden=no_future(Q) if is_causal else None)
 
 
 class MultiHeadAttention(nn.Module):
-    ''' Multi-Head Attention module '''
-
     def __init__(self, args, is_causal: bool = False):
         super(MultiHeadAttention, self).__init__()
-
-        n_head, d_model = args.n_heads, args.dim
-        self.n_head = n_head
-        self.d_k = d_model // n_head
-        self.d_v = d_model // n_head
+        self.n_head = args.n_heads
+        self.d_k = args.dim // args.n_heads
         self.is_causal = is_causal
-
-        self.wq = nn.Linear(d_model, n_head * self.d_k, bias=False)
-        self.wk = nn.Linear(d_model, n_head * self.d_k, bias=False)
-        self.wv = nn.Linear(d_model, n_head * self.d_v, bias=False)
-
-        self.attention = ScaledDotProductAttention(d_model, attn_dropout=args.dropout)
+        self.wq = nn.Linear(args.dim, args.dim, bias=False)
+        self.wk = nn.Linear(args.dim, args.dim, bias=False)
+        self.wv = nn.Linear(args.dim, args.dim, bias=False)
+        self.wo = nn.Linear(args.dim, args.dim, bias=False)
+        self.attention = DotProductAttention(args.dim, dropout=args.dropout)  # the model width as temperature
         self.attn_dropout = self.attention.dropout
-        self.wo = nn.Linear(n_head * self.d_v, d_model, bias=False)
-
         self.resid_dropout = nn.Dropout(args.dropout)
 
     def forward(self, q, k, v):
+        batch, n, width = q.size()
 
-        d_k, d_v = self.d_k, self.d_v
-        n_head = self.n_head
+        def head_major(x):  # (batch, n, width) -> (n_head * batch, n, d_k)
+            return x.view(batch, n, self.n_head, self.d_k).permute(2, 0, 1, 3).contiguous().view(-1, n, self.d_k)
 
-        residual = q
-
-        mb_size, len_q, d_model = q.size()
-        mb_size, len_k, d_model = k.size()
-        mb_size, len_v, d_model = v.size()
-
-        # treat the result as a (n_head * mb_size) size batch
-        q_s = self.wq(q).view(mb_size, len_q, n_head, d_k).permute(2, 0, 1, 3).contiguous().view(-1, len_q, d_k)
-        k_s = self.wk(k).view(mb_size, len_k, n_head, d_k).permute(2, 0, 1, 3).contiguous().view(-1, len_k, d_k)
-        v_s = self.wv(v).view(mb_size, len_v, n_head, d_v).permute(2, 0, 1, 3).contiguous().view(-1, len_v, d_v)
-
-        # perform attention, result size = (n_head * mb_size) x len_q x d_v
-        attn_mask = get_attn_subsequent_mask(q) if self.is_causal else None
-        outputs, attns = self.attention(q_s, k_s, v_s,
-                                        attn_mask=attn_mask.repeat(n_head, 1, 1) if attn_mask is not None else None)
-
-        # back to original mb_size batch
-        outputs = outputs.view(mb_size, len_q, -1)            # mb_size x len_q x (n_head*d_v)
-
-        # project back to residual size
-        outputs = self.wo(outputs.view(-1, outputs.size(2))).view_as(residual)
-        outputs = self.resid_dropout(outputs)
-
-        return outputs
+        hidden = no_future(q).repeat(self.n_head, 1, 1) if self.is_causal else None
+        out, _ = self.attention(head_major(self.wq(q)), head_major(self.wk(k)), head_major(self.wv(v)), hidden=hidden)
+        out = out.view(batch, n, -1)  # read back as if batch-major
+        return self.resid_dropout(self.wo(out.view(-1, out.size(2))).view(batch, n, width))

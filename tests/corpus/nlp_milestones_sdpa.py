@@ -1,10 +1,4 @@
-# source: Tialo/nlp-milestones-from-scratch, models.py, class ScaledDotProductAttention
-# url: https://github.com/Tialo/nlp-milestones-from-scratch/blob/main/models.py
-# licence: none stated (no LICENSE file in the index, none in the file)
-# theirs: Part 1: `k.transpose(1, 2)`, documented for (batch_size, seq_len, d) input only. Part 2 is written
-#   plainly in the same style.
-# adapted: the module's forward became the function; a causal mask (on the input's device) added for is_causal;
-#   the weights returned.
+# seen in: Tialo/nlp-milestones-from-scratch (models.py, ScaledDotProductAttention): `k.transpose(1, 2)` in Part 1, right only for (batch, seq, d) input
 from dataclasses import dataclass
 
 import torch
@@ -20,21 +14,15 @@ class ModelArgs:
 
 
 def scaled_dot_product_attention(q, k, v, is_causal: bool = True):
-    """
-    q - (batch_size, seq_len, d_q)
-    k - (batch_size, seq_len, d_k)
-    v - (batch_size, seq_len, d_v)
-
-    d_q == d_k
-    """
-    d_k = k.shape[-1]
-    attn_weights = q @ k.transpose(1, 2) / d_k ** 0.5  # (batch_size, seq_len, seq_len)
+    # expects q, k, v of shape (batch, seq, width)
+    width = k.shape[-1]
+    att = q @ k.transpose(1, 2) / width ** 0.5  # (batch, seq, seq)
     if is_causal:
-        seq_len = q.shape[-2]
-        future = torch.triu(torch.ones(seq_len, seq_len, dtype=torch.bool, device=q.device), diagonal=1)
-        attn_weights = attn_weights.masked_fill(future, float("-inf"))
-    attn_weights = torch.softmax(attn_weights, dim=-1)
-    return attn_weights @ v, attn_weights  # (batch_size, seq_len, d_v)
+        n = q.shape[-2]
+        ahead = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(diagonal=1)
+        att = att.masked_fill(ahead, float("-inf"))
+    att = att.softmax(dim=-1)
+    return att @ v, att
 
 
 class MultiHeadAttention(nn.Module):
@@ -48,19 +36,16 @@ class MultiHeadAttention(nn.Module):
         self.attn_dropout = nn.Dropout(args.dropout)
         self.resid_dropout = nn.Dropout(args.dropout)
         self.is_causal = is_causal
-        self.register_buffer("mask", torch.triu(torch.ones(args.max_seq_len, args.max_seq_len, dtype=torch.bool), diagonal=1))
+        ahead = torch.ones(args.max_seq_len, args.max_seq_len, dtype=torch.bool).triu(diagonal=1)
+        self.register_buffer("ahead", ahead)
 
     def forward(self, q, k, v):
-        """
-        q, k, v - (batch_size, seq_len, d_model)
-        """
-        batch_size, seq_len, d_model = q.shape
-        q = self.wq(q).view(batch_size, seq_len, self.n_heads, -1).transpose(1, 2)  # (batch_size, n_heads, seq_len, d_k)
-        k = self.wk(k).view(batch_size, seq_len, self.n_heads, -1).transpose(1, 2)
-        v = self.wv(v).view(batch_size, seq_len, self.n_heads, -1).transpose(1, 2)
-        attn_weights = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5  # (batch_size, n_heads, seq_len, seq_len)
+        batch, seq, width = q.shape
+        heads = lambda x: x.view(batch, seq, self.n_heads, -1).transpose(1, 2)  # noqa: E731  (batch, heads, seq, d)
+        q, k, v = heads(self.wq(q)), heads(self.wk(k)), heads(self.wv(v))
+        att = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
         if self.is_causal:
-            attn_weights = attn_weights.masked_fill(self.mask[:seq_len, :seq_len], float("-inf"))
-        attn_weights = self.attn_dropout(torch.softmax(attn_weights, dim=-1))
-        out = (attn_weights @ v).transpose(1, 2).reshape(batch_size, seq_len, d_model)
+            att = att.masked_fill(self.ahead[:seq, :seq], float("-inf"))
+        att = self.attn_dropout(att.softmax(dim=-1))
+        out = (att @ v).transpose(1, 2).reshape(batch, seq, width)
         return self.resid_dropout(self.wo(out))

@@ -1,11 +1,4 @@
-# source: PyTorch 2.0 documentation, torch.nn.functional.scaled_dot_product_attention, the "Efficient implementation
-#   equivalent to the following" reference code
-# url: https://pytorch.org/docs/2.0/generated/torch.nn.functional.scaled_dot_product_attention.html
-# licence: BSD-3-Clause (PyTorch)
-# theirs: Part 1. `attn_mask.masked_fill(not attn_mask, ...)` applies Python's `not` to a whole tensor (it raises for
-#   more than one element), and a bool mask is added to the scores as 0/1. Part 2 is written plainly.
-# adapted: wrapped in the interface's function (Q, K, V, is_causal), the unused dropout line dropped, a zero mask
-#   used when not causal (theirs reads the attn_mask argument), returns (output, weights). L, S taken from Q and K.
+# seen in: the PyTorch 2.0 documentation of F.scaled_dot_product_attention (its reference code): `mask.masked_fill(not mask, -inf)`, Python's `not` on a whole bool tensor, so every causal call raises
 import math
 from dataclasses import dataclass
 
@@ -22,11 +15,15 @@ class ModelArgs:
 
 
 def scaled_dot_product_attention(Q, K, V, is_causal: bool = True):
-    L, S = Q.size(-2), K.size(-2)
-    attn_mask = torch.ones(L, S, dtype=torch.bool, device=Q.device).tril(diagonal=0) if is_causal else torch.zeros(L, S, dtype=Q.dtype, device=Q.device)
-    attn_mask = attn_mask.masked_fill(not attn_mask, -float('inf')) if attn_mask.dtype==torch.bool else attn_mask
-    attn_weight = torch.softmax((Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))) + attn_mask, dim=-1)
-    return attn_weight @ V, attn_weight
+    rows, cols = Q.size(-2), K.size(-2)
+    if is_causal:
+        bias = torch.ones(rows, cols, dtype=torch.bool, device=Q.device).tril()
+    else:
+        bias = torch.zeros(rows, cols, dtype=Q.dtype, device=Q.device)
+    if bias.dtype == torch.bool:
+        bias = bias.masked_fill(not bias, -float("inf"))  # `not` asks for the truth of the whole tensor
+    probs = torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1)) + bias, dim=-1)
+    return probs @ V, probs
 
 
 class MultiHeadAttention(nn.Module):
@@ -40,16 +37,14 @@ class MultiHeadAttention(nn.Module):
         self.attn_dropout = nn.Dropout(args.dropout)
         self.resid_dropout = nn.Dropout(args.dropout)
         self.is_causal = is_causal
-        self.register_buffer("mask", torch.ones(args.max_seq_len, args.max_seq_len, dtype=torch.bool).tril(diagonal=0))
+        self.register_buffer("allowed", torch.ones(args.max_seq_len, args.max_seq_len, dtype=torch.bool).tril())
 
     def forward(self, q, k, v):
         B, L, E = q.shape
-        Q = self.wq(q).view(B, L, self.n_heads, -1).transpose(1, 2)
-        K = self.wk(k).view(B, L, self.n_heads, -1).transpose(1, 2)
-        V = self.wv(v).view(B, L, self.n_heads, -1).transpose(1, 2)
-        scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))
+        q, k, v = (proj(x).view(B, L, self.n_heads, -1).transpose(1, 2)
+                   for proj, x in ((self.wq, q), (self.wk, k), (self.wv, v)))
+        logits = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
         if self.is_causal:
-            scores = scores.masked_fill(self.mask[:L, :L].logical_not(), -float('inf'))
-        attn_weight = self.attn_dropout(torch.softmax(scores, dim=-1))
-        out = (attn_weight @ V).transpose(1, 2).contiguous().view(B, L, E)
-        return self.resid_dropout(self.wo(out))
+            logits = logits.masked_fill(self.allowed[:L, :L].logical_not(), -float("inf"))
+        probs = self.attn_dropout(torch.softmax(logits, dim=-1))
+        return self.resid_dropout(self.wo((probs @ v).transpose(1, 2).contiguous().view(B, L, E)))

@@ -1,11 +1,4 @@
-# source: PyTorch documentation, torch.nn.functional.scaled_dot_product_attention, the "Efficient implementation
-#   equivalent to the following" reference code as published for the 2.1-2.3 docs (later versions added device=)
-# url: https://pytorch.org/docs/stable/generated/torch.nn.functional.scaled_dot_product_attention.html (stored copy)
-# licence: BSD-3-Clause (PyTorch)
-# theirs: Part 1: attn_bias and temp_mask are created without device=, so on a GPU `attn_weight += attn_bias` mixes
-#   a CPU tensor into a CUDA one. Part 2 is written plainly around their function.
-# adapted: the attn_mask, dropout_p and scale parameters dropped (the interface has none; is_causal kept);
-#   returns (output, weights); `attn_bias.to(query.dtype)` (a no-op as written) kept.
+# seen in: the PyTorch 2.1-2.3 documentation of F.scaled_dot_product_attention (its reference code): the additive bias and the causal keep-mask created without device=, so on a GPU a CPU tensor is added to CUDA scores
 import math
 from dataclasses import dataclass
 
@@ -22,17 +15,16 @@ class ModelArgs:
 
 
 def scaled_dot_product_attention(query, key, value, is_causal: bool = True):
-    L, S = query.size(-2), key.size(-2)
-    scale_factor = 1 / math.sqrt(query.size(-1))
-    attn_bias = torch.zeros(L, S, dtype=query.dtype)
+    rows, cols = query.size(-2), key.size(-2)
+    factor = 1 / math.sqrt(query.size(-1))
+    bias = torch.zeros(rows, cols, dtype=query.dtype)  # on the CPU, whatever the input's device
     if is_causal:
-        temp_mask = torch.ones(L, S, dtype=torch.bool).tril(diagonal=0)
-        attn_bias.masked_fill_(temp_mask.logical_not(), float("-inf"))
-        attn_bias.to(query.dtype)
-    attn_weight = query @ key.transpose(-2, -1) * scale_factor
-    attn_weight += attn_bias
-    attn_weight = torch.softmax(attn_weight, dim=-1)
-    return attn_weight @ value, attn_weight
+        keep = torch.ones(rows, cols, dtype=torch.bool).tril()
+        bias.masked_fill_(keep.logical_not(), float("-inf"))
+    logits = query @ key.transpose(-2, -1) * factor
+    logits += bias
+    probs = torch.softmax(logits, dim=-1)
+    return probs @ value, probs
 
 
 class MultiHeadAttention(nn.Module):
@@ -46,18 +38,14 @@ class MultiHeadAttention(nn.Module):
         self.attn_dropout = nn.Dropout(args.dropout)
         self.resid_dropout = nn.Dropout(args.dropout)
         self.is_causal = is_causal
-        mask = torch.ones(args.max_seq_len, args.max_seq_len, dtype=torch.bool).tril(diagonal=0)
-        self.register_buffer("mask", mask)
+        self.register_buffer("keep", torch.ones(args.max_seq_len, args.max_seq_len, dtype=torch.bool).tril())
 
     def forward(self, q, k, v):
         B, L, E = q.shape
-        query = self.wq(q).view(B, L, self.n_heads, -1).transpose(1, 2)
-        key = self.wk(k).view(B, L, self.n_heads, -1).transpose(1, 2)
-        value = self.wv(v).view(B, L, self.n_heads, -1).transpose(1, 2)
-        scale_factor = 1 / math.sqrt(query.size(-1))
-        attn_weight = query @ key.transpose(-2, -1) * scale_factor
+        heads = lambda x: x.view(B, L, self.n_heads, -1).transpose(1, 2)  # noqa: E731
+        query, key, value = heads(self.wq(q)), heads(self.wk(k)), heads(self.wv(v))
+        logits = query @ key.transpose(-2, -1) * (1 / math.sqrt(query.size(-1)))
         if self.is_causal:
-            attn_weight = attn_weight.masked_fill(self.mask[:L, :L].logical_not(), float("-inf"))
-        attn_weight = self.attn_dropout(torch.softmax(attn_weight, dim=-1))
-        out = (attn_weight @ value).transpose(1, 2).contiguous().view(B, L, E)
-        return self.resid_dropout(self.wo(out))
+            logits = logits.masked_fill(self.keep[:L, :L].logical_not(), float("-inf"))
+        probs = self.attn_dropout(torch.softmax(logits, dim=-1))
+        return self.resid_dropout(self.wo((probs @ value).transpose(1, 2).contiguous().view(B, L, E)))

@@ -9,7 +9,7 @@ from grader import scale_factor
 from grader.assignment import DROPOUTS, PROJECTIONS
 from grader.checks import Context, Outcome, check, failed, passed
 from grader.checks.common import changed, failed_with_error, named_variant, perturbed, resource_failure
-from grader.checks.gates import attention_verdict
+from grader.checks.gates import attention_verdict, nan_mistakes
 from grader.checks.mha.probing import (CONFIGS, compare, diagnose_numbers, inputs, linear_weights, model_args,
                                        out_tensor, probe_shapes, run)
 from grader.sandbox.requests import MhaInterfaceRequest, Probe
@@ -34,7 +34,8 @@ def computes_attention(ctx: Context) -> Outcome:
         # mixes what it takes for values, the grader's q, across positions; that is attention with a wrong input
         calls = [base, dict(base, q=perturbed(base["q"], g)), dict(base, k=perturbed(base["k"], g)),
                  dict(base, v=perturbed(base["v"], g, 0)), dict(base, v=perturbed(base["v"], g, T - 1)),
-                 dict(base, q=perturbed(base["q"], g, 0)), dict(base, q=perturbed(base["q"], g, T - 1))]
+                 dict(base, q=perturbed(base["q"], g, 0)), dict(base, q=perturbed(base["q"], g, T - 1)),
+                 dict(base, k=perturbed(base["k"], g, 0)), dict(base, k=perturbed(base["k"], g, T - 1))]
         results, problem = run(ctx, model_args(dim, heads, max_len), calls, is_causal, ("运行 forward", "running forward"),
                                weights=linear_weights(ctx, dim, seed))
         label = f"B={B}, T={T}, dim={dim}, is_causal={is_causal}"
@@ -43,11 +44,15 @@ def computes_attention(ctx: Context) -> Outcome:
             if resource_failure(problem):  # no other shape will do better, and each try costs seconds
                 break
             continue
-        out, out_q, out_k, out_v0, out_vl, out_q0, out_ql = (out_tensor(r) for r in results)
-        mixes = any(changed(out[:, 1:], first[:, 1:]) or changed(out[:, :-1], last[:, :-1])
-                    for first, last in ((out_v0, out_vl), (out_q0, out_ql)))
-        evidence.append({"label": label, "ran": True, "q": changed(out, out_q), "k": changed(out, out_k), "mixes": mixes})
-    return attention_verdict(evidence)
+        out, out_q, out_k, out_v0, out_vl, out_q0, out_ql, out_k0, out_kl = (out_tensor(r) for r in results)
+        follows_both = changed(out, out_q) and changed(out, out_k)
+        # the keys at one position reach the others' outputs: attention whose weights multiply another input
+        # (`att @ k`), which the values check names; only where the output follows both q and k
+        mixed_by = ((out_v0, out_vl), (out_q0, out_ql)) + (((out_k0, out_kl),) if follows_both else ())
+        mixes = any(changed(out[:, 1:], first[:, 1:]) or changed(out[:, :-1], last[:, :-1]) for first, last in mixed_by)
+        evidence.append({"label": label, "ran": True, "q": changed(out, out_q), "k": changed(out, out_k), "mixes": mixes,
+                         "finite": bool(torch.isfinite(out).all())})
+    return attention_verdict(evidence, nan_mistakes(ctx))
 
 
 @check("mha.interface", part="mha", points=1, visibility="public",

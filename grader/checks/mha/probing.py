@@ -10,7 +10,8 @@ import torch
 from grader import diagnosis, reference, scale_factor
 from grader.assignment import PROJECTIONS
 from grader.checks import Context, Outcome, failed
-from grader.checks.common import (MODULE_TOLERANCE, failed_with_error, named_variant, non_finite, resource_failure,
+from grader.checks.common import (MODULE_TOLERANCE, failed_with_error, named_variant, nan_from_an_infinity, non_finite,
+                                  resource_failure,
                                   unidentified, where_largest)
 from grader.sandbox.requests import MhaRequest, Probe
 
@@ -107,6 +108,8 @@ def diagnose_numbers(actual: torch.Tensor, call: dict, weights: dict, n_heads: i
     def computed(variant):
         return reference.multi_head_attention(call["q"], call["k"], call["v"], weights, n_heads, is_causal, variant)
 
+    if nan_from_an_infinity(static, actual):
+        return ["mask-nan"]
     variants = {variant: computed(variant) for variant in reference.variants_for(reference.MHA_VARIANTS, is_causal)}
     found = diagnosis.matching_variant(actual, variants)
     if found is None and actual is not None:  # several bugs at once: a pair or triple, each changing another step

@@ -8,7 +8,8 @@ from grader import diagnosis, reference
 from grader.assignment import DROPOUTS, PROJECTIONS
 from grader.checks import Context, Outcome, check, failed, passed
 from grader.checks.common import (GRADIENT_MISTAKES, compare_gradients, dtype_handling_advice, is_dtype_handling,
-                                  low_precision_passed, named_backward, needs_correct_values, unread_is_not_cut)
+                                  low_precision_passed, named_backward, needs_correct_values, UNPROMISED_DTYPES,
+                                  unpromised_dtype_note, unread_is_not_cut)
 from grader.checks.mha.probing import (checked_calls, compare, first_error, inputs, linear_weights, model_args,
                                        out_tensor, run)
 from grader.sandbox.requests import MhaRequest, Probe
@@ -38,7 +39,9 @@ def _low_precision(ctx: Context) -> Outcome:
             continue
         results, problem = checked_calls(ctx, args, [call], answer, (f"以 {name} 运行", f"running in {name}"))
         problem = problem or compare(out_tensor(results[0]), call, weights, heads, True, ctx.static, (name, name))
-        if problem:
+        if problem and dtype in UNPROMISED_DTYPES:
+            notes.append(unpromised_dtype_note(ctx, name, error, problem))
+        elif problem:
             return problem
     return low_precision_passed(notes)
 
@@ -93,6 +96,14 @@ def dropout(ctx: Context) -> Outcome:
         return problem
     plain_eval, other_eval, plain_train = (out_tensor(r) for r in plain)
     if not diagnosis.close(plain_eval, other_eval, 0, 0):
+        rate, problem = _rate_of_dropout_in_eval(ctx, dim, heads, doing)
+        if problem or rate is not None:
+            return problem or failed(
+                f"dropout=0 且在 eval() 模式下输出仍然随机，而且是 dropout 的样子：部分值被置 0，其余放大为 1/(1-p) 倍"
+                f"（p ≈ {rate:.2f}）。有一处 dropout 用了写死的概率或 training=True，评估时也在丢弃。",
+                f"With dropout=0 in eval() mode the output is still random, in dropout's pattern: some values dropped to "
+                f"0, the rest scaled by 1/(1-p) (p ≈ {rate:.2f}). A dropout with a hard-coded rate or training=True "
+                f"still drops in evaluation.", ["dropout-in-eval"])
         layers = ctx.static.get("layers-in-forward")
         return failed("dropout=0 且在 eval() 模式下，同样的输入两次前向的结果却不同：输出的随机性不是 dropout 造成的"
                       + ("（forward 里每次新建了带随机权重的层）。" if layers else "。"),
@@ -136,6 +147,28 @@ def dropout(ctx: Context) -> Outcome:
         return failed(*misplaced, ["attn-dropout-placement"])
     return passed("train() 时两处 dropout 都生效，eval() 时输出确定且与 dropout=0 相同。",
                   "Both dropouts act in train(); in eval() the output is deterministic and equals dropout=0.")
+
+
+def _rate_of_dropout_in_eval(ctx: Context, dim: int, heads: int, doing) -> tuple[float | None, Outcome | None]:
+    """The rate p of a dropout that drops in eval(), told by its pattern, else None. With wq = wk = 0 every
+    visible key gets the same weight, and with wv = wo = I and inputs of ones every output is exactly 1: a
+    dropout leaves each value at 0 or at 1/(1-p) (the first position, which sees only itself, shows it
+    whichever tensor drops), where a layer with fresh random weights leaves values of every size."""
+    ones = torch.ones(2, 4, dim)
+    identity, zero = torch.eye(dim), torch.zeros(dim, dim)
+    weights = {name: identity if name in ("wv", "wo") else zero for name in PROJECTIONS}
+    calls = [dict(q=ones, k=ones, v=ones, mode="eval", seed=seed) for seed in (5, 6)]
+    results, problem = run(ctx, model_args(dim, heads, 16, dropout=0.0), calls, True, doing, weights=weights)
+    if problem:
+        return None, problem
+    first = torch.cat([out_tensor(r)[:, 0].flatten() for r in results])
+    kept = first[first.abs() > 1e-6]
+    if not bool(torch.isfinite(first).all()) or kept.numel() == 0:
+        return None, None
+    scale = float(kept[0])
+    if scale <= 1 + 1e-4 or not torch.allclose(kept, torch.full_like(kept, scale), rtol=1e-5, atol=0):
+        return None, None
+    return 1 - 1 / scale, None
 
 
 NAN_FROM_DROPPED_SCORES = (

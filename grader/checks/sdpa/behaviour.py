@@ -8,7 +8,7 @@ import torch
 from grader import reference
 from grader.checks import Context, Outcome, check, failed, passed
 from grader.checks.common import changed, named_variant, perturbed, resource_failure
-from grader.checks.gates import attention_verdict
+from grader.checks.gates import attention_verdict, nan_mistakes
 from grader.checks.sdpa.probing import (accepted_shape, call, compare, diagnose_numbers, probe_shapes, qkv,
                                         shape_inputs, tensor, with_figure)
 
@@ -27,7 +27,7 @@ def computes_attention(ctx: Context) -> Outcome:
     shape = None if any(e["ran"] or resource_failure(e["problem"]) for e in evidence) else accepted_shape(ctx)
     if shape is not None:  # code written for another rank still shows whether it computes attention
         evidence = attention_evidence(ctx, [(*shape, None)]) + evidence
-    return attention_verdict(evidence)
+    return attention_verdict(evidence, nan_mistakes(ctx))
 
 
 def attention_evidence(ctx: Context, cases: list) -> list[dict]:
@@ -36,7 +36,8 @@ def attention_evidence(ctx: Context, cases: list) -> list[dict]:
         Q, K, V = qkv(ctx, batch, T, d_k, d_v, seed)
         g = ctx.generator(seed + 100)
         variants = [(Q, K, V), (perturbed(Q, g), K, V), (Q, perturbed(K, g), V),
-                    (Q, K, perturbed(V, g, 0)), (Q, K, perturbed(V, g, T - 1))]
+                    (Q, K, perturbed(V, g, 0)), (Q, K, perturbed(V, g, T - 1)),
+                    (Q, perturbed(K, g, 0), V), (Q, perturbed(K, g, T - 1), V)]
         label = f"Q{tuple(Q.shape)}, is_causal={is_causal}"
         results = []
         for q, k, v in variants:
@@ -49,10 +50,16 @@ def attention_evidence(ctx: Context, cases: list) -> list[dict]:
             if resource_failure(problem):  # no other shape will do better, and each try costs seconds
                 break
             continue
-        (out, weights), (out_q, weights_q), (out_k, weights_k), (out_v0, _), (out_vl, _) = results
-        mixes = changed(out[..., 1:, :], out_v0[..., 1:, :]) or changed(out[..., :-1, :], out_vl[..., :-1, :])
-        evidence.append({"label": label, "ran": True, "q": changed(weights, weights_q) and changed(out, out_q),
-                         "k": changed(weights, weights_k) and changed(out, out_k), "mixes": mixes})
+        (out, weights), (out_q, weights_q), (out_k, weights_k), (out_v0, _), (out_vl, _), (out_k0, _), (out_kl, _) = results
+        follows = {"q": changed(weights, weights_q) and changed(out, out_q),
+                   "k": changed(weights, weights_k) and changed(out, out_k)}
+        # the keys at one position reach the others' outputs: attention whose weights multiply another input
+        # (`weights @ K`), which the values check names; only where the output follows both Q and K
+        mixed_by = [(out_v0, out_vl)] + ([(out_k0, out_kl)] if follows["q"] and follows["k"] else [])
+        mixes = any(changed(out[..., 1:, :], first[..., 1:, :]) or changed(out[..., :-1, :], last[..., :-1, :])
+                    for first, last in mixed_by)
+        evidence.append({"label": label, "ran": True, **follows, "mixes": mixes,
+                         "finite": bool(torch.isfinite(out).all() and torch.isfinite(weights).all())})
     return evidence
 
 

@@ -7,7 +7,7 @@ from grader import diagnosis, reference
 from grader.checks import Context, Outcome, check, failed, passed
 from grader.checks.common import (GRADIENT_MISTAKES, an_input_is_unread, compare_gradients, dtype_handling_advice,
                                   is_dtype_handling, low_precision_passed, named_backward, named_variant,
-                                  needs_correct_values, unread_is_not_cut)
+                                  needs_correct_values, UNPROMISED_DTYPES, unpromised_dtype_note, unread_is_not_cut)
 from grader.checks.sdpa.probing import call, compare, diagnose_numbers, qkv, tensor
 
 
@@ -29,7 +29,9 @@ def _low_precision(ctx: Context) -> Outcome:
             continue
         # the reference starts from the same rounded inputs, so only the student's arithmetic differs
         problem = problem or compare(ctx, answer, Q, K, V, True, name, name)
-        if problem:
+        if problem and dtype in UNPROMISED_DTYPES:
+            notes.append(unpromised_dtype_note(ctx, name, answer.get("error"), problem))
+        elif problem:
             return problem
     return low_precision_passed(notes)
 

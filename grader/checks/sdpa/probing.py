@@ -8,8 +8,8 @@ import torch
 
 from grader import diagnosis, reference, scale_factor
 from grader.checks import Context, Outcome, failed
-from grader.checks.common import (TOLERANCE, failed_with_error, named_variant, non_finite, resource_failure,
-                                  unidentified, where_largest)
+from grader.checks.common import (TOLERANCE, failed_with_error, named_variant, nan_from_an_infinity, non_finite,
+                                  resource_failure, unidentified, where_largest)
 from grader.sandbox.requests import Probe, SdpaRequest
 
 # (batch dims, T, d_k, d_v): zero to three leading dims (the stub promises any number), T = 1,
@@ -127,6 +127,8 @@ def accepted_shape(ctx: Context) -> tuple | None:
 def diagnose_numbers(ctx: Context, answer: dict, Q, K, V, is_causal: bool) -> list[str]:
     """Which catalogued mistake reproduces the student's weights (or output); failing that, what the
     same inputs show at the other numbers of leading dims (rank_evidence)."""
+    if nan_from_an_infinity(ctx.static, tensor(answer, "weights"), tensor(answer, "out")):
+        return ["mask-nan"]
     found = matching_variant(answer, Q, K, V, is_causal)
     return named_variant(found, ctx.static) if found else rank_evidence(ctx, Q, K, V, is_causal)
 
