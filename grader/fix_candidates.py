@@ -28,6 +28,7 @@ class Candidate:
 
     mistake: str
     edits: tuple[LineEdit, ...]
+    also: tuple[str, ...] = ()  # the other mistakes a joint fix mends (grader.fixes.jointly)
 
     def apply(self, source: str) -> str:
         lines = source.split("\n")

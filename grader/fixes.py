@@ -7,8 +7,9 @@ regrade passed. The edit is the student's own line changed minimally (grader.fix
 shown as that line, so no solution leaks.
 
 Cost: only a submission that lost points on a mistake with a rule is searched, with at most
-MAX_TRIES candidates alone and one regrade of the helpful ones together; each regrade goes
-through the report cache like any grading.
+MAX_TRIES candidates alone and one regrade of the helpful ones together; where none helps alone
+(two bugs behind one check: no scaling and the diagonal masked), one regrade of them all together,
+shown as one joint fix. Each regrade goes through the report cache like any grading.
 
 Fix credit (the instructor's `--fix-credit FRACTION`, default 0): per part, the part's score
 becomes original + FRACTION * (fixed - original), never less than the original. Per part because
@@ -93,13 +94,25 @@ def search(submission: Submission, report: dict, static: dict[str, list],
     tried = candidates(submission.source, mistakes, failing_parts(report))[:MAX_TRIES]
     helpful = [(c, r) for c in tried if (r := verified(submission, report, c, regrade)) is not None]
     if not helpful:
-        return [], None
+        joint = jointly(tried)
+        regraded = joint and verified(submission, report, joint, regrade)
+        return ([entry(submission, joint, *gains(report, regraded))], regraded) if regraded else ([], None)
     best = max((r for _, r in helpful), key=_checks_score)
     if len(helpful) > 1:
         together = regrade(edited(submission, [c for c, _ in helpful]))
         if _checks_score(together) >= _checks_score(best):
             best = together
     return [entry(submission, c, *gains(report, r)) for c, r in helpful], best
+
+
+def jointly(tried: list[Candidate]) -> Candidate | None:
+    """The candidates as one fix (each line edited once), named by the first mistake with the others in `also`;
+    None for fewer than two or when two edit the same line."""
+    lines = [edit.line for candidate in tried for edit in candidate.edits]
+    if len(tried) < 2 or len(lines) != len(set(lines)):
+        return None
+    edits = tuple(sorted((edit for candidate in tried for edit in candidate.edits), key=lambda edit: edit.line))
+    return Candidate(tried[0].mistake, edits, tuple(c.mistake for c in tried[1:]))
 
 
 def verified(submission: Submission, report: dict, candidate: Candidate,
@@ -119,7 +132,8 @@ def entry(submission: Submission, candidate: Candidate, checks: list[str], point
                        **({"defines": place["defines"]} if place.get("defines") else {}),
                        "before": printable(edit.before.strip(), keep_newlines=False),
                        "after": printable(edit.after.strip(), keep_newlines=False)})
-    return {**places[0], "edits": places, "mistake": candidate.mistake, "checks": checks, "points": points,
+    return {**places[0], "edits": places, "mistake": candidate.mistake, "mistakes": [candidate.mistake, *candidate.also],
+            "checks": checks, "points": points,
             "message_zh": message(places, checks, points, "zh"), "message_en": message(places, checks, points, "en")}
 
 

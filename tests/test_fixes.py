@@ -54,7 +54,7 @@ def test_mutant_gets_its_fix_verified_and_shown_with_the_right_line(graded, path
     """Is the fix for the mutant's mistake found, and does the shown edit, applied by hand, earn what it claims?"""
     report = graded(path)
     mistake = header(path, "expect")
-    fix = next((f for f in report["fixes"] if f["mistake"] == mistake), None)
+    fix = next((f for f in report["fixes"] if mistake in f["mistakes"]), None)  # alone, or jointly with another
     assert fix is not None, f"{path.name}: no verified fix for {mistake}; fixes: {report['fixes']}"
     points, edits = f"{fix['points']:g} point{'' if fix['points'] == 1 else 's'}", len(fix["edits"])
     lines_en, lines_zh = ("one line", "只需改一行") if edits == 1 else (f"{edits} lines", f"改 {edits} 行")
@@ -67,6 +67,17 @@ def test_mutant_gets_its_fix_verified_and_shown_with_the_right_line(graded, path
     assert regraded["score"] == pytest.approx(report["score"] + fix["points"])
     assert report["score"] < regraded["score"]
     assert report["fix_credit"] == {"fraction": 0.0, "points": 0, "by_part": {}}  # default: shown, not credited
+
+
+@pytest.mark.unit
+def test_a_joint_fix_edits_each_line_once_and_names_every_mistake_it_mends():
+    from grader.fix_candidates import Candidate, LineEdit
+    scale = Candidate("missing-scale", (LineEdit(9, "s = q @ k", "s = q @ k / d ** 0.5"),))
+    diagonal = Candidate("mask-diagonal", (LineEdit(4, "m = triu(o)", "m = triu(o, diagonal=1)"),))
+    joint = fixes.jointly([scale, diagonal])
+    assert [e.line for e in joint.edits] == [4, 9] and (joint.mistake, joint.also) == ("missing-scale", ("mask-diagonal",))
+    assert fixes.jointly([scale]) is None
+    assert fixes.jointly([scale, Candidate("wrong-scale", (LineEdit(9, "s = q @ k", "s = q @ k / d"),))]) is None
 
 
 @pytest.mark.parametrize("path", [REFERENCE, *CORRECT], ids=["reference", *(p.stem for p in CORRECT)])

@@ -132,6 +132,9 @@ SELFCHECK_MISTAKES = {
     "wrong-input": ("Q、K、V 用错了位置", "Wrong input read",
                     "分数是 Q·Kᵀ，输出是 weights @ V：每个输入都读它自己的（TODO 1a / 1c）。",
                     "Scores are Q·Kᵀ and the output is weights @ V: each input read in its own place (TODO 1a / 1c)."),
+    "mask-nan": ("掩码乘以无穷大，得到 NaN", "Mask multiplied by infinity: NaN",
+                 "不要用乘法：scores.masked_fill(future, float('-inf'))；0 × (−∞) 是 NaN，不是 0（TODO 1b / 2e）。",
+                 "Do not multiply: scores.masked_fill(future, float('-inf')); 0 × (−∞) is NaN, not 0 (TODO 1b / 2e)."),
     "value-mismatch": ("结果与参考实现不一致", "Result differs from PyTorch's reference",
                        "逐步对照公式检查：打分与缩放、掩码、softmax 的维度、拆分／合并多头、wo。",
                        "Check each step against the formula: scores and scale, mask, softmax dim, head split/merge, wo."),
@@ -168,8 +171,16 @@ _ERROR_MISTAKES = (  # (exception type, text in its message, mistake); the first
     ("TypeError", "must be Tensor, not int", "sqrt-of-int"),
     ("TypeError", "found element of type float", "float-head-dim"),
     ("TypeError", "'float' object cannot be interpreted as an integer", "float-head-dim"),
+    ("TypeError", "tuple of ints,but got float", "float-head-dim"),  # view(B, T, H, d) with a float d
+    ("TypeError", "tuple of ints, but got float", "float-head-dim"),
     ("AttributeError", "before Module.__init__() call", "missing-super-init"),
 )
+
+
+_MASK_TEXT = set()
+"""What the text of the part being checked shows about its mask (_mask_text), set by run_part: `mask-nan` for a
+product with an infinity, `mask-missing` for a fill of about 0 (-1e-9 for -1e9). The numbers of the second are a
+0/1 mask multiplied in, and the NaN of the first match any variant that is NaN too: only the text tells them."""
 
 
 class SelfCheckFailure(Exception):
@@ -306,8 +317,10 @@ def _name_sdpa_values(Q, K, V, out, weights, is_causal):
     T = Q.size(-2)
     if is_causal and torch.isneginf(weights[..., torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)]).all():
         return "mask-after-softmax"  # -inf written into the weights after softmax
+    if "mask-nan" in _MASK_TEXT and not (torch.isfinite(weights).all() and torch.isfinite(out).all()):
+        return "mask-nan"
     if is_causal and (not torch.isfinite(weights).all() or (weights.diagonal(dim1=-2, dim2=-1)[..., 1:] == 0).all()):
-        return "mask-diagonal"
+        return _diagonal_and_scale(Q, K, V, out) or "mask-diagonal"
     past = torch.ones(T, T, dtype=torch.bool).tril(diagonal=-1)
     if is_causal and _close(out, F.scaled_dot_product_attention(Q, K, V, attn_mask=~past)):
         return "mask-direction"
@@ -317,8 +330,25 @@ def _name_sdpa_values(Q, K, V, out, weights, is_causal):
     if is_causal and 0 < weights[..., future].max() < 1e-6 and _close(out, F.scaled_dot_product_attention(Q, K, V, is_causal=True)):
         return "mask-fill-finite"  # a finite fill (-1e4, say): the future's weights tiny, not 0
     if is_causal and not (weights.triu(diagonal=1) == 0).all():
-        return "mask-multiplied"
+        return _told_by_text("mask-multiplied")
     return "value-mismatch"
+
+
+def _told_by_text(mistake):
+    """The mistake the numbers suggest, corrected where the text says which of two look-alikes it is."""
+    return "mask-missing" if mistake == "mask-multiplied" and "mask-missing" in _MASK_TEXT else mistake
+
+
+def _diagonal_and_scale(Q, K, V, out):
+    """The diagonal masked too, and the scale behind it, from the rows after the first (row 0 of such a mask sees
+    nothing: NaN, or whatever a band-aid put there): the mistakes, or None."""
+    d_k, T = Q.size(-1), Q.size(-2)
+    sees = ~torch.ones(T, T, dtype=torch.bool).triu(diagonal=0)
+    for scale, extra in ((None, ()), (1.0, ("missing-scale",)), (1.0 / d_k, ("wrong-scale",))):
+        wrong = F.scaled_dot_product_attention(Q, K, V, attn_mask=sees, scale=scale)
+        if _close(out[..., 1:, :], wrong[..., 1:, :]):
+            return ("mask-diagonal", *extra)
+    return None
 
 
 def _fitted_scale(Q, K, weights):
@@ -491,7 +521,7 @@ def _module_variant(mha, x, variants, is_causal, n_heads=3):
         weights = F.softmax(att, dim=-2 if "softmax-dim" in variants else 1 if "softmax-dim-heads" in variants else -1)
         if after_softmax:
             weights = weights.masked_fill(future, float("-inf") if "mask-after-softmax-inf" in variants else 0.0)
-        y = weights @ v  # (B, H, T, d)
+        y = weights @ (k if "wrong-input" in variants else v)  # (B, H, T, d)
         if variants & {"head-split", "head-split-out"}:  # merged without transposing back
             y = y.reshape(B, T, C)
         else:
@@ -506,14 +536,16 @@ _MODULE_STEPS = {"scale": ("missing-scale", "wrong-scale"),
                           "mask-after-softmax-inf"),
                  "softmax": ("softmax-dim", "softmax-dim-heads"),
                  "split": ("head-split", "head-split-in", "head-split-out"),
+                 "input": ("wrong-input",),
                  "output": ("missing-out-proj",)}
 """The module's steps and the wrong ways of each: a module with several bugs has at most one per step."""
 _MISTAKE_OF_VARIANT = {"mask-after-softmax-inf": "mask-after-softmax", "softmax-dim-heads": "softmax-dim",
                        "head-split-in": "head-split", "head-split-out": "head-split"}
-_MODULE_VARIANTS = tuple((_MISTAKE_OF_VARIANT.get(variant, variant), variant) for step in ("mask", "softmax")
+_MODULE_VARIANTS = tuple((_MISTAKE_OF_VARIANT.get(variant, variant), variant) for step in ("mask", "softmax", "input")
                          for variant in _MODULE_STEPS[step] if variant != "mask-missing")
 """(mistake, variant of _module_variant): the module's mask and softmax mistakes, named one at a time from its
-numbers (a missing mask is nn.MultiheadAttention's answer without one, in _name_mha_values)."""
+numbers (a missing mask is nn.MultiheadAttention's answer without one, in _name_mha_values), and the weights
+multiplying the keys instead of the values."""
 
 
 def _several_bugs(mha, x, y, is_causal):
@@ -529,6 +561,8 @@ def _several_bugs(mha, x, y, is_causal):
 
 def _name_mha_values(MultiHeadAttention, ModelArgs, mha, x, y, is_causal):
     """Which classic mistake produced the module's output y, tried against references computed that wrong way."""
+    if "mask-nan" in _MASK_TEXT and not torch.isfinite(y).all():
+        return "mask-nan"
     mask = torch.ones(x.size(1), x.size(1), dtype=torch.bool).triu(diagonal=1) if is_causal else None
     head_dim = 12 // 3
     wrong_ways = (("missing-scale", dict(scale_q=math.sqrt(head_dim))),
@@ -543,12 +577,12 @@ def _name_mha_values(MultiHeadAttention, ModelArgs, mha, x, y, is_causal):
         return "mask-missing" if is_causal else "is-causal-ignored"
     for mistake, variant in _MODULE_VARIANTS:
         if (is_causal or not mistake.startswith("mask")) and _close_or_none(y, _module_variant(mha, x, variant, is_causal)):
-            return mistake
+            return _told_by_text(mistake)
     # with one head the split order cannot matter: right there, wrong here is the split
     one = _mha(MultiHeadAttention, ModelArgs, is_causal=is_causal, n_heads=1).eval()
     if _close(_forward(one, x), _reference(one, n_heads=1)(x, x, x, attn_mask=mask, need_weights=False)[0].detach()):
         return "head-split"
-    return _several_bugs(mha, x, y, is_causal) or "value-mismatch"
+    return tuple(map(_told_by_text, _several_bugs(mha, x, y, is_causal) or ())) or "value-mismatch"
 
 
 def _close_or_none(a, b):
@@ -560,6 +594,7 @@ def check_mha_values(MultiHeadAttention, ModelArgs):
     x = _x()
     for is_causal in (True, False):
         mha = _mha(MultiHeadAttention, ModelArgs, is_causal=is_causal).eval()
+        _random_in_eval(MultiHeadAttention, ModelArgs, mha, x)  # random numbers compare with nothing
         y = _forward(mha, x)
         if is_causal and _diagonal_masked(y):
             _fail("mask-diagonal", "is_causal=True 时位置 0 的输出是 NaN：它连自己也看不见。",
@@ -576,6 +611,7 @@ def check_mha_causal(MultiHeadAttention, ModelArgs):
     x = _x()
     future = x.clone()
     future[:, -1] += 10.0  # change only the last position
+    _random_in_eval(MultiHeadAttention, ModelArgs, mha, x)  # a random output would look like a leak
     y = _forward(mha, x)
     if not torch.isfinite(y).all():  # NaN is not a leak: nothing can be compared
         _fail("mask-diagonal" if _diagonal_masked(y) else _name_mha_values(MultiHeadAttention, ModelArgs, mha, x, y, True),
@@ -589,10 +625,41 @@ def check_mha_causal(MultiHeadAttention, ModelArgs):
         _forward(mha, _x(T))
 
 
+def _dropout_rate_in_eval(MultiHeadAttention, ModelArgs):
+    """The rate p of a dropout that drops in eval() at dropout 0, told by its pattern, else None. With wq = wk = 0
+    every visible key weighs the same, and with wv = wo = I and inputs of ones every output is 1: a dropout leaves
+    each value at 0 or at 1/(1-p) (position 0, which sees only itself, shows it whichever tensor drops), where
+    layers with fresh random weights leave values of every size."""
+    mha = _mha(MultiHeadAttention, ModelArgs).eval()
+    try:
+        with torch.no_grad():
+            for name in ("wq", "wk", "wv", "wo"):
+                getattr(mha, name).weight.copy_(torch.eye(12) if name in ("wv", "wo") else torch.zeros(12, 12))
+    except (AttributeError, RuntimeError, TypeError):  # no such layers to set: nothing to tell the pattern by
+        return None
+    first = torch.cat([_forward(mha, torch.ones(2, 4, 12))[:, 0].flatten() for _ in range(2)])
+    kept = first[first.abs() > 1e-6]
+    if not torch.isfinite(first).all() or kept.numel() == 0 or float(kept[0]) <= 1 + 1e-4:
+        return None
+    return 1 - 1 / float(kept[0]) if torch.allclose(kept, kept[:1].expand_as(kept), rtol=1e-5, atol=0) else None
+
+
+def _random_in_eval(MultiHeadAttention, ModelArgs, mha, x):
+    """Fails when two eval() passes at dropout 0 differ, naming the randomness: dropout's, or fresh layers'."""
+    if torch.equal(_forward(mha, x).nan_to_num(), _forward(mha, x).nan_to_num()):
+        return
+    rate = _dropout_rate_in_eval(MultiHeadAttention, ModelArgs)
+    if rate is not None:
+        _fail("dropout-in-eval", f"dropout=0 的 eval() 模式下输出仍然随机，而且是 dropout 的样子：部分值为 0，其余放大为 "
+              f"1/(1-p) 倍（p ≈ {rate:.2f}）。有一处 dropout 写死了概率或 training=True，评估时也在丢弃。",
+              f"with dropout 0 in eval() the output is still random, in dropout's pattern: some values 0, the rest "
+              f"scaled by 1/(1-p) (p ≈ {rate:.2f}). A dropout with a hard-coded rate or training=True drops in eval() too.")
+    _fail("layers-in-forward", "dropout=0 的 eval() 模式下两次前向结果不同。", "two eval() passes differ at dropout 0.")
+
+
 def check_mha_dropout(MultiHeadAttention, ModelArgs):
     x, plain = _x(), _mha(MultiHeadAttention, ModelArgs).eval()
-    if not torch.equal(_forward(plain, x).nan_to_num(), _forward(plain, x).nan_to_num()):  # random without dropout
-        _fail("layers-in-forward", "dropout=0 的 eval() 模式下两次前向结果不同。", "two eval() passes differ at dropout 0.")
+    _random_in_eval(MultiHeadAttention, ModelArgs, plain, x)  # random without dropout
     mha = _mha(MultiHeadAttention, ModelArgs, dropout=0.5).eval()
     if not torch.equal(_forward(mha, x).nan_to_num(), _forward(mha, x).nan_to_num()):
         _fail("dropout-in-eval", "eval() 模式下两次前向结果不同。", "two forward passes in eval() differ.")
@@ -776,6 +843,42 @@ def check_rules(part, namespace):
                 _fail(breach[0], f"`{line[:120]}`：{breach[1]}。", f"`{line[:120]}`: {breach[1]}.")
 
 
+def _is_infinity(node):
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _is_infinity(node.operand)
+    if isinstance(node, ast.Attribute):
+        return node.attr.lower() in ("inf", "infinity")
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" and node.args:
+        text = node.args[0]
+        return isinstance(text, ast.Constant) and isinstance(text.value, str) \
+            and text.value.strip().lstrip("+-").lower() in ("inf", "infinity")
+    return isinstance(node, ast.Constant) and isinstance(node.value, float) and abs(node.value) == float("inf")
+
+
+def _near_zero(node):
+    """A nonzero numeric literal of magnitude below 1e-3 (-1e-9, a typo for -1e9)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float) and 0 < abs(node.value) < 1e-3
+
+
+def _mask_text(part, namespace):
+    """_MASK_TEXT for this part: what its graded code's text shows about the mask (the grader reads it the same way)."""
+    sources = namespace.get("__selfcheck_sources__") or namespace.get("In") or []
+    found = set()
+    for statement, _ in _graded_code(sources, SELFCHECK_GRADED[part][0]):
+        for node in ast.walk(statement):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) \
+                    and (_is_infinity(node.left) or _is_infinity(node.right)):
+                found.add("mask-nan")
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in ("masked_fill", "masked_fill_", "where", "fill_"):
+                values = list(node.args[1:]) + [k.value for k in node.keywords if k.arg in ("value", "input", "other")]
+                if any(_near_zero(value) for value in values):
+                    found.add("mask-missing")
+    return found
+
+
 SELFCHECK_CHECKS = {
     "part1": (("shapes", check_sdpa_shapes), ("causal_mask", check_sdpa_causal_mask), ("values", check_sdpa_values),
               ("rules", check_rules)),
@@ -793,6 +896,8 @@ declared here again; tests/test_public_selfcheck.py holds them equal to grader.a
 def run_part(part, namespace):
     """{check name: None if it passed, else the SelfCheckFailure}, every check of the part run once."""
     missing = [name for name in SELFCHECK_GRADED[part] if name not in namespace]
+    _MASK_TEXT.clear()
+    _MASK_TEXT.update(_mask_text(part, namespace))
     results = {}
     for name, check in SELFCHECK_CHECKS[part]:
         try:
