@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 
 import e2e_tools
-from conftest import BYPASS_RULES, GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS
+from conftest import BYPASS_RULES, GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS, needs_root
 from grader.assignment import MAX_SCORE
 from grader.grade import grade_submission
 from grader.sandbox import worker_identity
 from grader.sandbox.worker_process import python_paths
 
 HOSTILE = SUBMISSIONS / "confinement"
-pytestmark = [pytest.mark.sandbox, pytest.mark.skipif(os.geteuid() != 0, reason="the full isolation layers need root (CI runs as root)"),
+pytestmark = [pytest.mark.sandbox, needs_root("the full isolation layers need root (CI runs as root)"),
               pytest.mark.usefixtures("rules_bypassed")]  # the sandbox on its own, as if a trick got past the rules
 
 # Appended to the reference solution: a correct submission that also stores every Part 1 answer in

@@ -1,7 +1,6 @@
 """Does hostile student code end in a complete report, within its limits, changing no one else's grade?"""
 import hashlib
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -10,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS, header, short_memory
+from conftest import GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS, header, needs_root, short_memory
 from grader.assignment import MAX_SCORE, PART
 from grader.checks import checks_for
 import grader.grade as grade_module
@@ -80,7 +79,7 @@ def test_memory_bomb_is_stopped_by_the_limit_not_by_the_machine(tmp_path):
     assert all(c["points"] == 0 for c in report["checks"] if c["part"] == "sdpa")
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the full isolation layers need root (CI runs as root)")
+@needs_root("the full isolation layers need root (CI runs as root)")
 def test_all_isolation_layers_are_in_place_as_root():
     report = grade_submission(REFERENCE)
     assert "isolation_missing" not in report, report.get("isolation_missing")

@@ -21,6 +21,7 @@ import e2e_tools
 from grader.assignment import MAX_SCORE
 from grader.build.config import ASSIGNMENT, ROOT
 from grader.catalog import explain
+from conftest import lacking
 from nbgrader_course import Course, correct_notebook, shared_class
 from test_feedback_page_policy import DOCUMENTED_POLICY  # README's policy as a literal, not the code's constant
 
@@ -35,7 +36,7 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-back
 def chromium() -> str:
     found = e2e_tools.chromium()
     if found is None:
-        pytest.skip(f"Chromium is not installed: {e2e_tools.SETUP_HINT}")
+        lacking("chromium", f"Chromium is not installed: {e2e_tools.SETUP_HINT}")
     return found
 
 
