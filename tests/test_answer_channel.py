@@ -8,10 +8,12 @@ fails (a hang, an exponential walk) fails the tests instead of hanging them.
 import io
 import json
 import os
+import resource
 import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 import zipfile
 from collections import OrderedDict
@@ -88,9 +90,10 @@ def points(report: dict, part: str) -> float:
 def test_a_stalled_half_frame_ends_within_the_submission_limit(graded_in_child):
     """Part 1 writes a length header only, Part 2 a long header and 4 body bytes; both then sleep."""
     limits = CHILD_GRADINGS["stalled_frame"][1]
-    graded = grading(graded_in_child, "stalled_frame")
+    honest, graded = grading(graded_in_child, "honest"), grading(graded_in_child, "stalled_frame")
     report = graded["report"]
-    assert graded["wall"] < limits["submission_seconds"] + 5, graded["wall"]
+    # a ratio in one run: the honest grading, in the same child, is the ruler of this machine's speed under its load
+    assert graded["wall"] < limits["submission_seconds"] + 2 * honest["wall"], (graded["wall"], honest["wall"])
     assert "timeout" in report["mistakes"]
     for part in PARTS:
         assert points(report, part) == 0
@@ -102,7 +105,7 @@ def test_a_shared_reference_dag_is_refused_in_bounded_parent_time(graded_in_chil
     """A ~1 KB well-formed frame: a list DAG 64 levels deep (Part 1) or 12 levels of 10-fold fan-out (Part 2)."""
     graded = grading(graded_in_child, "shared_reference_dag")
     report = graded["report"]
-    assert graded["cpu"] < 10 and graded["wall"] < 30, (graded["cpu"], graded["wall"])
+    assert graded["cpu"] < 10, graded["cpu"]
     assert "tampering" in report["mistakes"]
     integrity = next(c for c in report["checks"] if c["id"] == "integrity.tampering")
     assert "forged answer" in integrity["message_en"] and "more than 100000 values" in integrity["message_en"]
@@ -116,7 +119,7 @@ def test_a_tuple_dag_dict_key_is_refused_before_torch_hashes_it(graded_in_child)
     """A hand-written pickle whose dict key is 60 levels of shared tuples: hashing it is exponential, in C."""
     graded = grading(graded_in_child, "tuple_key_dag")
     report = graded["report"]
-    assert graded["cpu"] < 10 and graded["wall"] < 30, (graded["cpu"], graded["wall"])
+    assert graded["cpu"] < 10, graded["cpu"]
     assert "tampering" in report["mistakes"] and points(report, "sdpa") == points(report, "mha") == 0
     assert any("key is not a string" in c["message_en"] for c in report["checks"] if c["id"] == "integrity.tampering")
 
@@ -147,14 +150,16 @@ def test_an_honest_neighbour_scores_full_marks_beside_forged_answers(tmp_path):
         (classroom / f"{name.replace('_', '-')}.py").write_bytes((FORGED / f"{name}.py").read_bytes())
     (classroom / "honest.py").write_bytes(REFERENCE.read_bytes())
     out = tmp_path / "reports.json"
-    started = time.monotonic()
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = subprocess.run([*GRADE_ALL_SHORT_PROBES, "grade-all", str(classroom), "--jobs", "2",
                              "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     reports = {r["student"]: r for r in json.loads(out.read_text())}
     assert reports["honest"]["score"] == MAX_SCORE, reports["honest"]["mistakes"]
     assert all(reports[name.replace("_", "-")]["score"] == 0.0 for name in FORGED_NAMES)
-    assert time.monotonic() - started < 300
+    children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_seconds = sum(getattr(children_after, f) - getattr(children_before, f) for f in ("ru_utime", "ru_stime"))
+    assert cpu_seconds < 300, f"grade-all used {cpu_seconds:.0f} s of CPU"
 
 
 # --- the layers one by one, on frames built here ---------------------------------------------------
@@ -245,13 +250,32 @@ def test_a_frame_with_too_many_records_is_refused_from_its_end_record():
         answers.decode(forged)
 
 
+def closed_later(end: socket.socket, seconds: float) -> threading.Timer:
+    """A hang guard, not a measurement: the peer closes after `seconds`, so a wait that ignored its deadline ends in
+    FrameClosed (a failure) instead of hanging the suite."""
+    timer = threading.Timer(seconds, end.close)
+    timer.start()
+    return timer
+
+
 def test_a_half_written_frame_times_out_at_its_deadline():
     parent, worker = socket.socketpair()
     worker.sendall(struct.pack("!i", 1000) + b"PK")
-    started = time.monotonic()
+    guard = closed_later(worker, 60)
     with pytest.raises(frames.FrameTimeout):
-        frames.read_frame(parent.fileno(), 1 << 20, started + 0.5)
-    assert 0.4 < time.monotonic() - started < 2
+        frames.read_frame(parent.fileno(), 1 << 20, time.monotonic() + 0.5)
+    guard.cancel()
+    parent.close(), worker.close()
+
+
+def test_a_frame_completed_before_its_deadline_is_read_whole():
+    """Not too early either: the rest of the frame, sent a moment later, arrives well within a 60 s deadline."""
+    parent, worker = socket.socketpair()
+    worker.sendall(struct.pack("!i", 6) + b"an")
+    rest = threading.Timer(0.2, worker.sendall, args=(b"swer",))
+    rest.start()
+    assert frames.read_frame(parent.fileno(), 1 << 20, time.monotonic() + 60) == b"answer"
+    rest.join()
     parent.close(), worker.close()
 
 
@@ -265,10 +289,10 @@ def test_a_declared_length_above_the_cap_is_refused_before_its_body():
 
 def test_a_request_to_a_worker_that_never_reads_times_out():
     parent, worker = socket.socketpair()
-    started = time.monotonic()
+    guard = closed_later(worker, 60)
     with pytest.raises(frames.FrameTimeout):
-        frames.write_frame(parent.fileno(), bytes(64 << 20), started + 0.5)
-    assert time.monotonic() - started < 2
+        frames.write_frame(parent.fileno(), bytes(64 << 20), time.monotonic() + 0.5)
+    guard.cancel()
     parent.close(), worker.close()
 
 

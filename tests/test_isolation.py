@@ -33,15 +33,24 @@ def listener():
     server.close()
 
 
+@pytest.fixture(scope="module")
+def honest_seconds() -> float:
+    """The wall time of an honest grading here, now: the ruler of this machine's speed under its present load."""
+    started = time.monotonic()
+    grade_submission(REFERENCE, limits=short_memory())
+    return time.monotonic() - started
+
+
 @pytest.mark.usefixtures("rules_bypassed")  # the sandbox on its own, as if a trick got past the rules
 @pytest.mark.parametrize("path", HOSTILE, ids=[p.stem for p in HOSTILE])
-def test_hostile_submission_gets_a_complete_report_within_its_limit(path, listener):
+def test_hostile_submission_gets_a_complete_report_within_its_limit(path, listener, honest_seconds):
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     started = time.monotonic()
     report = grade_submission(path, limits=short_memory())
     elapsed = time.monotonic() - started
     assert {c["id"] for c in report["checks"]} >= ALL_CHECK_IDS, "every check must have a row"
-    assert elapsed < default_limits().submission_seconds + 15
+    # a ratio, not a fixed margin: the limit waited out, plus what the same grading work costs on this machine now
+    assert elapsed < default_limits().submission_seconds + 2 * honest_seconds, (elapsed, honest_seconds)
     expected, affected = header(path, "expect") or "not-implemented", header(path, "affected") or "both"
     parts = {"both": ["sdpa", "mha"], "none": [], "twin": []}.get(affected, [affected])
     if affected == "twin":  # tricks on top of wrong code must earn exactly what the wrong code earns
