@@ -260,13 +260,33 @@ def closed_later(end: socket.socket, seconds: float) -> threading.Timer:
     return timer
 
 
-def test_a_half_written_frame_times_out_at_its_deadline():
+class SteppingClock:
+    """frames' clock, each reading 0.1 s after the one before: how late a wait gives up is counted in readings
+    of its own clock, whatever the machine's load."""
+
+    def __init__(self) -> None:
+        self.readings = 0
+
+    def monotonic(self) -> float:
+        self.readings += 1
+        return self.readings * 0.1
+
+
+@pytest.fixture
+def clock(monkeypatch) -> SteppingClock:
+    stepping = SteppingClock()
+    monkeypatch.setattr(frames, "time", stepping)
+    return stepping
+
+
+def test_a_half_written_frame_times_out_at_its_deadline(clock):
     parent, worker = socket.socketpair()
     worker.sendall(struct.pack("!i", 1000) + b"PK")
     guard = closed_later(worker, 60)
     with pytest.raises(frames.FrameTimeout):
-        frames.read_frame(parent.fileno(), 1 << 20, time.monotonic() + 0.5)
+        frames.read_frame(parent.fileno(), 1 << 20, clock.monotonic() + 0.5)
     guard.cancel()
+    assert clock.readings <= 8, clock.readings  # 0.5 s is 5 readings: it gave up once the deadline had passed
     parent.close(), worker.close()
 
 
@@ -289,12 +309,13 @@ def test_a_declared_length_above_the_cap_is_refused_before_its_body():
     parent.close(), worker.close()
 
 
-def test_a_request_to_a_worker_that_never_reads_times_out():
+def test_a_request_to_a_worker_that_never_reads_times_out(clock):
     parent, worker = socket.socketpair()
     guard = closed_later(worker, 60)
     with pytest.raises(frames.FrameTimeout):
-        frames.write_frame(parent.fileno(), bytes(64 << 20), time.monotonic() + 0.5)
+        frames.write_frame(parent.fileno(), bytes(64 << 20), clock.monotonic() + 0.5)
     guard.cancel()
+    assert clock.readings <= 8, clock.readings
     parent.close(), worker.close()
 
 
