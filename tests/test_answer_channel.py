@@ -305,7 +305,7 @@ def test_a_declared_length_above_the_cap_is_refused_before_its_body():
     parent, worker = socket.socketpair()
     worker.sendall(struct.pack("!iQ", -1, 1 << 40))
     with pytest.raises(frames.FrameTooLarge):
-        frames.read_frame(parent.fileno(), answers.MAX_FRAME_BYTES, time.monotonic() + 5)
+        frames.read_frame(parent.fileno(), 16 << 20, time.monotonic() + 5)  # README: a frame is at most 16 MiB
     parent.close(), worker.close()
 
 
