@@ -124,9 +124,12 @@ class OffBy:
 
 
 @pytest.mark.parametrize("relative_error, passes", [(0.8e-4, True), (1.25e-4, False)], ids=["inside", "outside"])
-def test_float32_errors_just_inside_pass_and_just_outside_fail(relative_error, passes):
+def test_float32_errors_just_inside_pass_and_just_outside_fail(relative_error, passes, monkeypatch):
     """Both parts' value comparisons, on float32 outputs off by relative_error: inside rtol 1e-4 for every value,
-    or outside it wherever |expected| > 0.4 (atol 1e-5 / the 0.25e-4 excess), as most outputs of normal inputs are."""
+    or outside it wherever |expected| > 0.4 (atol 1e-5 / the 0.25e-4 excess), as most outputs of normal inputs are.
+    Which mistake the numbers show is not the question here: naming it (seconds of variants) is left out."""
+    for probing in (sdpa_probing, mha_probing):
+        monkeypatch.setattr(probing, "diagnose_numbers", lambda *args: [])
     Q, K, V = inputs(2, T=8, d_k=8, d_v=8, dtype=torch.float32, seed=4)
     student = OffBy(relative_error)
     context = Context(student=student, static={}, cuda=False)
