@@ -3,6 +3,7 @@ test would otherwise skip for its absence, while a run that declares nothing sti
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -51,6 +52,18 @@ def test_ci_declares_every_capability_the_suite_skips_for():
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert f"export {CI_EXPECTS_ENV}=root,cgroup,chromium,postgresql\n" in script
     assert script.rstrip().endswith("\nmake test")
+
+
+SKIP_CALL = re.compile(r"pytest\.skip\(|skipif\(")
+CAPABILITY_CHECK = re.compile(r"geteuid|chromium|postgres|cgroup", re.IGNORECASE)
+
+
+def test_every_capability_skip_goes_through_lacking():
+    """A plain skip or skipif on root, Chromium, PostgreSQL or a cgroup would stay a skip in CI: none is left."""
+    plain = [f"{path.name}:{number}" for path in sorted((ROOT / "tests").glob("*.py")) if path.name != "conftest.py"
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if SKIP_CALL.search(line) and CAPABILITY_CHECK.search(line)]
+    assert not plain, f"use conftest's lacking() or needs_root(): {plain}"
 
 
 @pytest.mark.e2e  # a pytest of its own: seconds of imports, too slow for the unit tier
