@@ -154,8 +154,8 @@ MUTATIONS = [
              "unit"),
     Mutation("float32-tolerance-graded", "grader/checks/common.py",
              (("TOLERANCE = {torch.float32: (1e-5, 1e-4),", "TOLERANCE = {torch.float32: (1e-4, 1e-3),"),),
-             ("tests/test_tolerance_edges.py::test_an_error_just_outside_the_float32_tolerance_loses_the_values_points",),
-             "sandbox"),
+             ("tests/test_tolerance_edges.py"
+              "::test_an_error_just_outside_the_float32_tolerance_loses_the_values_points",), "sandbox"),
     Mutation("answer-allow-list", "grader/sandbox/answers.py",
              (('            raise AnswerRefused(f"the global {module}.{name}")  # the scan refused it already',
                "            return super().find_class(module, name)"),),
@@ -164,8 +164,7 @@ MUTATIONS = [
              (("MAX_PICKLE_BYTES = 16 << 10", "MAX_PICKLE_BYTES = 16 << 20"),),
              ("tests/test_answer_decoder.py::test_the_decoder_alone_refuses_a_pickle_over_16_kib",), "unit"),
     Mutation("feedback-page-csp", "grader/nbgrader/feedback_page_policy.py",
-             (("CONTENT_SECURITY_POLICY = (\"default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; \"\n"
-               "                           \"base-uri 'none'; form-action 'none'\")", 'CONTENT_SECURITY_POLICY = "default-src *"'),),
+             (("CONTENT_SECURITY_POLICY = (\"default-src 'none';", 'CONTENT_SECURITY_POLICY = ("default-src *;'),),
              ("tests/test_feedback_page_policy.py",), "unit"),
     Mutation("probe-5d-shape", "grader/checks/sdpa/probing.py",
              (("((4,), 1, 4, 4), ((2, 2, 3), 4, 6, 10), ", "((4,), 1, 4, 4), "),),

@@ -25,7 +25,8 @@ pytestmark = pytest.mark.unit
 # The documented tolerances against the float64 reference, (atol, rtol) per input dtype, as literals: the checks
 # must apply these (test_float32_errors_just_inside_pass_and_just_outside_fail), and they must suit honest code.
 DOCUMENTED_TOLERANCE = {torch.float32: (1e-5, 1e-4), torch.float16: (1e-2, 1e-2), torch.bfloat16: (8e-2, 8e-2)}
-DOCUMENTED_MODULE_TOLERANCE = {**DOCUMENTED_TOLERANCE, torch.float16: (2e-2, 2e-2), torch.bfloat16: (1.6e-1, 1.6e-1)}  # four projections more
+# the module: four projections more, twice the low-precision headroom
+DOCUMENTED_MODULE_TOLERANCE = {**DOCUMENTED_TOLERANCE, torch.float16: (2e-2, 2e-2), torch.bfloat16: (1.6e-1, 1.6e-1)}
 SHAPES = [(6, 8, 5), (2, 6, 8, 5), (2, 3, 6, 8, 5), (1, 2, 1, 4, 3)]  # (..., T, d_k, d_v): d_k != d_v
 
 

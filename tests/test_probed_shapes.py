@@ -45,7 +45,8 @@ def sent() -> list[tuple[tuple, tuple, tuple]]:
 
 @pytest.mark.parametrize("rank", PROMISED_RANKS, ids=PROMISED_RANKS.get)
 def test_every_promised_rank_is_probed(sent, rank):
-    assert rank in {len(Q) for Q, _, _ in sent}, f"no probe of {PROMISED_RANKS[rank]}: {sorted({len(Q) for Q, _, _ in sent})}"
+    ranks = sorted({len(Q) for Q, _, _ in sent})
+    assert rank in ranks, f"no probe of {PROMISED_RANKS[rank]}: ranks probed {ranks}"
 
 
 def test_a_single_position_is_probed(sent):
