@@ -147,6 +147,33 @@ MUTATIONS = [
     Mutation("stand-in-format-fields", "grader/sandbox/guard.py",
              (("            return _GuardedFormat(self, obj, name)", "            pass"),),
              ("tests/test_stand_in.py",), "unit"),
+    # issue 29: documented values pinned as literals; the trusted parent on its own; CI's declared capabilities
+    Mutation("float32-tolerance", "grader/checks/common.py",
+             (("TOLERANCE = {torch.float32: (1e-5, 1e-4),", "TOLERANCE = {torch.float32: (1e-4, 1e-3),"),),
+             ("tests/test_core_reference.py::test_float32_errors_just_inside_pass_and_just_outside_fail[outside]",),
+             "unit"),
+    Mutation("float32-tolerance-graded", "grader/checks/common.py",
+             (("TOLERANCE = {torch.float32: (1e-5, 1e-4),", "TOLERANCE = {torch.float32: (1e-4, 1e-3),"),),
+             ("tests/test_tolerance_edges.py"
+              "::test_an_error_just_outside_the_float32_tolerance_loses_the_values_points",), "sandbox"),
+    Mutation("answer-allow-list", "grader/sandbox/answers.py",
+             (('            raise AnswerRefused(f"the global {module}.{name}")  # the scan refused it already',
+               "            return super().find_class(module, name)"),),
+             ("tests/test_answer_decoder.py::test_the_decoder_alone_refuses_a_global_outside_its_allow_list",), "unit"),
+    Mutation("answer-pickle-cap", "grader/sandbox/answers.py",
+             (("MAX_PICKLE_BYTES = 16 << 10", "MAX_PICKLE_BYTES = 16 << 20"),),
+             ("tests/test_answer_decoder.py::test_the_decoder_alone_refuses_a_pickle_over_16_kib",), "unit"),
+    Mutation("feedback-page-csp", "grader/nbgrader/feedback_page_policy.py",
+             (("CONTENT_SECURITY_POLICY = (\"default-src 'none';", 'CONTENT_SECURITY_POLICY = ("default-src *;'),),
+             ("tests/test_feedback_page_policy.py",), "unit"),
+    Mutation("probe-5d-shape", "grader/checks/sdpa/probing.py",
+             (("((4,), 1, 4, 4), ((2, 2, 3), 4, 6, 10), ", "((4,), 1, 4, 4), "),),
+             ("tests/test_probed_shapes.py",), "unit"),
+    Mutation("course-error-exit-status", "grader/errors.py", (("    exit_code = 3", "    exit_code = 1"),),
+             ("tests/test_process_edge.py::test_each_failure_of_the_grader_exits_with_its_documented_status",), "unit"),
+    Mutation("ci-expects", "tests/conftest.py",
+             (("    if capability in expected_capabilities():", "    if False:"),),
+             ("tests/test_ci_expects.py",), "unit"),
 ]
 
 

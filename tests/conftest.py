@@ -8,6 +8,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -46,6 +47,48 @@ os.environ[SESSION_REPORTS_ENV] = os.environ[REPORT_CACHE_ENV] = str(SESSION_REP
 # 512 MiB). Tests that set their own Limits keep them.
 SESSION_PROBE_SECONDS = "3"
 os.environ[PROBE_SECONDS_ENV] = SESSION_PROBE_SECONDS
+
+
+# CI declares the capabilities it provides (.ci/run): with ATTENTION_KIT_CI_EXPECTS=root,cgroup,chromium,postgresql,
+# a test that would skip for one of those, missing, fails instead and names it, so a CI machine that lost one is
+# red, not green with fewer tests. Without the variable (a contributor's laptop) such a test skips, listed by -ra.
+# Every skip for a capability goes through `lacking` (or the `needs_root` mark, which calls it).
+CI_EXPECTS_ENV = "ATTENTION_KIT_CI_EXPECTS"
+CAPABILITIES = ("root", "cgroup", "chromium", "postgresql")
+
+
+def expected_capabilities() -> set[str]:
+    named = {name.strip() for name in os.environ.get(CI_EXPECTS_ENV, "").split(",") if name.strip()}
+    unknown = named - set(CAPABILITIES)
+    if unknown:
+        raise pytest.UsageError(f"{CI_EXPECTS_ENV} names {', '.join(sorted(unknown))}: "
+                                f"the capabilities are {', '.join(CAPABILITIES)}")
+    return named
+
+
+def lacking(capability: str, reason: str) -> NoReturn:
+    """This test cannot run without `capability`: it skips, or fails where CI expects the capability."""
+    assert capability in CAPABILITIES, capability
+    if capability in expected_capabilities():
+        pytest.fail(f"{CI_EXPECTS_ENV} expects {capability}, and it is missing here: {reason}", pytrace=False)
+    pytest.skip(f"needs {capability}: {reason}")
+
+
+def needs_root(reason: str) -> pytest.MarkDecorator:
+    """A test (or, as `pytestmark`, a module) that runs only as root: skipped, or failed where CI expects root."""
+    return pytest.mark.needs_root(reason=reason)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs_root(reason): runs only as root (tests/conftest.py, `lacking`)")
+    expected_capabilities()  # a misspelt capability stops the run before any test
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    for mark in item.iter_markers("needs_root"):
+        if os.geteuid() != 0:
+            lacking("root", mark.kwargs["reason"])
 
 
 def pytest_unconfigure(config):

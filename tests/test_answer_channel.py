@@ -8,10 +8,12 @@ fails (a hang, an exponential walk) fails the tests instead of hanging them.
 import io
 import json
 import os
+import resource
 import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 import zipfile
 from collections import OrderedDict
@@ -88,9 +90,10 @@ def points(report: dict, part: str) -> float:
 def test_a_stalled_half_frame_ends_within_the_submission_limit(graded_in_child):
     """Part 1 writes a length header only, Part 2 a long header and 4 body bytes; both then sleep."""
     limits = CHILD_GRADINGS["stalled_frame"][1]
-    graded = grading(graded_in_child, "stalled_frame")
+    honest, graded = grading(graded_in_child, "honest"), grading(graded_in_child, "stalled_frame")
     report = graded["report"]
-    assert graded["wall"] < limits["submission_seconds"] + 5, graded["wall"]
+    # a ratio in one run: the honest grading, in the same child, is the ruler of this machine's speed under its load
+    assert graded["wall"] < limits["submission_seconds"] + 2 * honest["wall"], (graded["wall"], honest["wall"])
     assert "timeout" in report["mistakes"]
     for part in PARTS:
         assert points(report, part) == 0
@@ -102,7 +105,7 @@ def test_a_shared_reference_dag_is_refused_in_bounded_parent_time(graded_in_chil
     """A ~1 KB well-formed frame: a list DAG 64 levels deep (Part 1) or 12 levels of 10-fold fan-out (Part 2)."""
     graded = grading(graded_in_child, "shared_reference_dag")
     report = graded["report"]
-    assert graded["cpu"] < 10 and graded["wall"] < 30, (graded["cpu"], graded["wall"])
+    assert graded["cpu"] < 10, graded["cpu"]
     assert "tampering" in report["mistakes"]
     integrity = next(c for c in report["checks"] if c["id"] == "integrity.tampering")
     assert "forged answer" in integrity["message_en"] and "more than 100000 values" in integrity["message_en"]
@@ -116,7 +119,7 @@ def test_a_tuple_dag_dict_key_is_refused_before_torch_hashes_it(graded_in_child)
     """A hand-written pickle whose dict key is 60 levels of shared tuples: hashing it is exponential, in C."""
     graded = grading(graded_in_child, "tuple_key_dag")
     report = graded["report"]
-    assert graded["cpu"] < 10 and graded["wall"] < 30, (graded["cpu"], graded["wall"])
+    assert graded["cpu"] < 10, graded["cpu"]
     assert "tampering" in report["mistakes"] and points(report, "sdpa") == points(report, "mha") == 0
     assert any("key is not a string" in c["message_en"] for c in report["checks"] if c["id"] == "integrity.tampering")
 
@@ -147,14 +150,16 @@ def test_an_honest_neighbour_scores_full_marks_beside_forged_answers(tmp_path):
         (classroom / f"{name.replace('_', '-')}.py").write_bytes((FORGED / f"{name}.py").read_bytes())
     (classroom / "honest.py").write_bytes(REFERENCE.read_bytes())
     out = tmp_path / "reports.json"
-    started = time.monotonic()
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = subprocess.run([*GRADE_ALL_SHORT_PROBES, "grade-all", str(classroom), "--jobs", "2",
                              "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     reports = {r["student"]: r for r in json.loads(out.read_text())}
     assert reports["honest"]["score"] == MAX_SCORE, reports["honest"]["mistakes"]
     assert all(reports[name.replace("_", "-")]["score"] == 0.0 for name in FORGED_NAMES)
-    assert time.monotonic() - started < 300
+    children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_seconds = sum(getattr(children_after, f) - getattr(children_before, f) for f in ("ru_utime", "ru_stime"))
+    assert cpu_seconds < 300, f"grade-all used {cpu_seconds:.0f} s of CPU"
 
 
 # --- the layers one by one, on frames built here ---------------------------------------------------
@@ -188,19 +193,21 @@ def saved(value) -> bytes:
     return buffer.getvalue()
 
 
+# README's limits on an answer's values, as literals (*Untrusted input*): strings up to 8192 characters, 4096 items
+# per list or dict, depth 16.
 @pytest.mark.parametrize("value, rule", [
     ({"t": torch.zeros(1).expand(1 << 23)}, "elements"),  # 4 bytes stored, 8 M elements claimed
     ({"t": torch.zeros(3).to_sparse()}, "the global"),
     ({"p": torch.nn.Parameter(torch.zeros(2))}, "the global"),
     ({"s": {1, 2}}, "the global"),
     ({1: "x"}, "key is not a string"),
-    ({"s": "x" * (answers.MAX_STRING + 1)}, "string of"),
+    ({"s": "x" * (8192 + 1)}, "string of"),
     ({"n": 1 << 70}, "more than 64 bits"),
     ({"t": (1, 2)}, "a value of type tuple"),
     ({"h": OrderedDict(a=1)}, "other than a plain dict"),
     (["not", "a", "dict"], "not one dict"),
-    ({"l": [None] * (answers.MAX_ITEMS + 1)}, "items, above"),
-    ({"l": nested(answers.MAX_DEPTH)}, "nests deeper than"),
+    ({"l": [None] * (4096 + 1)}, "items, above"),
+    ({"l": nested(16)}, "nests deeper than"),
 ])
 def test_values_no_probe_sends_are_refused(value, rule):
     with pytest.raises(answers.AnswerRefused, match=rule):
@@ -209,7 +216,7 @@ def test_values_no_probe_sends_are_refused(value, rule):
 
 def test_diagnosing_the_longest_message_an_answer_may_carry_is_cheap():
     """The device-mismatch pattern is cubic in the message length: 0.7 s on 8 k characters, per failed check."""
-    message = ("Expected  to be on " * answers.MAX_STRING)[:answers.MAX_STRING]
+    message = ("Expected  to be on " * 8192)[:8192]  # the longest string README lets an answer carry
     with CpuTime() as cpu:  # a full collection of a test worker's heap alone costs more than the bound
         assert diagnosis.from_error({"type": "RuntimeError", "message": message}, {}) == []
     assert cpu.seconds < 0.2
@@ -245,13 +252,52 @@ def test_a_frame_with_too_many_records_is_refused_from_its_end_record():
         answers.decode(forged)
 
 
-def test_a_half_written_frame_times_out_at_its_deadline():
+def closed_later(end: socket.socket, seconds: float) -> threading.Timer:
+    """A hang guard, not a measurement: the peer closes after `seconds`, so a wait that ignored its deadline ends in
+    FrameClosed (a failure) instead of hanging the suite."""
+    timer = threading.Timer(seconds, end.close)
+    timer.start()
+    return timer
+
+
+class SteppingClock:
+    """frames' clock, each reading 0.1 s after the one before: how late a wait gives up is counted in readings
+    of its own clock, whatever the machine's load."""
+
+    def __init__(self) -> None:
+        self.readings = 0
+
+    def monotonic(self) -> float:
+        self.readings += 1
+        return self.readings * 0.1
+
+
+@pytest.fixture
+def clock(monkeypatch) -> SteppingClock:
+    stepping = SteppingClock()
+    monkeypatch.setattr(frames, "time", stepping)
+    return stepping
+
+
+def test_a_half_written_frame_times_out_at_its_deadline(clock):
     parent, worker = socket.socketpair()
     worker.sendall(struct.pack("!i", 1000) + b"PK")
-    started = time.monotonic()
+    guard = closed_later(worker, 60)
     with pytest.raises(frames.FrameTimeout):
-        frames.read_frame(parent.fileno(), 1 << 20, started + 0.5)
-    assert 0.4 < time.monotonic() - started < 2
+        frames.read_frame(parent.fileno(), 1 << 20, clock.monotonic() + 0.5)
+    guard.cancel()
+    assert clock.readings <= 8, clock.readings  # 0.5 s is 5 readings: it gave up once the deadline had passed
+    parent.close(), worker.close()
+
+
+def test_a_frame_completed_before_its_deadline_is_read_whole():
+    """Not too early either: the rest of the frame, sent a moment later, arrives well within a 60 s deadline."""
+    parent, worker = socket.socketpair()
+    worker.sendall(struct.pack("!i", 6) + b"an")
+    rest = threading.Timer(0.2, worker.sendall, args=(b"swer",))
+    rest.start()
+    assert frames.read_frame(parent.fileno(), 1 << 20, time.monotonic() + 60) == b"answer"
+    rest.join()
     parent.close(), worker.close()
 
 
@@ -259,16 +305,17 @@ def test_a_declared_length_above_the_cap_is_refused_before_its_body():
     parent, worker = socket.socketpair()
     worker.sendall(struct.pack("!iQ", -1, 1 << 40))
     with pytest.raises(frames.FrameTooLarge):
-        frames.read_frame(parent.fileno(), answers.MAX_FRAME_BYTES, time.monotonic() + 5)
+        frames.read_frame(parent.fileno(), 16 << 20, time.monotonic() + 5)  # README: a frame is at most 16 MiB
     parent.close(), worker.close()
 
 
-def test_a_request_to_a_worker_that_never_reads_times_out():
+def test_a_request_to_a_worker_that_never_reads_times_out(clock):
     parent, worker = socket.socketpair()
-    started = time.monotonic()
+    guard = closed_later(worker, 60)
     with pytest.raises(frames.FrameTimeout):
-        frames.write_frame(parent.fileno(), bytes(64 << 20), started + 0.5)
-    assert time.monotonic() - started < 2
+        frames.write_frame(parent.fileno(), bytes(64 << 20), clock.monotonic() + 0.5)
+    guard.cancel()
+    assert clock.readings <= 8, clock.readings
     parent.close(), worker.close()
 
 

@@ -2,8 +2,12 @@
 builds from what torch.save writes, and refuse a storage, view or record a probe never writes?"""
 from __future__ import annotations
 
+import collections
 import io
+import os
+import pickle
 import re
+import subprocess
 import zipfile
 
 import pytest
@@ -110,3 +114,44 @@ def test_a_record_that_does_not_match_its_crc_is_refused():
 def test_a_tensor_that_requires_grad_is_refused():
     with pytest.raises(answers.AnswerRefused, match="requires grad"):
         answers.decode(saved({"t": torch.zeros(2, requires_grad=True)}))
+
+
+# The trusted parent on its own: the scan in front (grader.sandbox.answer_pickle) switched off, so each refusal
+# below is the decoder's own. Its documented limits are written here as literals: a pickle record of at most
+# 16 KiB, and no global but torch's storage types, its tensor rebuild and OrderedDict.
+PICKLE_CAP_BYTES = 16 * 1024
+
+
+@pytest.fixture
+def scan_off(monkeypatch):
+    monkeypatch.setattr(answers, "scan", lambda data, max_string: None)
+
+
+def with_pickle(pickled: bytes) -> bytes:
+    return rewritten(saved({"t": torch.zeros(1)}), **{"data.pkl": pickled})
+
+
+def pickle_of_size(size: int) -> bytes:
+    """A protocol-2 pickle of an answer (a dict of short strings) exactly `size` bytes long."""
+    strings = {f"s{n}": str(n) * 4000 for n in range(size // 4000 - 1)} | {"pad": "y"}  # distinct: none memoised
+    strings["pad"] += "y" * (size - len(pickle.dumps(strings, protocol=2)))  # the pickle grows by one byte a "y"
+    pickled = pickle.dumps(strings, protocol=2)
+    assert len(pickled) == size, (len(pickled), size)
+    return pickled
+
+
+@pytest.mark.usefixtures("scan_off")
+@pytest.mark.parametrize("named", [eval, os.system, subprocess.Popen, collections.Counter],
+                         ids=lambda f: f"{f.__module__}.{f.__qualname__}")
+def test_the_decoder_alone_refuses_a_global_outside_its_allow_list(named):
+    """The unpickler resolves nothing the scan would have refused: a global it does not list is refused by name,
+    never looked up (were it looked up, a later check could at best refuse its value, with another reason)."""
+    with pytest.raises(answers.AnswerRefused, match=r"^the global "):
+        answers.decode(with_pickle(pickle.dumps({"f": named}, protocol=2)))
+
+
+@pytest.mark.usefixtures("scan_off")
+def test_the_decoder_alone_refuses_a_pickle_over_16_kib():
+    assert answers.decode(with_pickle(pickle_of_size(PICKLE_CAP_BYTES)))["pad"].startswith("y")
+    with pytest.raises(answers.AnswerRefused, match=f"one pickle record of at most {PICKLE_CAP_BYTES} bytes"):
+        answers.decode(with_pickle(pickle_of_size(PICKLE_CAP_BYTES + 1)))

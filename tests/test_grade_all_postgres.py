@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, lacking
 import colab_notebooks as cn
 import e2e_tools
 from grader.process import nbgrader_env, open_gradebook
@@ -44,7 +44,7 @@ def postgres_url():
     psycopg2 = pytest.importorskip("psycopg2", reason="psycopg2-binary (a dependency in pyproject.toml) is missing")
     bindir = e2e_tools.postgres_bin()
     if bindir is None:
-        pytest.skip(f"PostgreSQL is not installed: {e2e_tools.SETUP_HINT}")
+        lacking("postgresql", f"PostgreSQL is not installed: {e2e_tools.SETUP_HINT}")
     folder = Path(tempfile.mkdtemp(prefix="attention-kit-postgres-"))
     user = None
     if os.geteuid() == 0:  # the server refuses to run as root: the Debian package's `postgres` user runs it

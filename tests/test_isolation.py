@@ -1,7 +1,6 @@
 """Does hostile student code end in a complete report, within its limits, changing no one else's grade?"""
 import hashlib
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -10,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS, header, short_memory
+from conftest import GRADER_WITHOUT_RULES, REFERENCE, ROOT, SUBMISSIONS, header, needs_root, short_memory
 from grader.assignment import MAX_SCORE, PART
 from grader.checks import checks_for
 import grader.grade as grade_module
@@ -34,15 +33,26 @@ def listener():
     server.close()
 
 
+@pytest.fixture(scope="module")
+def honest_grading() -> tuple[dict, float]:
+    """An honest grading here, now: its report, and its wall time, the ruler of this machine's speed under its
+    present load."""
+    started = time.monotonic()
+    report = grade_submission(REFERENCE, limits=short_memory())
+    return report, time.monotonic() - started
+
+
 @pytest.mark.usefixtures("rules_bypassed")  # the sandbox on its own, as if a trick got past the rules
 @pytest.mark.parametrize("path", HOSTILE, ids=[p.stem for p in HOSTILE])
-def test_hostile_submission_gets_a_complete_report_within_its_limit(path, listener):
+def test_hostile_submission_gets_a_complete_report_within_its_limit(path, listener, honest_grading):
+    _, honest_seconds = honest_grading
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     started = time.monotonic()
     report = grade_submission(path, limits=short_memory())
     elapsed = time.monotonic() - started
     assert {c["id"] for c in report["checks"]} >= ALL_CHECK_IDS, "every check must have a row"
-    assert elapsed < default_limits().submission_seconds + 15
+    # a ratio, not a fixed margin: the limit waited out, plus what the same grading work costs on this machine now
+    assert elapsed < default_limits().submission_seconds + 2 * honest_seconds, (elapsed, honest_seconds)
     expected, affected = header(path, "expect") or "not-implemented", header(path, "affected") or "both"
     parts = {"both": ["sdpa", "mha"], "none": [], "twin": []}.get(affected, [affected])
     if affected == "twin":  # tricks on top of wrong code must earn exactly what the wrong code earns
@@ -80,9 +90,9 @@ def test_memory_bomb_is_stopped_by_the_limit_not_by_the_machine(tmp_path):
     assert all(c["points"] == 0 for c in report["checks"] if c["part"] == "sdpa")
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the full isolation layers need root (CI runs as root)")
-def test_all_isolation_layers_are_in_place_as_root():
-    report = grade_submission(REFERENCE)
+@needs_root("the full isolation layers need root (CI runs as root)")
+def test_all_isolation_layers_are_in_place_as_root(honest_grading):
+    report, _ = honest_grading
     assert "isolation_missing" not in report, report.get("isolation_missing")
 
 

@@ -4,9 +4,10 @@ import signal
 
 import pytest
 
+from conftest import lacking, needs_root
 from grader.sandbox import memory_cgroup
 
-pytestmark = [pytest.mark.unit, pytest.mark.skipif(os.geteuid() != 0, reason="making a cgroup needs root")]
+pytestmark = [pytest.mark.unit, needs_root("making a cgroup needs root")]
 
 LIMIT = 64 << 20
 
@@ -32,7 +33,7 @@ def cgroup(monkeypatch):
     monkeypatch.setattr(memory_cgroup, "OVERHEAD_BYTES", 0)
     folder, why = memory_cgroup.create(LIMIT)
     if folder is None:
-        pytest.skip(f"no memory cgroup here: {why}")
+        lacking("cgroup", f"no memory cgroup here: {why}")
     yield folder
     memory_cgroup.remove(folder)
     assert not os.path.exists(folder)

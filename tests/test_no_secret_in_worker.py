@@ -19,11 +19,11 @@ import uuid
 
 import pytest
 
-from conftest import BYPASS_RULES, ROOT, SUBMISSIONS
+from conftest import BYPASS_RULES, ROOT, SUBMISSIONS, needs_root
 from test_unprivileged import user_python  # noqa: F401 - the fixture, for the ordinary user's run
 
 pytestmark = [pytest.mark.sandbox,
-              pytest.mark.skipif(os.geteuid() != 0, reason="reading another uid's memory needs root (CI runs as root)")]
+              needs_root("reading another uid's memory needs root (CI runs as root)")]
 
 HOSTILE = SUBMISSIONS / "confinement" / "quote_secrets.py"
 SECRET = re.compile(rb"s3cret-[0-9a-f]{32}")

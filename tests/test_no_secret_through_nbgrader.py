@@ -16,13 +16,13 @@ import time
 import pytest
 
 import colab_notebooks as cn
-from conftest import BYPASS_RULES, ROOT
+from conftest import BYPASS_RULES, ROOT, needs_root
 from grader.process import PROBE_SECONDS_ENV, nbgrader_env
 from nbgrader_course import Course
 from test_no_secret_in_worker import HOSTILE, canary, descendants, fork_servers, secrets_in_memory, waiting_worker
 
 pytestmark = [pytest.mark.e2e,
-              pytest.mark.skipif(os.geteuid() != 0, reason="reading another uid's memory needs root (CI runs as root)")]
+              needs_root("reading another uid's memory needs root (CI runs as root)")]
 
 # grade-all with the rules off (the sandbox on its own); `nbgrader autograde` finds its reports in the cache
 GRADE_ALL = [sys.executable, "-c", f"{BYPASS_RULES}; import runpy; runpy.run_module('grader', run_name='__main__')"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REFERENCE, ROOT
+from conftest import REFERENCE, ROOT, needs_root
 from grader.assignment import MAX_SCORE
 from grader.grade import default_limits, grade_submission
 from grader.grade_all.folder import grade_one
@@ -19,7 +19,7 @@ from grader.sandbox.worker_process import SandboxUnavailable, Worker, WorkerFail
 
 pytestmark = pytest.mark.sandbox
 
-AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="the worker's own root and /tmp need root (CI runs as root)")
+AS_ROOT = needs_root("the worker's own root and /tmp need root (CI runs as root)")
 
 PATHS_SEEN_FROM = """
 import json, sys

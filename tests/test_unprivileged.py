@@ -19,12 +19,11 @@ from pathlib import Path
 import pytest
 
 import e2e_tools
-from conftest import BYPASS_RULES, REFERENCE, ROOT, SUBMISSIONS
+from conftest import BYPASS_RULES, REFERENCE, ROOT, SUBMISSIONS, needs_root
 from grader.assignment import MAX_SCORE
 
 pytestmark = [pytest.mark.sandbox,
-              pytest.mark.skipif(os.geteuid() != 0, reason="switching to another user needs root; "
-                                 "run as a user, the whole suite is this path"),
+              needs_root("switching to another user needs root; run as a user, the whole suite is this path"),
               pytest.mark.skipif(not e2e_tools.SYSTEM_PYTHON.exists(),
                                  reason=f"no {e2e_tools.SYSTEM_PYTHON} to build the user's venv")]
 
