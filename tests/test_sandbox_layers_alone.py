@@ -11,6 +11,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 from contextlib import contextmanager
 
 import pytest
@@ -180,3 +181,16 @@ def test_the_clean_environment_alone_shows_nothing_of_the_grading_process():
     inherited = run_with_only("read_the_environment.py", set()).seen["environment"]
     assert inherited != CLEAN_ENVIRONMENT, "the control must see what the grader was started with"
     assert run_with_only("read_the_environment.py", {"environment"}).seen == {"environment": CLEAN_ENVIRONMENT}
+
+
+def test_no_grading_outside_the_test_suite_can_switch_a_layer_off():
+    """The switch is an argument only these tests pass; a process without pytest loaded refuses it before any
+    worker starts, and a misspelt layer (which would silently stay on) is refused everywhere."""
+    attempt = ("import sys; from grader.grade import default_limits; from grader.sandbox.worker_process import Worker; "
+               "Worker('', default_limits(), False, layers_off=frozenset(sys.argv[1:])); print('started')")
+    refused = subprocess.run([sys.executable, "-c", attempt, "net"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert "started" not in refused.stdout and refused.returncode != 0, refused.stdout
+    assert "isolation layers can be switched off only by the sandbox's own tests" in refused.stderr, refused.stderr[-2000:]
+    misspelt = subprocess.run([sys.executable, "-c", attempt, "network"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=300)
+    assert "no such isolation layer: ['network']" in misspelt.stderr, misspelt.stderr[-2000:]
