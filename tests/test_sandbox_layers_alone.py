@@ -82,6 +82,19 @@ def test_the_new_root_alone_hides_the_repo_and_the_hosts_files(tmp_path):
     assert seen == {path: "ENOENT" for path in paths}, seen
 
 
+def test_the_new_roots_proc_stands_on_the_pid_namespace(tmp_path):
+    """Its /proc shows the processes of the worker's PID namespace: without that namespace a host process's
+    /proc/PID/root leads back to the host's files, so this route is closed by the two layers together."""
+    needs_root()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the gradebook password")
+    through_proc = f"/proc/{os.getpid()}/root{secret}"
+    seen = run_with_only("read_host_files.py", {"mount"}, {"paths": [through_proc]}).seen
+    assert seen == {through_proc: "the gradebook password"}, seen
+    seen = run_with_only("read_host_files.py", {"mount", "pid"}, {"paths": [through_proc]}).seen
+    assert seen == {through_proc: "ENOENT"}, seen
+
+
 def test_the_ipc_namespace_alone_hides_the_hosts_shared_memory():
     needs_root()
     libc = ctypes.CDLL(None, use_errno=True)
