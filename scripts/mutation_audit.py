@@ -171,7 +171,7 @@ MUTATIONS = [
     Mutation("new-root", "grader/sandbox/confinement.py", ((NEW_ROOT, "pass"),),
              (ALONE + "new_root_alone_hides_the_repo_and_the_hosts_files",), "sandbox"),
     Mutation("ipc-namespace", "grader/sandbox/confinement.py", (('"ipc": CLONE_NEWIPC', '"ipc": 0'),),
-             (ALONE + "ipc_namespace_alone_hides_the_hosts_shared_memory",), "sandbox"),
+             (ALONE + "ipc_namespace_alone_hides_the_hosts_message_queues",), "sandbox"),
     # the host name goes with the namespace: set without it, it would rename the machine running the audit
     Mutation("uts-namespace", "grader/sandbox/confinement.py",
              (('"uts": CLONE_NEWUTS', '"uts": 0'), ("libc.sethostname(HOSTNAME, len(HOSTNAME))", "pass")),

@@ -95,17 +95,18 @@ def test_the_new_roots_proc_stands_on_the_pid_namespace(tmp_path):
     assert seen == {through_proc: "ENOENT"}, seen
 
 
-def test_the_ipc_namespace_alone_hides_the_hosts_shared_memory():
+def test_the_ipc_namespace_alone_hides_the_hosts_message_queues():
+    """A message queue rather than a shared-memory segment: another test counts the host's segments."""
     needs_root()
     libc = ctypes.CDLL(None, use_errno=True)
     key = 0x4C415945  # "LAYE"
-    segment = libc.shmget(key, 4096, 0o1600)  # IPC_CREAT | 0600
-    assert segment >= 0, os.strerror(ctypes.get_errno())
+    queue = libc.msgget(key, 0o1600)  # IPC_CREAT | 0600
+    assert queue >= 0, os.strerror(ctypes.get_errno())
     try:
-        assert run_with_only("attach_host_shared_memory.py", set(), {"key": key}).seen == {"shmget": "found"}
-        assert run_with_only("attach_host_shared_memory.py", {"ipc"}, {"key": key}).seen == {"shmget": "ENOENT"}
+        assert run_with_only("find_a_host_message_queue.py", set(), {"key": key}).seen == {"msgget": "found"}
+        assert run_with_only("find_a_host_message_queue.py", {"ipc"}, {"key": key}).seen == {"msgget": "ENOENT"}
     finally:
-        libc.shmctl(segment, 0, None)  # IPC_RMID
+        libc.msgctl(queue, 0, None)  # IPC_RMID
 
 
 def test_the_uts_namespace_alone_gives_the_worker_a_name_of_its_own():

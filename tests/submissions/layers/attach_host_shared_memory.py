@@ -1,7 +1,0 @@
-# Finds a System V shared-memory segment the host made (key ARGUMENTS["key"]): a channel to and from other students.
-import ctypes
-import errno
-
-libc = ctypes.CDLL(None, use_errno=True)
-found = libc.shmget(ARGUMENTS["key"], 0, 0)  # noqa: F821 (prepended by the test)
-raise RuntimeError("seen " + repr({"shmget": "found" if found >= 0 else errno.errorcode.get(ctypes.get_errno())}))
