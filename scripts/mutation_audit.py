@@ -193,7 +193,7 @@ MUTATIONS = [
              (ALONE + "tmpfs_caps_alone_stop_files_that_are_memory",), "sandbox"),
     Mutation("clean-environment", "grader/sandbox/confinement.py", (("        os.environ.clear()\n", ""),),
              (ALONE + "clean_environment_alone_shows_nothing_of_the_grading_process",), "sandbox"),
-    Mutation("layer-switch-outside-the-suite", "grader/sandbox/worker_process.py",
+    Mutation("layer-switch-outside-suite", "grader/sandbox/worker_process.py",
              (('if layers_off and "pytest" not in sys.modules:', "if False:"),),
              ("tests/test_sandbox_layers_alone.py::test_no_grading_outside_the_test_suite_can_switch_a_layer_off",),
              "sandbox"),
