@@ -30,6 +30,8 @@ class Mutation:
     tier: str
 
 
+NEW_ROOT = "_enter_new_root(libc, limits.visible, cuda, read_only=\"read-only-binds\" in on, capped=\"tmpfs-caps\" in on)"
+ALONE = "tests/test_sandbox_layers_alone.py::test_the_"
 MUTATIONS = [
     Mutation("causal-exactness", "grader/checks/sdpa/behaviour.py",
              (("if (leaked != 0).any():", "if (leaked.abs() > 1e-6).any():"),),
@@ -55,7 +57,7 @@ MUTATIONS = [
     Mutation("uid-drop", "grader/sandbox/confinement.py", (("os.setuid(limits.uid)", "pass"),),
              ("tests/test_confinement_hostile.py",), "sandbox"),
     Mutation("chroot", "grader/sandbox/confinement.py",
-             (("        _enter_new_root(libc, limits.visible, cuda)", "        pass"),),
+             ((NEW_ROOT, "pass"),),
              ("tests/test_isolation.py",), "sandbox"),
     # issue 17: the meta stand-in reads as a GPU through its device object and its text too
     Mutation("stand-in-device", "grader/sandbox/guard.py",
@@ -174,6 +176,54 @@ MUTATIONS = [
     Mutation("ci-expects", "tests/conftest.py",
              (("    if capability in expected_capabilities():", "    if False:"),),
              ("tests/test_ci_expects.py",), "unit"),
+    # issue 29: each isolation layer alone, and the numbers the README states for it
+    Mutation("seccomp-clone-rule", "grader/sandbox/syscall_filter.py",
+             (('    rules.add_rule(refuse, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0))\n', ""),),
+             ("tests/test_sandbox_refuses_every_call.py::test_the_filter_alone_refuses_every_call_on_its_list",), "sandbox"),
+    Mutation("seccomp-layer", "grader/sandbox/confinement.py", (("            syscall_filter.install()", "            pass"),),
+             ("tests/test_sandbox_refuses_every_call.py::test_the_filter_alone_refuses_every_call_on_its_list",), "sandbox"),
+    Mutation("memory-cgroup-headroom", "grader/sandbox/memory_cgroup.py",
+             (("OVERHEAD_BYTES = 512 << 20", "OVERHEAD_BYTES = 512 << 40"),),
+             (ALONE + "memory_cgroup_alone_gives_a_hand_in_its_limit_and_512_mib_more",
+              ALONE + "memory_cgroup_alone_stops_memory_no_other_limit_sees"), "sandbox"),
+    Mutation("memory-cgroup-layer", "grader/sandbox/confinement.py", (("memory_cgroup.join(limits.cgroup)", "pass"),),
+             (ALONE + "memory_cgroup_alone_stops_memory_no_other_limit_sees",), "sandbox"),
+    Mutation("read-only-binds-writable", "grader/sandbox/confinement.py",
+             (("MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC", "MS_BIND | MS_REMOUNT | MS_REC"),),
+             (ALONE + "read_only_binds_alone_refuse_a_write_to_every_bound_folder",), "sandbox"),
+    Mutation("net-namespace", "grader/sandbox/confinement.py", (('"net": CLONE_NEWNET', '"net": 0'),),
+             (ALONE + "network_namespace_alone_keeps_the_host_unreachable",), "sandbox"),
+    Mutation("pid-namespace", "grader/sandbox/confinement.py", (('"pid": CLONE_NEWPID', '"pid": 0'),),
+             (ALONE + "pid_namespace_alone_leaves_host_processes_out_of_reach",), "sandbox"),
+    Mutation("new-root", "grader/sandbox/confinement.py", ((NEW_ROOT, "pass"),),
+             (ALONE + "new_root_alone_hides_the_repo_and_the_hosts_files",), "sandbox"),
+    Mutation("ipc-namespace", "grader/sandbox/confinement.py", (('"ipc": CLONE_NEWIPC', '"ipc": 0'),),
+             (ALONE + "ipc_namespace_alone_hides_the_hosts_message_queues",), "sandbox"),
+    # the host name goes with the namespace: set without it, it would rename the machine running the audit
+    Mutation("uts-namespace", "grader/sandbox/confinement.py",
+             (('"uts": CLONE_NEWUTS', '"uts": 0'), ("libc.sethostname(HOSTNAME, len(HOSTNAME))", "pass")),
+             (ALONE + "uts_namespace_alone_gives_the_worker_a_name_of_its_own",), "sandbox"),
+    Mutation("uid-drop-alone", "grader/sandbox/confinement.py", (("os.setuid(limits.uid)", "pass"),),
+             (ALONE + "uid_drop_alone_takes_roots_powers_away",), "sandbox"),
+    Mutation("resource-limits", "grader/sandbox/confinement.py",
+             (("resource.setrlimit(getattr(resource, name), (value, value))", "pass"),),
+             (ALONE + "resource_limits_alone_cap_memory_file_size_and_open_files",), "sandbox"),
+    Mutation("process-limit", "grader/sandbox/confinement.py",
+             (('wanted.append(("RLIMIT_NPROC", limits.max_processes))', "pass"),),
+             (ALONE + "process_limit_alone_stops_a_bomb_at_64",), "sandbox"),
+    Mutation("process-limit-raised", "grader/sandbox/confinement.py",
+             (("max_processes: int = 64", "max_processes: int = 128"),),
+             (ALONE + "process_limit_alone_stops_a_bomb_at_64",), "sandbox"),
+    Mutation("tmpfs-caps", "grader/sandbox/confinement.py",
+             (('"size=64m,mode=1777" if capped else "mode=1777"', '"mode=1777"'),
+              ('"size=16m,mode=1777" if capped else "mode=1777"', '"mode=1777"')),
+             (ALONE + "tmpfs_caps_alone_stop_files_that_are_memory",), "sandbox"),
+    Mutation("clean-environment", "grader/sandbox/confinement.py", (("        os.environ.clear()\n", ""),),
+             (ALONE + "clean_environment_alone_shows_nothing_of_the_grading_process",), "sandbox"),
+    Mutation("layer-switch-outside-suite", "grader/sandbox/worker_process.py",
+             (('if layers_off and "pytest" not in sys.modules:', "if False:"),),
+             ("tests/test_sandbox_layers_alone.py::test_no_grading_outside_the_test_suite_can_switch_a_layer_off",),
+             "sandbox"),
 ]
 
 

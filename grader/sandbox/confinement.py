@@ -15,6 +15,10 @@ Layers, strongest available first; the worker reports which ones did not take ef
 - a seccomp filter refusing what attention code never needs (`syscall_filter`).
 As root (CI, an instructor's server) all layers apply. Without root, unprivileged user
 namespaces give the namespace layers where the kernel allows them; the report lists the rest.
+
+Each layer has a name (LAYERS). Only the sandbox's own tests switch layers off (`layers_off`, given by
+the trusted parent before any student code exists), to show that each one holds on its own; a layer
+switched off is listed in the report like any missing one.
 """
 from __future__ import annotations
 
@@ -38,6 +42,10 @@ SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", 
 DEVICES = ["null", "zero", "full", "urandom"]
 CUDA_DEVICES = "/dev/nvidia*"  # the driver's control, UVM and per-GPU nodes
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+NAMESPACES = {"net": CLONE_NEWNET, "pid": CLONE_NEWPID, "mount": CLONE_NEWNS, "ipc": CLONE_NEWIPC, "uts": CLONE_NEWUTS}
+# "mount" is the private mount namespace and the new root; "read-only-binds" and "tmpfs-caps" live in that root.
+LAYERS = (*NAMESPACES, "uid", "seccomp", "read-only-binds", "memory-cgroup", "rlimits", "process-count",
+          "tmpfs-caps", "environment")
 SCRATCH = "/tmp/work"
 HOSTNAME = b"grading-sandbox"
 
@@ -93,15 +101,15 @@ def _detach_from_terminal(keep_fd: int) -> None:
     os.closerange(keep_fd + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
 
 
-def _unshare(libc, as_root: bool) -> None:
-    flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
+def _unshare(libc, as_root: bool, namespaces: list[str]) -> None:
+    flags = sum(NAMESPACES[name] for name in namespaces)
     if as_root:
-        if libc.unshare(flags) != 0:
-            raise OSError(ctypes.get_errno(), "unshare(mount, net, pid, ipc, uts)")
+        if flags and libc.unshare(flags) != 0:
+            raise OSError(ctypes.get_errno(), f"unshare({', '.join(namespaces)})")
         return
     uid, gid = os.getuid(), os.getgid()
     if libc.unshare(flags | CLONE_NEWUSER) != 0:
-        raise OSError(ctypes.get_errno(), "unshare(user, mount, net, pid, ipc, uts)")
+        raise OSError(ctypes.get_errno(), f"unshare(user, {', '.join(namespaces)})")
     with open("/proc/self/setgroups", "w") as f:
         f.write("deny")
     with open("/proc/self/uid_map", "w") as f:
@@ -173,7 +181,7 @@ def _staging_point(visible: list[str]) -> str:
     raise OSError(0, "no folder to stage a new root on")
 
 
-def _minimal_dev(libc, root: str, cuda: bool) -> None:
+def _minimal_dev(libc, root: str, cuda: bool, shm_options: str) -> None:
     """A tmpfs /dev with the host's harmless character devices bound in: no terminals, disks,
     kernel memory or console to open."""
     dev = root + "/dev"
@@ -183,11 +191,11 @@ def _minimal_dev(libc, root: str, cuda: bool) -> None:
     for node in nodes:
         _bind(libc, node, root + node, writable=True)
     os.makedirs(dev + "/shm")
-    _mount(libc, "tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=16m,mode=1777")
+    _mount(libc, "tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, shm_options)
     os.symlink("/proc/self/fd", dev + "/fd")
 
 
-def _enter_new_root(libc, visible: list[str], cuda: bool) -> None:
+def _enter_new_root(libc, visible: list[str], cuda: bool, *, read_only: bool = True, capped: bool = True) -> None:
     """chroot into a fresh tmpfs that holds only the system, the interpreter and its packages.
 
     The kit's repo (graders, solutions, gradebook), other submissions and home folders simply do
@@ -199,7 +207,7 @@ def _enter_new_root(libc, visible: list[str], cuda: bool) -> None:
     _mount(libc, "tmpfs", staging, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=0755")
     root = os.path.join(staging, "root")
     os.makedirs(root + "/tmp")
-    _mount(libc, "tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
+    _mount(libc, "tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777" if capped else "mode=1777")
     for path in SYSTEM_PATHS + visible:  # after /tmp, so a venv under /tmp is bound on top of it
         if not os.path.lexists(path):
             continue
@@ -209,8 +217,8 @@ def _enter_new_root(libc, visible: list[str], cuda: bool) -> None:
             if not os.path.lexists(target):
                 os.symlink(os.readlink(path), target)
         elif os.path.isdir(path):
-            _bind(libc, path, target)
-    _minimal_dev(libc, root, cuda)
+            _bind(libc, path, target, writable=not read_only)
+    _minimal_dev(libc, root, cuda, "size=16m,mode=1777" if capped else "mode=1777")
     os.makedirs(root + "/proc")
     _mount(libc, "proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     if libc.chroot(root.encode()) != 0:
@@ -218,8 +226,10 @@ def _enter_new_root(libc, visible: list[str], cuda: bool) -> None:
     os.chdir("/")
 
 
-def _resource_limits(limits: Limits, *, address_space: bool, processes: bool) -> None:
-    wanted = [("RLIMIT_FSIZE", limits.max_file_bytes), ("RLIMIT_NOFILE", limits.max_open_files), ("RLIMIT_CORE", 0)]
+def _resource_limits(limits: Limits, *, files: bool, address_space: bool, processes: bool) -> None:
+    wanted = []
+    if files:
+        wanted += [("RLIMIT_FSIZE", limits.max_file_bytes), ("RLIMIT_NOFILE", limits.max_open_files), ("RLIMIT_CORE", 0)]
     if address_space:
         wanted.append(("RLIMIT_AS", _virtual_memory_bytes() + limits.memory_bytes))
     if processes:
@@ -228,57 +238,63 @@ def _resource_limits(limits: Limits, *, address_space: bool, processes: bool) ->
         resource.setrlimit(getattr(resource, name), (value, value))
 
 
-def confine(limits: Limits, *, keep_fd: int, cuda: bool = False) -> list[str]:
+def confine(limits: Limits, *, keep_fd: int, cuda: bool = False, layers_off: frozenset[str] = frozenset()) -> list[str]:
     """Apply every layer that works here; return the list of what did not (empty = all).
 
     `keep_fd` is the pipe to the parent, the only descriptor left open. With the namespaces, the
     calling process forks here and only the child returns (the caller stays, invisible, to pass
-    on the child's exit)."""
+    on the child's exit). `layers_off` (names from LAYERS) is for the sandbox's own tests only."""
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails instead of killing
     if not limits.confine:
         _silence_stdio()
         return ["all layers (disabled for a measurement)"]
-    missing = []
+    missing = [f"{layer} (switched off by the test suite)" for layer in LAYERS if layer in layers_off]
+    on = {layer for layer in LAYERS if layer not in layers_off}
     libc = _libc()
     as_root = os.geteuid() == 0
     _detach_from_terminal(keep_fd)
     if limits.cgroup is not None:
         memory_cgroup.join(limits.cgroup)  # before the fork below: a child stays in its parent's cgroup
     try:
-        _unshare(libc, as_root)
+        _unshare(libc, as_root, [name for name in NAMESPACES if name in on])
         _become_pid_one(libc)
-        libc.sethostname(HOSTNAME, len(HOSTNAME))
-        _enter_new_root(libc, limits.visible, cuda)
+        if "uts" in on:  # without its own UTS namespace this would rename the host
+            libc.sethostname(HOSTNAME, len(HOSTNAME))
+        if "mount" in on:
+            _enter_new_root(libc, limits.visible, cuda, read_only="read-only-binds" in on, capped="tmpfs-caps" in on)
     except OSError as error:
         missing.append(f"private network, filesystem, processes and IPC ({error})")
     os.makedirs(SCRATCH, exist_ok=True)
-    if as_root and limits.uid is not None:
+    own_uid = as_root and limits.uid is not None and "uid" in on
+    if own_uid:
         os.chown(SCRATCH, limits.uid, limits.uid)
     os.chdir(SCRATCH)
-    if as_root and limits.uid is not None:
+    if own_uid:
         os.setgroups([])
         os.setgid(limits.uid)
         os.setuid(limits.uid)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # a uid change clears it
-    elif as_root:
+    elif as_root and "uid" in on:
         missing.append("uid drop (no uid given)")
-    else:
+    elif not as_root:
         missing.append("uid drop (not root)")
     libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     # RLIMIT_AS breaks CUDA, which maps huge virtual ranges: there the parent watches RSS instead.
     # RLIMIT_NPROC counts every process of the uid, so it is only safe on a uid of our own.
-    own_uid = as_root and limits.uid is not None
-    _resource_limits(limits, address_space=not cuda, processes=own_uid)
+    _resource_limits(limits, files="rlimits" in on, address_space=not cuda and "rlimits" in on,
+                     processes=own_uid and "process-count" in on)
     if cuda:
         missing.append("address-space limit (CUDA: RSS watchdog instead)")
-    if not own_uid:
+    if not own_uid and "process-count" in on:
         missing.append("process-count limit (needs a uid of its own)")
-    os.environ.clear()
-    os.environ.update({"PATH": "/usr/bin:/bin", "HOME": SCRATCH, "MPLCONFIGDIR": SCRATCH, "LANG": "C.UTF-8"})
+    if "environment" in on:
+        os.environ.clear()
+        os.environ.update({"PATH": "/usr/bin:/bin", "HOME": SCRATCH, "MPLCONFIGDIR": SCRATCH, "LANG": "C.UTF-8"})
     from grader.sandbox import syscall_filter  # loaded by the fork server: no cost here, none in the parent
 
     try:
-        syscall_filter.install()
+        if "seccomp" in on:
+            syscall_filter.install()
     except OSError as error:
         missing.append(f"system-call filter ({error})")
     return missing

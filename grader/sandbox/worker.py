@@ -155,11 +155,12 @@ def _answer(request: dict, namespace: dict, lines: list[str]) -> dict:
 MAX_LOAD_ERRORS = 20  # the parent reports the first few; the rest would only be repeats
 
 
-def worker_main(connection, limits: Limits, source: str, use_cuda: bool, guards: bool = True) -> None:
+def worker_main(connection, limits: Limits, source: str, use_cuda: bool, guards: bool = True,
+                layers_off: frozenset[str] = frozenset()) -> None:
     """Entry point of the sandbox worker process (started by `sandbox.Worker`)."""
     single_threaded_torch()
     try:
-        missing = confine(limits, keep_fd=connection.fileno(), cuda=use_cuda)
+        missing = confine(limits, keep_fd=connection.fileno(), cuda=use_cuda, layers_off=layers_off)
     except Exception as error:  # the grader's own failure, told apart from the student's by coming first
         connection.send_bytes(encode({"setup_failed": f"{type(error).__name__}: {error}"}))
         return
