@@ -66,6 +66,10 @@ c.Autograde.exclude_overwriting = {
     for assignment in (os.listdir(_SOURCE) if os.path.isdir(_SOURCE) else [])
     if os.path.isdir(os.path.join(_SOURCE, assignment))}
 
+# Before each submission, and so before the first: where the sandbox cannot start, autograde stops in one
+# line with nothing recorded, instead of failing every student.
+c.Autograde.pre_convert_hook = f"{KIT}.sandbox_check.refuse_without_sandbox"
+
 # Autograde, first pass (sanitize): repair notebooks as they come back from Colab, then nbgrader's
 # own steps. The repair runs before DeduplicateIds and OverwriteCells, which trust the metadata.
 # What a student wrote into the kit's own metadata key is discarded first.
