@@ -60,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     grade = verbs.add_parser("grade", help="grade one submission (.ipynb or .py)")
     grade.add_argument("path", help="the submission: a student notebook (.ipynb, as Colab or Jupyter saved it) "
                                     "or a .py file defining the graded names")
-    grade.add_argument("--json", action="store_true", help="print the JSON report (README, Reading a report) instead of text")
+    grade.add_argument("--json", action="store_true", help="print the JSON report (docs/reading-a-report.md) instead of text")
     add_grading_arguments(grade)
 
     grade_all = verbs.add_parser("grade-all", help="grade every submission under DIR")
