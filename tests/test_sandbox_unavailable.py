@@ -87,6 +87,17 @@ def test_grade_all_refuses_in_one_line_and_writes_no_row(tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == ["s1_attention.py"]
 
 
+def test_gradescope_run_refuses_in_one_line_and_writes_no_results(tmp_path):
+    """Gradescope would record a results.json's score; with none, it shows the autograder failed, not a 0."""
+    root = tmp_path / "autograder"
+    (root / "submission").mkdir(parents=True)
+    shutil.copyfile(SUBMISSION, root / "submission" / "attention.py")
+    done = run([sys.executable, "-m", "grader", "gradescope", "run", f"--root={root}"], without_sandbox(tmp_path))
+    assert done.returncode == 2, done.stderr
+    the_one_line(done)
+    assert not (root / "results").exists()
+
+
 @pytest.mark.e2e
 def test_nbgrader_autograde_refuses_before_the_first_student(tmp_path):
     """The kit's pre-convert hook stops autograde before the gradebook hears of anyone: no grade row, no
