@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-# The CPU build of torch; a GPU machine installs its CUDA torch into .venv first (see README).
+# The CPU build of torch; a GPU machine installs its CUDA torch into .venv first (see docs/developing.md).
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
@@ -35,7 +35,7 @@ torch-into-venv:  ## a step of venv: the CPU torch (TORCH_SPEC) into .venv/, com
 build: $(STAMP)  ## regenerate release/, exercises/, solutions/ from source/ (python -m grader build)
 	$(PY) -m grader build
 
-test: $(STAMP) test-setup  ## every test tier: what CI runs (README, Developing)
+test: $(STAMP) test-setup  ## every test tier: what CI runs (docs/developing.md)
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
 test-fast: $(STAMP)  ## the unit tier: no sandbox, no nbgrader, no browser

@@ -5,7 +5,7 @@ Instructors run every nbgrader command from here (`nbgrader zip_collect attentio
 records the `attention` assignment (its graded cells and hidden tests) in `gradebook.db` beside
 this file, as `nbgrader generate_assignment` does; `submitted/`, `autograded/`, `feedback/`,
 `downloaded/` and `gradebook.db` are git-ignored. The kit's own steps are in
-grader/nbgrader (one transformation per module); README "Grading a class" explains them.
+grader/nbgrader (one transformation per module); docs/instructors/grading.md explains them.
 """
 import os
 import warnings
@@ -30,7 +30,7 @@ c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.course_id = "attention-kit"
 # A gradebook URL with a password comes through the environment, never a command line (which every
 # user can read in /proc): `grade-all --nbgrader` hands it to its `nbgrader autograde` child this way,
-# and an instructor may export it for any nbgrader command (README "Grading a class").
+# and an instructor may export it for any nbgrader command (docs/instructors/big-class.md).
 if os.environ.get("ATTENTION_KIT_DB_URL"):  # grader.nbgrader.autograde_run.DB_URL_ENV
     c.CourseDirectory.db_url = os.environ["ATTENTION_KIT_DB_URL"]
 # An instructor's report cache (grader.report_cache) for the grading step; `grade-all --nbgrader` gives its own
@@ -65,6 +65,10 @@ c.Autograde.exclude_overwriting = {
     assignment: sorted(name for name in os.listdir(os.path.join(_SOURCE, assignment)) if not name.endswith(".ipynb"))
     for assignment in (os.listdir(_SOURCE) if os.path.isdir(_SOURCE) else [])
     if os.path.isdir(os.path.join(_SOURCE, assignment))}
+
+# Before each submission, and so before the first: where the sandbox cannot start, autograde stops in one
+# line with nothing recorded, instead of failing every student.
+c.Autograde.pre_convert_hook = f"{KIT}.sandbox_check.refuse_without_sandbox"
 
 # Autograde, first pass (sanitize): repair notebooks as they come back from Colab, then nbgrader's
 # own steps. The repair runs before DeduplicateIds and OverwriteCells, which trust the metadata.
@@ -111,7 +115,7 @@ c.GenerateFeedback.preprocessors = [
 c.GenerateFeedback.exporter_class = f"{KIT}.feedback_page_policy.FeedbackPageExporter"
 
 # zip_collect: an LMS's bulk download (Canvas, Moodle, Blackboard) or Colab downloads `<student_id>_<any name>.ipynb`
-# in downloaded/<assignment>/extracted/ (README "Collecting from an LMS"). The layout is detected from the names, or
+# in downloaded/<assignment>/extracted/ (docs/instructors/lms.md). The layout is detected from the names, or
 # given: --LmsCollector.lms=canvas|moodle|blackboard|student_id; a roster CSV maps the LMS's people to student ids:
 # --LmsCollector.roster=roster.csv.
 c.ZipCollectApp.collector_plugin = f"{KIT}.lms_collector.LmsCollector"

@@ -3,7 +3,7 @@
 Torch-free on purpose: the nbgrader plugins, the source reader and the build read it without
 loading PyTorch. Everything that depends on the exercise's shape (cell split, static rules,
 probes, checks, reports, fixtures, tests) iterates over `PARTS` instead of spelling a part out.
-Adding a part starts here (README, "Adding a part").
+Adding a part starts here (docs/developing.md, "Adding a part").
 """
 from __future__ import annotations
 

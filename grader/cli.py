@@ -10,7 +10,7 @@ import sys
 from grader.errors import GraderError
 from grader.grade_all.options import add_arguments as add_grade_all_arguments
 from grader.process import put_nbgrader_tools_on_path, report_cache_from_env, single_threaded_torch
-from grader.sandbox.worker_process import start_fork_server_unless_cached
+from grader.sandbox import availability
 
 # verb -> "module:function"; imported lazily so `grader build` never pays for torch.
 VERBS = {
@@ -24,6 +24,8 @@ VERBS = {
 
 # verbs that run student code: their fork server starts before the verb imports torch
 SANDBOXED = {"grade", "grade-all", "gradescope run"}  # verb, or "verb action"
+# verbs that need the sandbox to start: asked before they read or grade anything
+NEEDS_SANDBOX = SANDBOXED | {"demo"}
 
 
 def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     grade = verbs.add_parser("grade", help="grade one submission (.ipynb or .py)")
     grade.add_argument("path", help="the submission: a student notebook (.ipynb, as Colab or Jupyter saved it) "
                                     "or a .py file defining the graded names")
-    grade.add_argument("--json", action="store_true", help="print the JSON report (README, Reading a report) instead of text")
+    grade.add_argument("--json", action="store_true", help="print the JSON report (docs/reading-a-report.md) instead of text")
     add_grading_arguments(grade)
 
     grade_all = verbs.add_parser("grade-all", help="grade every submission under DIR")
@@ -89,7 +91,13 @@ def run(args: dict) -> int:
     """The verb named by args["verb"], with the rest as its keyword arguments, after the process setup."""
     verb_name = args.pop("verb")
     put_nbgrader_tools_on_path()  # nbgrader's Gradebook runs `alembic` through this process's PATH
+    if verb_name in NEEDS_SANDBOX or f"{verb_name} {args.get('action')}" in NEEDS_SANDBOX:
+        reason = availability.problem()
+        if reason:  # one line and no grade row, rather than a class of zeros
+            raise GraderError(availability.refusal(reason))
     if verb_name in SANDBOXED or f"{verb_name} {args.get('action')}" in SANDBOXED:
+        from grader.sandbox.worker_process import start_fork_server_unless_cached  # not importable off Linux
+
         args["report_cache"] = report_cache_from_env()
         start_fork_server_unless_cached(args["report_cache"])  # before torch loads in this process
         single_threaded_torch()

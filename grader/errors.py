@@ -1,7 +1,7 @@
 """The grader's own failures: it cannot run (a missing file, wrong options, a course nbgrader cannot
 grade, ...). Raised where the problem is found, caught once by the CLI (grader.cli), which prints
 `grader: MESSAGE` on stderr and exits with the error's code. A student's mistake is never one of
-these: it is a report, and a report means exit status 0 (README, Exit status)."""
+these: it is a report, and a report means exit status 0 (docs/instructors/grading.md, Exit status)."""
 from __future__ import annotations
 
 

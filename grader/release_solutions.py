@@ -107,7 +107,7 @@ def main(*, assignment: str, force: bool = False, course: str | None = None) -> 
         if not force:
             print(f"release-solutions: refused, nothing was handed in: no notebook in "
                   f"{course_dir / 'submitted'}/<student>/{assignment}/. Collect and grade the class first "
-                  f"(README, Grading a class), or release anyway: `python -m grader release-solutions {assignment} "
+                  f"(docs/instructors/grading.md), or release anyway: `python -m grader release-solutions {assignment} "
                   "--force` (`make release-solutions FORCE=1`).", file=sys.stderr)
             return 1
         print("release-solutions: --force: releasing although nothing was handed in")

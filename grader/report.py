@@ -2,7 +2,7 @@
 
 A report is language-neutral: every text is there in both languages (`title_zh`/`title_en`,
 `message_zh`/`message_en`), so grading and its cache never depend on who reads the result.
-`in_language` projects it to the JSON contract (README, Reading a report) at the edge: score, max_score,
+`in_language` projects it to the JSON contract (docs/reading-a-report.md) at the edge: score, max_score,
 checks[{id, part, passed, points, max_points, message, mistakes}], mistakes (most important to
 fix first, grader.catalog.FIX_FIRST), advice (ids that cost no point). Extensions: each check's
 title, visibility and the student line involved; the isolation layers that were missing;

@@ -25,7 +25,7 @@ COLAB_PACKAGES = ("torch==2.13.0", "pytest", "numpy", "matplotlib", "nbformat")
 COLAB_VENV = Path("/tmp/attention-kit-colab-like-venv")  # outside the clone: every clone on the machine reuses it
 SYSTEM_PYTHON = Path("/usr/bin/python3.11")  # readable by every user (root's own Python may not be)
 UNPRIVILEGED_VENV = Path("/tmp/attention-kit-unprivileged-venv")
-SETUP_HINT = "run `make test-setup` (README, *Developing*)"
+SETUP_HINT = "run `make test-setup` (docs/developing.md)"
 
 
 def chromium() -> str | None:

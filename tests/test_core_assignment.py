@@ -42,14 +42,15 @@ def test_a_py_submission_splits_into_one_solution_cell_per_part(tmp_path):
 
 
 def test_readme_catalog_table_is_the_catalog():
-    """README's mistake catalog lists exactly grader/mistakes.json's ids, with their titles and fix-first groups."""
+    """The docs' mistake catalog (docs/reading-a-report.md) lists exactly grader/mistakes.json's ids, with their titles and
+    fix-first groups."""
     import json
     import re
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
     catalog = json.loads((root / "grader" / "mistakes.json").read_text(encoding="utf-8"))
-    rows = re.findall(r"^\| `([a-z0-9-]+)` \| (.+?) \| (.+?) \| ([a-z-]+) \|$", (root / "README.md").read_text(encoding="utf-8"),
+    rows = re.findall(r"^\| `([a-z0-9-]+)` \| (.+?) \| (.+?) \| ([a-z-]+) \|$", (root / "docs" / "reading-a-report.md").read_text(encoding="utf-8"),
                       re.M)
     table = {mistake: (zh, en, group) for mistake, zh, en, group in rows}
     assert table == {m: (e["title_zh"], e["title_en"], e["fix_first"]) for m, e in catalog.items()}

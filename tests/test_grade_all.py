@@ -227,7 +227,7 @@ def test_nbgrader_gradebook_holds_grade_alls_scores(graded_course):
 @pytest.mark.e2e
 def test_nbgrader_scores_equal_grader_grade(graded_course, tmp_path):
     """`grader grade` on the submitted file gives the same score, except where autograde had to put
-    provided cells back (`deleted` lost ModelArgs): there on the autograded notebook, as README says."""
+    provided cells back (`deleted` lost ModelArgs): there on the autograded notebook, as docs/instructors/grading.md says."""
     course, students, _, reports = graded_course
     plain = {r["student"]: r for r in grade_class(course.root / "submitted", jobs=2)}
     unrepaired = [s for s in students if s != "deleted"]

@@ -1,6 +1,6 @@
 """A class too big for one machine: two workers, each with its own copy of the course, grade disjoint
 shares of the students (`grade-all --nbgrader attention --shard K/2 --db-url postgresql://...`) at the
-same time into one PostgreSQL gradebook, as README's "Grading a class" describes.
+same time into one PostgreSQL gradebook, as docs/instructors/big-class.md describes.
 
 The server is Debian's PostgreSQL (installed by `make test-setup`, as root), started privately
 on 127.0.0.1 from a temporary folder and stopped at the end. The test is skipped, saying why, only

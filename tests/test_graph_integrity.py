@@ -18,7 +18,7 @@ RECIPES = sorted(p for p in (SUBMISSIONS / "graph_recipes").glob("*.py") if head
 STAND_IN_RECIPES = [SUBMISSIONS / "forgery" / name for name in ("f_mask_moved_only_on_meta.py",
                                                                 "o_meta_in_the_tensor_text.py")]
 """What tells the meta stand-in from a GPU when the guard is off (`is_meta`, a tensor's own text): the guard
-holds these (device-probing), not the graph. README says so (Isolation and limits: what stays visible)."""
+holds these (device-probing), not the graph. docs/isolation.md says so (what the graph cannot tell)."""
 
 
 def _part_points(report: dict, part: str) -> float:

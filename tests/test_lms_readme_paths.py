@@ -1,8 +1,8 @@
-"""Does the README's collect command for each LMS, run verbatim in a course folder, collect the class?
+"""Does the docs' collect command for each LMS, run verbatim in a course folder, collect the class?
 
-e2e tier: README's step 2 of each LMS path is read from README.md and run by a shell in a course of its own
+e2e tier: step 2 of each LMS path is read from docs/instructors/lms.md and run by a shell in a course of its own
 (the repo's nbgrader_config.py beside it, as in the repo, and the kit importable), on a download built from the
-vendor's naming (tests/lms_exports.py) with the roster file named as README names it.
+vendor's naming (tests/lms_exports.py) with the roster file named as the docs name it.
 """
 from __future__ import annotations
 
@@ -25,11 +25,11 @@ ASSIGNMENT = "attention"
 
 
 def readme_collect_command(lms: str) -> str:
-    """The command of step 2 (`Collect:`) in README's path for `lms`."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The command of step 2 (`Collect:`) in the docs' path for `lms`."""
+    text = (ROOT / "docs" / "instructors" / "lms.md").read_text(encoding="utf-8")
     section = text[text.index(f"**{lms}.**"):]
     found = re.search(r"^2\. Collect: `([^`]+)`", section, re.M)
-    assert found, f"README has no `2. Collect:` step for {lms}"
+    assert found, f"docs/instructors/lms.md has no `2. Collect:` step for {lms}"
     return found[1]
 
 
@@ -78,7 +78,7 @@ def blackboard_class(root: Path, tmp: Path) -> set[str]:
 @pytest.mark.parametrize("lms, build", [("Canvas", canvas_class), ("Moodle", moodle_class),
                                         ("Blackboard", blackboard_class)])
 def test_readme_collect_command_collects_the_class(tmp_path, lms, build):
-    """Run README's `2. Collect:` command for the LMS as written: is every student of the download collected?"""
+    """Run the docs' `2. Collect:` command for the LMS as written: is every student of the download collected?"""
     root = a_course(tmp_path / "course")
     (root / "downloaded" / ASSIGNMENT / "archive").mkdir(parents=True)
     expected = build(root, tmp_path)

@@ -1,7 +1,7 @@
 """Can student code find an instructor's secret (the gradebook's password, a cloud key) anywhere in its
 process, and does any reach a report?
 
-Canaries are planted where an instructor's secrets live: the grader's environment (README's
+Canaries are planted where an instructor's secrets live: the grader's environment (docs/instructors/big-class.md's
 `export ATTENTION_KIT_DB_URL=...`, a cloud key) and its command line (nbgrader's `--db=...`). The
 submission (quote_secrets.py) searches its own memory and quotes what it finds; while it waits, the
 test reads the fork server's and every worker process's whole memory from outside (/proc/PID/mem over

@@ -4,7 +4,7 @@ Code that moves a CPU mask to the input's device only when it sees that it is no
 earn the device point here and crash on a GPU. Each observable below is read by code loaded as a
 submission is (through the worker's guard), on a tensor on the stand-in, inside the device probe's
 modes (grader/sandbox/probes.py): each must say GPU. What stays visible is listed in
-README (Isolation and limits); the device point is graded from the graph the parent re-runs.
+docs/isolation.md; the device point is graded from the graph the parent re-runs.
 """
 import pytest
 import torch

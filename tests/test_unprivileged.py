@@ -1,4 +1,4 @@
-"""Does grading as an ordinary user (a laptop, a university server, JupyterHub) hold what README promises?
+"""Does grading as an ordinary user (a laptop, a university server, JupyterHub) hold what docs/isolation.md promises?
 
 Without root the worker confines itself in user namespaces: private network, mount, PID, IPC and UTS
 namespaces, its own root and /tmp, the seccomp filter, the address-space limit; what needs root (a

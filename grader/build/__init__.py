@@ -23,6 +23,7 @@ from grader.build.inline_selfcheck import inline_selfcheck, selfcheck_source
 from grader.build.nbgrader_release import generate_assignment
 from grader.build.python_module import python_module
 from grader.build.read_write import notebook_bytes, read_notebook
+from grader.build.student_readme import TARGET as STUDENT_README, student_readme
 from grader.build.strip_solution_markers import strip_solution_markers
 
 Step = Callable[[NotebookNode, str], NotebookNode]
@@ -91,6 +92,7 @@ def render(*, record_db: bool = False) -> dict[str, bytes]:
         name = path.rsplit("/", 1)[1]
         files[path] = ((selfcheck_source() + "\n").encode("utf-8") if name == "selfcheck.py"
                        else (ROOT / "source" / ASSIGNMENT / name).read_bytes())
+    files[STUDENT_README] = student_readme()
     for target in TARGETS:
         nb = copy.deepcopy(origins[target.origin])
         for step in target.steps:

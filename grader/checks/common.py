@@ -205,7 +205,7 @@ def dtype_handling_advice(ctx: Context, error: dict, dtype: str) -> tuple[str, s
 UNPROMISED_DTYPES = (torch.bfloat16,)
 """Run, never charged: the exercise promises float32 and, through the notebook's float16 note, half precision; it
 says nothing of bfloat16, which numpy cannot even name (`np.finfo` of it raises). Whatever fails only there is told
-as advice (README, "Checks that need correct values")."""
+as advice (docs/reading-a-report.md, "Checks that need correct values")."""
 
 
 def unpromised_dtype_note(ctx: Context, dtype: str, error: dict | None, problem: Outcome | None) -> tuple[str, str, list[str]]:

@@ -5,6 +5,7 @@ One transformation per module, like nbgrader's own preprocessors:
 
 | module | class | where in nbgrader | what it does |
 | --- | --- | --- | --- |
+| `sandbox_check` | `refuse_without_sandbox` | `Autograde.pre_convert_hook`, before each submission is recorded | where the sandbox cannot start, ends autograde in one line before the first student |
 | `discard_kit_metadata` | `DiscardKitMetadata` | `Autograde.sanitize_preprocessors`, the kit's first step | drops every `attention_kit` metadata entry the student's notebook carries, so the kit's notes are only its own |
 | `restore_cell_metadata` | `RestoreCellMetadata` | `Autograde.sanitize_preprocessors`, before `OverwriteCells` | matches submitted cells to the release notebook by what they define; restores their nbgrader metadata |
 | `restore_missing_cells` | `RestoreMissingCells` | same, right after | puts back locked release cells (provided code, tests) the notebook lacks |

@@ -123,7 +123,7 @@ class Course:
             except MissingEntry:
                 raise CourseError(f"the gradebook ({self.coursedir.db_url}) has no assignment {self.assignment!r}: "
                                   "record it first (`make build`, or nbgrader generate_assignment with this "
-                                  "db_url, see README)") from None
+                                  "db_url, see docs/instructors/big-class.md)") from None
         try:
             self.converter.init_notebooks()
         except NbGraderException:

@@ -1,0 +1,39 @@
+"""Does the students' README travel with what they are given, saying in Chinese first and in English how to begin?"""
+from __future__ import annotations
+
+import importlib
+import re
+
+import pytest
+
+from grader.build.colab_badge import colab_url
+from grader.build.student_readme import SOURCE, TARGET, student_readme
+from grader.build.config import COLAB_PLACEHOLDER, ROOT
+
+pytestmark = pytest.mark.unit
+
+
+def test_the_build_writes_it_into_the_release_with_the_notebooks_colab_link():
+    text = student_readme().decode("utf-8")
+    assert f"]({colab_url('release/attention/attention.ipynb')})" in text
+    assert COLAB_PLACEHOLDER not in text
+    assert (ROOT / TARGET).read_text(encoding="utf-8") == text  # what is published is what the build makes
+
+
+def test_it_is_chinese_first_then_english_and_covers_colab_the_self_check_and_grading():
+    text = (ROOT / TARGET).read_text(encoding="utf-8")
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings and all(re.match(r"## [\u4e00-\u9fff]", heading) and "·" in heading for heading in headings)
+    for topic in ("Colab", "self-check", "What is graded", "python -m pytest"):
+        assert topic in text, topic
+
+
+def test_a_source_without_the_colab_placeholder_is_refused(tmp_path, monkeypatch):
+    """A README whose link was hard-coded would send every student to a stale or wrong notebook."""
+    module = importlib.import_module("grader.build.student_readme")  # grader.build's own name is the function
+
+    (tmp_path / SOURCE).parent.mkdir(parents=True)
+    (tmp_path / SOURCE).write_text("# no link\n", encoding="utf-8")
+    monkeypatch.setattr(module, "ROOT", tmp_path)
+    with pytest.raises(ValueError, match="COLAB_URL"):
+        module.student_readme()
