@@ -7,6 +7,7 @@ tier. Exit status 1 when a mutation survives or no longer applies.
 
     .venv/bin/python scripts/mutation_audit.py            # every mutation
     .venv/bin/python scripts/mutation_audit.py uid-drop   # the ones named
+    .venv/bin/python scripts/mutation_audit.py --table    # the table docs/developing.md holds (runs nothing)
 """
 from __future__ import annotations
 
@@ -268,5 +269,15 @@ def main(names: list[str]) -> int:
     return 1 if failed else 0
 
 
+def table() -> str:
+    """The mutations as the Markdown table docs/developing.md holds (tests/test_mutation_table.py keeps them equal)."""
+    rows = ["| mutation | file it edits | tests that must go red | tier |", "| --- | --- | --- | --- |"]
+    rows += [f"| `{m.name}` | `{m.file}` | {', '.join(f'`{t}`' for t in m.tests)} | {m.tier} |" for m in MUTATIONS]
+    return "\n".join(rows) + "\n"
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--table"]:
+        print(table(), end="")
+        sys.exit(0)
     sys.exit(main(sys.argv[1:]))

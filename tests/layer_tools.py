@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import lacking
 from grader.grade import default_limits
 from grader.sandbox import worker_process
 from grader.sandbox.confinement import Limits
@@ -34,7 +35,7 @@ class Outcome:
 
 def needs_root() -> None:
     if os.geteuid() != 0:
-        pytest.skip("needs root: the uid drop, the memory cgroup and switching layers off one by one")
+        lacking("root", "the uid drop, the memory cgroup and switching layers off one by one")
 
 
 def run_with_only(file: str, layers_on: set[str], arguments: dict | None = None, limits: Limits | None = None,
