@@ -38,6 +38,11 @@ def _fix_rank() -> dict[str, tuple[int, int]]:
             for position, (mistake, entry) in enumerate(catalog().items())}
 
 
+def rule_mistakes() -> tuple[str, ...]:
+    """The ids of the catalog's `rules` group: code that broke a grading rule, whose part scores 0."""
+    return tuple(mistake for mistake, entry in catalog().items() if entry.get("fix_first") == "rules")
+
+
 def fix_first(mistakes: Iterable[str]) -> list[str]:
     """The distinct ids, most important to fix first; an id outside the catalog comes last."""
     rank = _fix_rank()

@@ -14,20 +14,20 @@ from dataclasses import dataclass
 
 from grader import parent_budget, places, syntax_tree
 from grader.assignment import GRADED_NAME
+from grader.catalog import rule_mistakes
 from grader.policy_attribution import attribution
 from grader.policy_rules import Rules
+from grader.runtime_rules import allowed_imports
 
 PARTS = GRADED_NAME  # part -> graded name
-# the mistakes that say "broke the rules" rather than "got attention wrong": an instructor follows them up
-RULE_MISTAKES = ("tampering", "forbidden-import", "introspection", "private-torch", "device-probing")
+# the mistakes that say "broke the rules" rather than "got attention wrong" (the catalog's rules group but the
+# built-in attention, a way of not writing attention): an instructor follows them up
+RULE_MISTAKES = tuple(m for m in rule_mistakes() if m != "forbidden-api")
 
 INSTEAD = {
     "forbidden-api": ("自己写出 softmax(Q Kᵀ / √d_k) V：用 @ 或 torch.matmul、masked_fill 和 softmax。",
                       "compute softmax(Q Kᵀ / √d_k) V yourself with @ or torch.matmul, masked_fill and softmax."),
-    "forbidden-import": ("只导入 torch（公开接口）、math、numpy、einops 和 Python 的常用工具模块（typing、dataclasses、"
-                         "functools、itertools、collections 等）。",
-                         "import only torch (its public API), math, numpy, einops and Python's common helpers (typing, "
-                         "dataclasses, functools, itertools, collections, …)."),
+    "forbidden-import": (allowed_imports("zh"), allowed_imports("en")),
     "introspection": ("直接写出属性和运算（self.wq、Q.size(-1)、torch.softmax），不要动态查找对象或解释器内部。",
                       "name attributes and ops directly (self.wq, Q.size(-1), torch.softmax); no dynamic lookups or "
                       "interpreter internals."),

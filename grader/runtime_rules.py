@@ -31,8 +31,12 @@ INDIRECT_ACCESS_NAMES = frozenset({"operator.attrgetter", "operator.methodcaller
 # public names on torch that are no module but lead to the same places
 DENIED_TORCH_NAMES = frozenset({"torch.ops", "torch.classes", "torch.compile", "torch.load", "torch.save",
                                 "torch.set_default_device"})
+# torch's built-in attention as Python names it (F.scaled_dot_product_attention, nn.MultiheadAttention, …) ...
 FORBIDDEN_API = re.compile(r"^(scaled_dot_product\w*|multi_head_attention_forward|MultiheadAttention|"
                            r"_native_multi_head_attention|\w*flash_attention\w*|\w*efficient_attention\w*)$")
+# ... and as the dispatcher names its operators (aten::_scaled_dot_product_flash_attention, _fused_sdp_choice, …)
+FORBIDDEN_OPERATOR = re.compile(r"scaled_dot_product|multi_head_attention|flash_attention|efficient_attention|"
+                                r"_fused_sdp|cudnn_attention")
 # attributes that tell the grader's meta-device stand-in from a GPU
 STAND_IN_ATTRIBUTES = frozenset({"is_meta", "is_fake", "data_ptr", "untyped_storage", "storage", "fake_mode"})
 # attributes of frames, generators, tracebacks and code objects: a way out to the grader's globals
@@ -58,6 +62,16 @@ DENIED_SPECIAL_METHODS = frozenset({
 CLASS_DUNDERS = frozenset({"__constants__", "__slots__", "__doc__", "__match_args__"})
 # modules whose attributes are switches honest code sets (TF32, cuDNN); the worker resets them before every probe
 WRITABLE_MODULES = ("torch.backends",)
+
+
+def allowed_imports(lang: str) -> str:
+    """What graded code may import, every module the table allows, as a student reads it (lang "zh" or "en")."""
+    stdlib = sorted(ALLOWED_STDLIB - {"sys"})
+    if lang == "zh":
+        return (f"只导入 {'、'.join(ALLOWED_PACKAGES)}（公开接口），以及 Python 标准库的 {'、'.join(stdlib)} 和 sys"
+                f"（只用 {'、'.join(sorted(ALLOWED_SYS))}）。")
+    return (f"import only {', '.join(ALLOWED_PACKAGES)} (their public API) and, of Python's standard library, "
+            f"{', '.join(stdlib)} and sys (only {', '.join(sorted(ALLOWED_SYS))}).")
 
 
 def module_allowed(name: str) -> bool:

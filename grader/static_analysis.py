@@ -13,6 +13,7 @@ import torch
 
 from grader import parent_budget, static_dims, static_masks, syntax_tree
 from grader.assignment import GRADED_NAMES, MODEL_ARGS_TYPES
+from grader.runtime_rules import FORBIDDEN_API
 
 GRADED = GRADED_NAMES
 # ModelArgs fields that hold a Python int (args.dim // args.n_heads is one too)
@@ -92,14 +93,10 @@ def analyse(source: str) -> dict[str, list[dict]]:
         for name in _identifiers(node):
             if name != "is_causal" and near(name.lower(), "is_causal"):
                 add("is-causal-typo", node)
-        if _is_torch_attr(node, "scaled_dot_product_attention") and not (
+        if isinstance(node, ast.Attribute) and FORBIDDEN_API.match(node.attr) and not (
                 isinstance(node.value, ast.Name) and node.value.id == "self"):
             add("forbidden-api", node)
-        if _is_torch_attr(node, "MultiheadAttention", "multi_head_attention_forward"):
-            add("forbidden-api", node)
-        if isinstance(node, ast.ImportFrom) and any(
-                a.name in ("scaled_dot_product_attention", "MultiheadAttention", "multi_head_attention_forward")
-                for a in node.names):
+        if isinstance(node, ast.ImportFrom) and any(FORBIDDEN_API.match(a.name) for a in node.names):
             add("forbidden-api", node)
 
     parent_budget.check()

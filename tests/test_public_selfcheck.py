@@ -199,12 +199,12 @@ def test_notebook_cells_and_pytest_agree_on_every_mutant(colab_python, release_c
 
 @pytest.mark.unit
 def test_the_standalone_selfcheck_declares_the_assignments_parts():
-    """release/ imports no grader, so selfcheck.py names the parts again: held equal to grader.assignment here."""
+    """release/ imports no grader, so selfcheck.py (as built, its rules table in) names the parts again: held equal here."""
     import importlib.util
 
     from grader import assignment
 
-    spec = importlib.util.spec_from_file_location("selfcheck_declared", ROOT / "source" / "attention" / "selfcheck.py")
+    spec = importlib.util.spec_from_file_location("selfcheck_declared", ROOT / "release" / "attention" / "selfcheck.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.SELFCHECK_TITLE == {part.marker: part.label for part in assignment.PARTS}

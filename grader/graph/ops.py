@@ -3,14 +3,14 @@
 An operator is allowed when honest attention code can reach it (the correct styles and the corpus in
 `tests/` trace to these) and it is a pure function of its tensor arguments, or an in-place edit of a
 tensor the graph itself made. Not on the list, by design: the built-in attention in every form
-(`runtime_rules.FORBIDDEN_API`: named `forbidden-api`), operators that reach raw memory or storage
+(`runtime_rules.FORBIDDEN_OPERATOR`: named `forbidden-api`), operators that reach raw memory or storage
 (`as_strided` with strides of the caller's choosing, `set_`, `from_file`, storage and pointer ops),
 anything with effects outside its result (printing, I/O, RNG state), and every namespace but aten.
 Anything else is refused as `unsupported-op`, with its name, for the instructor to review.
 """
 from __future__ import annotations
 
-from grader.runtime_rules import FORBIDDEN_API
+from grader.runtime_rules import FORBIDDEN_OPERATOR
 
 # aten overload packets (the name before the overload: `aten.bmm.default` -> "bmm")
 ALLOWED = frozenset({
@@ -81,8 +81,7 @@ when its fused kernels are switched off (`sdpa_kernel(SDPBackend.MATH)`)."""
 
 def forbidden(packet: str) -> bool:
     """The built-in attention under any of its operator names."""
-    return bool(FORBIDDEN_API.match(packet)) or "scaled_dot_product" in packet or "_fused_sdp" in packet \
-        or packet in BUILT_IN_MATH_PATH
+    return bool(FORBIDDEN_OPERATOR.search(packet)) or packet in BUILT_IN_MATH_PATH
 
 
 def verdict(target: str) -> str:

@@ -13,7 +13,6 @@ import contextlib
 import io
 import os
 import pickle
-import re
 import subprocess
 import sys
 import types
@@ -29,6 +28,7 @@ from grader.assignment import GRADED_NAMES
 from grader.sandbox.confinement import Limits, confine
 from grader.sandbox.guard import STUDENT_MODULE, Guard, compiled, future_flags
 from grader.process import single_threaded_torch
+from grader.runtime_rules import FORBIDDEN_OPERATOR
 
 # The built-in attention, denied in the worker however it is named. Python entry points are
 # replaced by wrappers that record the call and raise (F.…, torch.nn.functional.…, `from … import`
@@ -40,13 +40,11 @@ FORBIDDEN = {
     "F.multi_head_attention_forward": (F, "multi_head_attention_forward"),
     "nn.MultiheadAttention": (nn.MultiheadAttention, "__init__"),
 }
-FORBIDDEN_OP_NAME = re.compile(r"scaled_dot_product|multi_head_attention|flash_attention|efficient_attention|"
-                               r"_fused_sdp|cudnn_attention")
 # Composite operators have no backend kernel to replace: their CompositeImplicitAutograd entry is
 # the kernel. Meta kernels cannot be registered from Python; the composite entry covers meta too.
 DENIED_KEYS = ("CompositeImplicitAutograd", "CompositeExplicitAutograd", "Autograd", "CPU", "CUDA")
 FORBIDDEN_ATEN_OPS = sorted({schema.name.split("::", 1)[1] for schema in torch._C._jit_get_all_schemas()
-                             if schema.name.startswith("aten::") and FORBIDDEN_OP_NAME.search(schema.name)})
+                             if schema.name.startswith("aten::") and FORBIDDEN_OPERATOR.search(schema.name)})
 TAMPER_WATCH = {
     "torch.matmul": (torch, "matmul"), "torch.allclose": (torch, "allclose"), "torch.equal": (torch, "equal"),
     "torch.softmax": (torch, "softmax"), "F.softmax": (F, "softmax"), "torch.Tensor.__eq__": (torch.Tensor, "__eq__"),

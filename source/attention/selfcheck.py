@@ -100,11 +100,7 @@ SELFCHECK_MISTAKES = {
     "forbidden-api": ("调用了现成实现", "Built-in attention used",
                       "自己写出 softmax(Q Kᵀ / √d_k) V：用 @ 或 torch.matmul、masked_fill 和 softmax。",
                       "Compute softmax(Q Kᵀ / √d_k) V yourself with @ or torch.matmul, masked_fill and softmax."),
-    "forbidden-import": ("导入了不允许的模块", "Module not allowed in graded code",
-                         "只导入 torch（公开接口）、math、numpy、einops 和 Python 的常用工具模块（typing、dataclasses、"
-                         "functools、itertools、collections 等）。",
-                         "Import only torch (its public API), math, numpy, einops and Python's common helpers (typing, "
-                         "dataclasses, functools, itertools, collections, …)."),
+    "forbidden-import": ("导入了不允许的模块", "Module not allowed in graded code", None, None),  # fixes: the table's
     "introspection": ("用了 eval／globals 等动态查找", "Dynamic lookups or interpreter internals",
                       "直接写出属性和运算（self.wq、Q.size(-1)、torch.softmax），不要用 eval、globals 或特殊属性。",
                       "Name attributes and ops directly (self.wq, Q.size(-1), torch.softmax); no eval, globals or "
@@ -667,6 +663,8 @@ def check_mha_dropout(MultiHeadAttention, ModelArgs):
 
 # --- the grading rules' allow-list: `make build` copies it here from grader/runtime_rules.py ---
 # --- end of the grading rules' allow-list ---
+SELFCHECK_MISTAKES["forbidden-import"] = (*SELFCHECK_MISTAKES["forbidden-import"][:2], allowed_imports("zh"),
+                                         allowed_imports("en"))  # every module the table allows, as the grader says it
 
 _ESCAPES = {"eval": "introspection", "exec": "introspection", "compile": "introspection", "globals": "introspection",
             "locals": "introspection", "vars": "introspection", "breakpoint": "introspection",
