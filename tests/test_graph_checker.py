@@ -137,6 +137,16 @@ def test_a_node_that_would_allocate_past_the_bound_is_refused_before_it_runs(nod
         run.run(graph(nodes), [torch.zeros(4096)], [torch.zeros(1)])
 
 
+@pytest.mark.parametrize("target, args", [("aten.empty_strided.default", [[64, 1], [1 << 22, 1]]),
+                                          ("aten.new_empty_strided.default", [n(0), [64, 1], [1 << 22, 1]]),
+                                          ("aten.as_strided.default", [n(0), [64, 1], [1 << 22, 1]])])
+def test_strides_that_reach_past_the_bound_are_refused_before_anything_is_allocated(target, args, monkeypatch):
+    """64 elements whose strides span 63 x 4 M: the storage under them, not their count, is what gets allocated."""
+    monkeypatch.setattr(run, "MAX_ELEMENTS", 1 << 22)
+    with pytest.raises(GraphRefused, match="would make"):
+        run.run(graph([["input", 0], call(target, *args), ["output", [n(1)]]]), [torch.zeros(3)], [torch.zeros(1)])
+
+
 def test_the_documented_bound_on_one_tensor_is_64_mebi_elements():
     assert run.MAX_ELEMENTS == 64 * 2 ** 20
 
@@ -146,6 +156,17 @@ def test_uninitialised_memory_never_reaches_a_result():
                          ("aten.new_empty_strided.default", [n(0), [64, 64], [64, 1]])]:
         outputs, _ = run.run(graph([["input", 0], call(target, *args), ["output", [n(1)]]]), [torch.ones(64, 64)],
                              [torch.zeros(1)])
+        assert not outputs[0].any(), target
+
+
+def test_uninitialised_memory_between_strides_never_reaches_a_result():
+    """A tensor with gaps between its strides owns a storage larger than its elements; a view over the whole
+    storage must find zeros there too, never what the parent's memory held."""
+    for target, args in [("aten.empty_strided.default", [[2], [4096]]),
+                         ("aten.new_empty_strided.default", [n(0), [2], [4096]])]:
+        nodes = [["input", 0], call(target, *args), call("aten.as_strided.default", n(1), [4097], [1]),
+                 ["output", [n(2)]]]
+        outputs, _ = run.run(graph(nodes), [torch.ones(3)], [torch.zeros(1)])
         assert not outputs[0].any(), target
 
 
