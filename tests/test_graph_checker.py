@@ -193,3 +193,50 @@ def test_the_parents_inputs_are_never_edited_by_a_graph():
     inputs = [X.clone()]
     run.run(graph([["input", 0], call("aten.mul_.Tensor", n(0), 0.0), ["output", [n(1)]]]), inputs, [torch.zeros(1)])
     assert torch.equal(inputs[0], X)
+
+
+def _module_call(function, inputs) -> dict:
+    """A traced module call as the worker's mha probe answers it (no parameters, no gradients)."""
+    text, constants = tracing.encode(tracing.trace(function, inputs))
+    return {"graph": text, "constants": constants, "structure": {"kind": "tensor"},
+            "outputs": [{"kind": "tensor", "requires_grad": False}]}
+
+
+@pytest.mark.parametrize("second", [lambda q, k, v, first: [first], lambda q, k, v, first: [first + 0 * q.sum()]],
+                         ids=["the-first-result", "the-first-result-plus-zero-times-the-input"])
+def test_a_repeated_call_that_remembers_the_first_ones_result_is_counted_as_the_first(second):
+    """The op count of a repeated call forgives what the first call cached (a mask), not a result replayed from
+    it: a second graph that gives other values than the first on the parent's inputs is counted as the first."""
+    worker = [torch.randn(2, 4, 8) for _ in range(3)]
+
+    def looped(q, k, v):
+        return [torch.cat([q[:, i:i + 1] * k[:, i:i + 1] + v[:, i:i + 1] for i in range(q.size(1))], dim=1)]
+
+    remembered = looped(*worker)[0]
+    calls = _repeated(looped, lambda q, k, v: second(q, k, v, remembered), worker)
+    assert calls[0]["ops"] > 8 and calls[1]["ops"] == calls[0]["ops"], calls
+
+
+def test_a_repeated_call_that_returns_no_tensor_is_counted_as_the_first():
+    worker = [torch.randn(2, 4, 8) for _ in range(3)]
+    calls = _repeated(lambda q, k, v: [torch.cat([q[:, i:i + 1] for i in range(4)], dim=1)], lambda q, k, v: [],
+                      worker, second_structure={"kind": "NoneType"})
+    assert calls[1]["ops"] == calls[0]["ops"] > 4, calls
+
+
+def test_a_repeated_call_that_reuses_a_cached_mask_keeps_its_own_count():
+    worker = [torch.randn(2, 4, 8) for _ in range(3)]
+    calls = _repeated(lambda q, k, v: [q * k + v + torch.ones(4, 8).tril().mul(0)], lambda q, k, v: [q * k + v],
+                      worker)
+    assert calls[1]["ops"] < calls[0]["ops"], calls
+
+
+def _repeated(first, second, worker, second_structure=None) -> list[dict]:
+    """The parent's answer to one module call made twice, the worker's graphs traced from `first` and `second`."""
+    request = {"q": torch.randn(2, 4, 8), "k": torch.randn(2, 4, 8), "v": torch.randn(2, 4, 8), "seed": 0}
+    fields = {"calls": [request, request], "device": "cpu", "grad": False, "count_ops": True, "weights": None}
+    traced = {"state": {"names": [], "parameters": 0, "values": [], "meta": []},
+              "calls": [_module_call(first, worker), _module_call(second, worker)]}
+    if second_structure:
+        traced["calls"][1]["structure"] = second_structure
+    return answers.mha(traced, fields, answers.Findings())["calls"]
