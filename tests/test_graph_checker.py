@@ -240,3 +240,24 @@ def _repeated(first, second, worker, second_structure=None) -> list[dict]:
     if second_structure:
         traced["calls"][1]["structure"] = second_structure
     return answers.mha(traced, fields, answers.Findings())["calls"]
+
+
+def _part_one_on_the_stand_in(function) -> dict:
+    """Part 1's answer for a graph traced on the meta stand-in (as the worker traces it), run by the parent."""
+    worker = [torch.randn(2, 4, 8, device="meta") for _ in range(3)]
+    text, constants = tracing.encode(tracing.trace(function, worker))
+    traced = {"graph": text, "constants": constants, "structure": {"kind": "tuple", "length": 2},
+              "outputs": [{"kind": "tensor"}, {"kind": "tensor"}]}
+    fields = {"Q": torch.randn(2, 4, 8), "K": torch.randn(2, 4, 8), "V": torch.randn(2, 4, 8), "device": "meta",
+              "transpose_inputs": False, "grad": False, "count_ops": False, "gradcheck": False, "cotangent": None}
+    return answers.sdpa(traced, fields, answers.Findings())
+
+
+def test_on_the_stand_in_an_output_keeps_its_values_when_every_value_of_the_graph_is_known():
+    """Values the parent computed itself (no constant made on the meta device, which has none) are kept, so the
+    device check can hold them against the same code's CPU output: zeros on a GPU are not attention."""
+    answer = _part_one_on_the_stand_in(lambda q, k, v: [torch.zeros_like(v), torch.zeros(2, 4, 4, device=q.device)])
+    assert answer["out"]["device"] == "meta" and torch.equal(answer["out"]["value"], torch.zeros(2, 4, 8))
+    made_before = torch.ones(4, device="meta")
+    answer = _part_one_on_the_stand_in(lambda q, k, v: [v * made_before[0], torch.zeros(2, 4, 4, device=q.device)])
+    assert answer["out"]["device"] == "meta" and "value" not in answer["out"]

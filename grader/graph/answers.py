@@ -111,19 +111,26 @@ def ops_counted(traced: dict, findings: Findings) -> tuple[int, list[str]]:
     return len(targets), sorted({t.split(".")[1] for t in targets})
 
 
-def described(tensor, fact: dict | None, device: str | None = None) -> dict:
+def described(tensor, fact: dict | None, device: str | None = None, known: bool = False) -> dict:
     """The checks' form of one output: kind, shape, dtype, device and the value, all the parent's own;
     whether it needed grad and whether it was a subclass come from the worker (facts, not values). An output on
-    the stand-in has a device and no value, as a meta tensor has."""
+    the stand-in has a device and no value, as a meta tensor has, unless every value of its graph is `known`."""
     fact = fact if isinstance(fact, dict) else {}
     if not isinstance(tensor, torch.Tensor):
         return {"kind": str(fact.get("kind", "none"))}
     device = device or tensor.device.type
     info = {"kind": "tensor", "shape": list(tensor.shape), "dtype": str(tensor.dtype).removeprefix("torch."),
             "device": device, "requires_grad": fact.get("requires_grad") is True, "subclass": fact.get("subclass") is True}
-    if device != "meta":
+    if device != "meta" or known:
         info["value"] = tensor.detach().to("cpu").clone()
     return info
+
+
+def _known_on_the_stand_in(traced: dict) -> bool:
+    """Whether the parent computed every value of a graph traced on the stand-in: its inputs are the parent's own
+    and what the call made it computed on the CPU; only a constant made on the meta device has no value (zeros)."""
+    graph = decode.decode(bytes(traced["graph"].numpy().tobytes()), len(traced["constants"]))
+    return not any(node.kind == "constant" and node.meta["device"] == "meta" for node in graph.nodes)
 
 
 def _facts(traced: dict) -> list:
@@ -145,7 +152,8 @@ def sdpa(traced: dict, fields: dict, findings: Findings) -> dict:
     facts = _facts(traced)
     if answer["structure"].get("length") != 2 or len(outputs) < 2:
         return answer
-    answer["out"], answer["weights"] = (described(outputs[i], facts[i] if len(facts) > i else None, devices[i])
+    known = fields["device"] != "meta" or _known_on_the_stand_in(traced)
+    answer["out"], answer["weights"] = (described(outputs[i], facts[i] if len(facts) > i else None, devices[i], known)
                                         for i in (0, 1))
     if fields["grad"]:
         answer["grads"] = _grads(traced, outputs[2:], 3)
