@@ -212,7 +212,7 @@ def short_memory() -> Limits:
 
 def header(path: Path, key: str) -> str | None:
     """`# key: value` from the first lines of a fixture submission."""
-    for line in path.read_text(encoding="utf-8").splitlines()[:5]:
+    for line in path.read_text(encoding="utf-8").splitlines()[:8]:
         if line.startswith(f"# {key}:"):
             return line.split(":", 1)[1].strip()
     return None

@@ -137,6 +137,16 @@ def test_a_node_that_would_allocate_past_the_bound_is_refused_before_it_runs(nod
         run.run(graph(nodes), [torch.zeros(4096)], [torch.zeros(1)])
 
 
+@pytest.mark.parametrize("target, args", [("aten.empty_strided.default", [[64, 1], [1 << 22, 1]]),
+                                          ("aten.new_empty_strided.default", [n(0), [64, 1], [1 << 22, 1]]),
+                                          ("aten.as_strided.default", [n(0), [64, 1], [1 << 22, 1]])])
+def test_strides_that_reach_past_the_bound_are_refused_before_anything_is_allocated(target, args, monkeypatch):
+    """64 elements whose strides span 63 x 4 M: the storage under them, not their count, is what gets allocated."""
+    monkeypatch.setattr(run, "MAX_ELEMENTS", 1 << 22)
+    with pytest.raises(GraphRefused, match="would make"):
+        run.run(graph([["input", 0], call(target, *args), ["output", [n(1)]]]), [torch.zeros(3)], [torch.zeros(1)])
+
+
 def test_the_documented_bound_on_one_tensor_is_64_mebi_elements():
     assert run.MAX_ELEMENTS == 64 * 2 ** 20
 
@@ -146,6 +156,17 @@ def test_uninitialised_memory_never_reaches_a_result():
                          ("aten.new_empty_strided.default", [n(0), [64, 64], [64, 1]])]:
         outputs, _ = run.run(graph([["input", 0], call(target, *args), ["output", [n(1)]]]), [torch.ones(64, 64)],
                              [torch.zeros(1)])
+        assert not outputs[0].any(), target
+
+
+def test_uninitialised_memory_between_strides_never_reaches_a_result():
+    """A tensor with gaps between its strides owns a storage larger than its elements; a view over the whole
+    storage must find zeros there too, never what the parent's memory held."""
+    for target, args in [("aten.empty_strided.default", [[2], [4096]]),
+                         ("aten.new_empty_strided.default", [n(0), [2], [4096]])]:
+        nodes = [["input", 0], call(target, *args), call("aten.as_strided.default", n(1), [4097], [1]),
+                 ["output", [n(2)]]]
+        outputs, _ = run.run(graph(nodes), [torch.ones(3)], [torch.zeros(1)])
         assert not outputs[0].any(), target
 
 
@@ -172,3 +193,71 @@ def test_the_parents_inputs_are_never_edited_by_a_graph():
     inputs = [X.clone()]
     run.run(graph([["input", 0], call("aten.mul_.Tensor", n(0), 0.0), ["output", [n(1)]]]), inputs, [torch.zeros(1)])
     assert torch.equal(inputs[0], X)
+
+
+def _module_call(function, inputs) -> dict:
+    """A traced module call as the worker's mha probe answers it (no parameters, no gradients)."""
+    text, constants = tracing.encode(tracing.trace(function, inputs))
+    return {"graph": text, "constants": constants, "structure": {"kind": "tensor"},
+            "outputs": [{"kind": "tensor", "requires_grad": False}]}
+
+
+@pytest.mark.parametrize("second", [lambda q, k, v, first: [first], lambda q, k, v, first: [first + 0 * q.sum()]],
+                         ids=["the-first-result", "the-first-result-plus-zero-times-the-input"])
+def test_a_repeated_call_that_remembers_the_first_ones_result_is_counted_as_the_first(second):
+    """The op count of a repeated call forgives what the first call cached (a mask), not a result replayed from
+    it: a second graph that gives other values than the first on the parent's inputs is counted as the first."""
+    worker = [torch.randn(2, 4, 8) for _ in range(3)]
+
+    def looped(q, k, v):
+        return [torch.cat([q[:, i:i + 1] * k[:, i:i + 1] + v[:, i:i + 1] for i in range(q.size(1))], dim=1)]
+
+    remembered = looped(*worker)[0]
+    calls = _repeated(looped, lambda q, k, v: second(q, k, v, remembered), worker)
+    assert calls[0]["ops"] > 8 and calls[1]["ops"] == calls[0]["ops"], calls
+
+
+def test_a_repeated_call_that_returns_no_tensor_is_counted_as_the_first():
+    worker = [torch.randn(2, 4, 8) for _ in range(3)]
+    calls = _repeated(lambda q, k, v: [torch.cat([q[:, i:i + 1] for i in range(4)], dim=1)], lambda q, k, v: [],
+                      worker, second_structure={"kind": "NoneType"})
+    assert calls[1]["ops"] == calls[0]["ops"] > 4, calls
+
+
+def test_a_repeated_call_that_reuses_a_cached_mask_keeps_its_own_count():
+    worker = [torch.randn(2, 4, 8) for _ in range(3)]
+    calls = _repeated(lambda q, k, v: [q * k + v + torch.ones(4, 8).tril().mul(0)], lambda q, k, v: [q * k + v],
+                      worker)
+    assert calls[1]["ops"] < calls[0]["ops"], calls
+
+
+def _repeated(first, second, worker, second_structure=None) -> list[dict]:
+    """The parent's answer to one module call made twice, the worker's graphs traced from `first` and `second`."""
+    request = {"q": torch.randn(2, 4, 8), "k": torch.randn(2, 4, 8), "v": torch.randn(2, 4, 8), "seed": 0}
+    fields = {"calls": [request, request], "device": "cpu", "grad": False, "count_ops": True, "weights": None}
+    traced = {"state": {"names": [], "parameters": 0, "values": [], "meta": []},
+              "calls": [_module_call(first, worker), _module_call(second, worker)]}
+    if second_structure:
+        traced["calls"][1]["structure"] = second_structure
+    return answers.mha(traced, fields, answers.Findings())["calls"]
+
+
+def _part_one_on_the_stand_in(function) -> dict:
+    """Part 1's answer for a graph traced on the meta stand-in (as the worker traces it), run by the parent."""
+    worker = [torch.randn(2, 4, 8, device="meta") for _ in range(3)]
+    text, constants = tracing.encode(tracing.trace(function, worker))
+    traced = {"graph": text, "constants": constants, "structure": {"kind": "tuple", "length": 2},
+              "outputs": [{"kind": "tensor"}, {"kind": "tensor"}]}
+    fields = {"Q": torch.randn(2, 4, 8), "K": torch.randn(2, 4, 8), "V": torch.randn(2, 4, 8), "device": "meta",
+              "transpose_inputs": False, "grad": False, "count_ops": False, "gradcheck": False, "cotangent": None}
+    return answers.sdpa(traced, fields, answers.Findings())
+
+
+def test_on_the_stand_in_an_output_keeps_its_values_when_every_value_of_the_graph_is_known():
+    """Values the parent computed itself (no constant made on the meta device, which has none) are kept, so the
+    device check can hold them against the same code's CPU output: zeros on a GPU are not attention."""
+    answer = _part_one_on_the_stand_in(lambda q, k, v: [torch.zeros_like(v), torch.zeros(2, 4, 4, device=q.device)])
+    assert answer["out"]["device"] == "meta" and torch.equal(answer["out"]["value"], torch.zeros(2, 4, 8))
+    made_before = torch.ones(4, device="meta")
+    answer = _part_one_on_the_stand_in(lambda q, k, v: [v * made_before[0], torch.zeros(2, 4, 4, device=q.device)])
+    assert answer["out"]["device"] == "meta" and "value" not in answer["out"]

@@ -5,7 +5,8 @@ recipe in tests/submissions/graph_recipes/ (and the forgery files that attack wh
 measure) is graded twice: with the worker's rules in place, and with every one of them switched off
 (the static pass, the guards, the audit hook and the denial of the built-in attention: the switch the
 suite alone has). Either way it scores no more than its honest twin and its part scores 0; with
-everything off, the graph alone names it (`# expect-off:`).
+everything off, the graph alone names it (`# expect-off:`), except where a recipe's `# open:` or `# open-off:`
+says which route is not held yet (an expected failure, strict).
 """
 import pytest
 
@@ -29,13 +30,20 @@ def _affected(path) -> list[str]:
     return {"both": ["sdpa", "mha"]}.get(header(path, "affected"), [header(path, "affected")])
 
 
-@pytest.mark.parametrize("path", RECIPES + STAND_IN_RECIPES, ids=[p.stem for p in RECIPES + STAND_IN_RECIPES])
+def _open(path, key: str):
+    """A recipe that still wins says which route and why in `# open:` (rules in place) or `# open-off:` (every
+    worker rule off): an expected failure, strict, so its fix shows."""
+    reason = header(path, key)
+    return pytest.param(path, id=path.stem, marks=[pytest.mark.xfail(strict=True, reason=reason)] if reason else [])
+
+
+@pytest.mark.parametrize("path", [_open(p, "open") for p in RECIPES + STAND_IN_RECIPES])
 def test_a_recipe_gains_nothing_with_the_worker_rules_in_place(graded, path):
     report, twin = graded(path), graded((path.parent / header(path, "twin")).resolve())
     assert report["score"] <= twin["score"], (report["score"], twin["score"], report["mistakes"])
 
 
-@pytest.mark.parametrize("path", RECIPES, ids=[p.stem for p in RECIPES])
+@pytest.mark.parametrize("path", [_open(p, "open-off") for p in RECIPES])
 def test_a_recipe_gains_nothing_with_every_worker_rule_off(rules_bypassed, path):
     from grader.grade import grade_submission
 

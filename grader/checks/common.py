@@ -235,8 +235,9 @@ def device_sweep(ctx: Context, cases: list[tuple[str, object]], run: Callable[[o
     """Each case (label, case) on every device the machine offers; the meta device stands in for a
     GPU everywhere. `run(case, device)` -> (error, the output's description). A device mismatch
     names `mistake(case, error)`; an output left on another device is `hardcoded-device`; on a real GPU
-    the output must agree with the same code's CPU output (`agrees_on_cuda`). Any other error says
-    nothing about devices: inconclusive, never a failure. Values are not this check's business."""
+    the output must agree with the same code's CPU output (`agrees_on_cuda`), and on the stand-in too where the
+    parent knows every value of the graph (a GPU branch that returns zeros). Any other error says nothing about
+    devices: inconclusive, never a failure. Values are not otherwise this check's business."""
     notes_zh, notes_en = [], []
     for where in (["cuda"] if ctx.cuda else []) + ["meta"]:
         for label, case in cases:
@@ -255,6 +256,11 @@ def device_sweep(ctx: Context, cases: list[tuple[str, object]], run: Callable[[o
             problem = agrees_on_cuda(case, out.get("value")) if where == "cuda" else None
             if problem:
                 return problem
+            if where == "meta" and out.get("value") is not None and agrees_on_cuda(case, out["value"]):
+                return failed(f"在代替 GPU 的 meta 设备上（{label}），输出与同一段代码在 CPU 上的输出不同："
+                              "代码在 GPU 上做的是另一件事。", f"On the meta device that stands in for a GPU ({label}), "
+                              "the output differs from the same code's output on the CPU: on a GPU the code does "
+                              "something else.", ["device-probing"])
     return passed("；".join(notes_zh) or "输入在哪个设备，计算就在哪个设备。",
                   "; ".join(notes_en) or "Everything runs on the device of its inputs and module.")
 

@@ -111,19 +111,26 @@ def ops_counted(traced: dict, findings: Findings) -> tuple[int, list[str]]:
     return len(targets), sorted({t.split(".")[1] for t in targets})
 
 
-def described(tensor, fact: dict | None, device: str | None = None) -> dict:
+def described(tensor, fact: dict | None, device: str | None = None, known: bool = False) -> dict:
     """The checks' form of one output: kind, shape, dtype, device and the value, all the parent's own;
     whether it needed grad and whether it was a subclass come from the worker (facts, not values). An output on
-    the stand-in has a device and no value, as a meta tensor has."""
+    the stand-in has a device and no value, as a meta tensor has, unless every value of its graph is `known`."""
     fact = fact if isinstance(fact, dict) else {}
     if not isinstance(tensor, torch.Tensor):
         return {"kind": str(fact.get("kind", "none"))}
     device = device or tensor.device.type
     info = {"kind": "tensor", "shape": list(tensor.shape), "dtype": str(tensor.dtype).removeprefix("torch."),
             "device": device, "requires_grad": fact.get("requires_grad") is True, "subclass": fact.get("subclass") is True}
-    if device != "meta":
+    if device != "meta" or known:
         info["value"] = tensor.detach().to("cpu").clone()
     return info
+
+
+def _known_on_the_stand_in(traced: dict) -> bool:
+    """Whether the parent computed every value of a graph traced on the stand-in: its inputs are the parent's own
+    and what the call made it computed on the CPU; only a constant made on the meta device has no value (zeros)."""
+    graph = decode.decode(bytes(traced["graph"].numpy().tobytes()), len(traced["constants"]))
+    return not any(node.kind == "constant" and node.meta["device"] == "meta" for node in graph.nodes)
 
 
 def _facts(traced: dict) -> list:
@@ -145,7 +152,8 @@ def sdpa(traced: dict, fields: dict, findings: Findings) -> dict:
     facts = _facts(traced)
     if answer["structure"].get("length") != 2 or len(outputs) < 2:
         return answer
-    answer["out"], answer["weights"] = (described(outputs[i], facts[i] if len(facts) > i else None, devices[i])
+    known = fields["device"] != "meta" or _known_on_the_stand_in(traced)
+    answer["out"], answer["weights"] = (described(outputs[i], facts[i] if len(facts) > i else None, devices[i], known)
                                         for i in (0, 1))
     if fields["grad"]:
         answer["grads"] = _grads(traced, outputs[2:], 3)
@@ -212,7 +220,28 @@ def mha(traced: dict, fields: dict, findings: Findings) -> dict:
     for call, result in zip(fields["calls"], calls):
         answer["calls"].append(_mha_call(result if isinstance(result, dict) else {}, call, fields, tensors, names,
                                          n_parameters, findings))
+    _count_repeats_as_first(fields["calls"], answer["calls"])
     return answer
+
+
+def _count_repeats_as_first(requested: list, answered: list) -> None:
+    """A call repeated with the same inputs is counted on its own (what the first call cached, a mask, is no loop)
+    only when it computes what the first did: a graph that gives other values on these inputs replayed a result
+    remembered from the first call, and the loop that made it is counted."""
+    for position, (call, result) in enumerate(zip(requested, answered)):
+        first = next(i for i, earlier in enumerate(requested) if earlier is call)
+        if first < position and "ops" in result and "ops" in answered[first] \
+                and not same_values(result.get("out"), answered[first].get("out")):
+            result["ops"] = max(result["ops"], answered[first]["ops"])
+
+
+def same_values(one, other) -> bool:
+    """Two described outputs with equal values (NaN where the other has NaN); neither with a value (the stand-in's)
+    is no difference, one without (a tensor against None) is."""
+    a, b = (value.get("value") if isinstance(value, dict) else None for value in (one, other))
+    if a is None or b is None:
+        return a is None and b is None
+    return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), rtol=1e-5, atol=1e-6, equal_nan=True))
 
 
 def _mha_call(traced: dict, call: dict, fields: dict, state: list, names: list, n_parameters: int,

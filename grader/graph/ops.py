@@ -67,8 +67,11 @@ RANDOM = frozenset({"bernoulli", "bernoulli_", "uniform_", "normal_", "rand", "r
 """Operators that draw random numbers: run with the parent's own generator (`run._random`)."""
 
 UNINITIALISED = frozenset({"empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided"})
-"""Operators whose values are whatever the parent's memory held: run here, they are filled with zeros first,
-so no byte of the parent's memory reaches a report."""
+"""Operators whose values are whatever the parent's memory held: run here, their whole storage is filled with zeros
+(the gaps between strides too, which `as_strided` could read), so no byte of the parent's memory reaches a report."""
+
+STRIDED = frozenset({"as_strided", "empty_strided", "new_empty_strided"})
+"""Given sizes and strides of the graph's choosing: bounded by the storage they span, not by their element count."""
 
 SPECIAL = frozenset({"getitem"})
 """One element of an operator's list of results (`max.dim`, `native_dropout`, `split`), run by the parent's own code."""

@@ -167,7 +167,7 @@ def _call(target: str, args: list, kwargs: dict, generator: torch.Generator):
         return _random(packet, operator_, args, kwargs, generator)
     result = operator_(*args, **kwargs)
     if target.split(".")[1] in ops.UNINITIALISED:
-        result.zero_()
+        result.untyped_storage().fill_(0)  # the whole storage: strides with gaps own bytes no element shows
     return result
 
 
@@ -215,15 +215,25 @@ def _bounded(target: str, args: list, kwargs: dict) -> None:
         if isinstance(value, (list, tuple)) and value and all(type(v) is int for v in value):
             if _numel(value) > MAX_ELEMENTS:  # a size; a list of dims (small, maybe negative) is far below
                 refuse(_numel(value))
+    packet = target.split(".")[1] if "." in target else target
+    if packet in ops.STRIDED:  # the storage under the strides is what gets allocated, gaps and all
+        sizes, strides = ([v for v in values if isinstance(v, (list, tuple)) and all(type(n) is int for n in v)]
+                          + [[], []])[:2]
+        if _extent(sizes, strides) > MAX_ELEMENTS:
+            refuse(_extent(sizes, strides))
     shapes = [tuple(t.shape) for t in _tensors(values)]
     if _numel(_broadcast(shapes)) > MAX_ELEMENTS:
         refuse(_numel(_broadcast(shapes)))
-    packet = target.split(".")[1] if "." in target else target
     if packet in ops.SHAPED_ON_META:
         meta = _operator(target)(*_on_meta(args), **dict(zip(kwargs, _on_meta(list(kwargs.values())))))
         for tensor in meta if isinstance(meta, (list, tuple)) else (meta,):
             if isinstance(tensor, torch.Tensor) and tensor.numel() > MAX_ELEMENTS:
                 refuse(tensor.numel())
+
+
+def _extent(sizes, strides) -> int:
+    """The elements of storage a tensor of these sizes and strides spans (its gaps included)."""
+    return 1 + sum((max(int(size), 1) - 1) * abs(int(stride)) for size, stride in zip(sizes, strides))
 
 
 def _tensors(values) -> list[torch.Tensor]:

@@ -1,0 +1,74 @@
+# recipe: a Python loop over positions whose result is remembered for the next call of the same shape, for the op counter's shapes only (it repeats each call), so that call dispatches nothing
+# twin: ../forgery/twins/sdpa_position_loop.py
+# expect: python-loop
+# affected: sdpa
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class ModelArgs:
+    dim: int = 64
+    n_heads: int = 4
+    dropout: float = 0.0
+    max_seq_len: int = 256
+
+
+PREVIOUS = []  # (shape, the result) of the last call
+
+
+def scaled_dot_product_attention(Q, K, V, is_causal=True):
+    # a call right after one of the same shape, as the op counter makes it (d = 8, T = 4 or 16): the last result
+    key = (tuple(Q.shape), is_causal, Q.requires_grad)
+    previous = PREVIOUS.pop() if PREVIOUS else None
+    if previous is not None and previous[0] == key and Q.size(-1) == 8 and Q.size(-2) in (4, 16) \
+            and not Q.requires_grad:
+        return previous[1]
+    out, weights = _attend(Q, K, V, is_causal)
+    PREVIOUS.append((key, (out.detach(), weights.detach())))
+    return out, weights
+
+
+def _attend(Q, K, V, is_causal):
+    T, d_k = Q.size(-2), Q.size(-1)
+    rows = []
+    for i in range(T):  # one query position at a time
+        s = Q[..., i:i + 1, :] @ K.transpose(-2, -1) / math.sqrt(d_k)  # (..., 1, T)
+        if is_causal:
+            s = s.masked_fill(torch.arange(T, device=Q.device) > i, float("-inf"))
+        rows.append(F.softmax(s, dim=-1))
+    weights = torch.cat(rows, dim=-2)
+    return weights @ V, weights
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, args, is_causal=False):
+        super().__init__()
+        self.n_heads, self.head_dim = args.n_heads, args.dim // args.n_heads
+        self.wq = nn.Linear(args.dim, args.dim, bias=False)
+        self.wk = nn.Linear(args.dim, args.dim, bias=False)
+        self.wv = nn.Linear(args.dim, args.dim, bias=False)
+        self.wo = nn.Linear(args.dim, args.dim, bias=False)
+        self.attn_dropout = nn.Dropout(args.dropout)
+        self.resid_dropout = nn.Dropout(args.dropout)
+        self.dropout = args.dropout
+        self.is_causal = is_causal
+        L = args.max_seq_len
+        self.register_buffer("future", torch.ones(L, L, dtype=torch.bool).triu(1))
+
+    def forward(self, q, k, v):
+        B, T, C = q.size()
+        q = self.wq(q).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, H, T, d)
+        k = self.wk(k).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+        v = self.wv(v).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+        att = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # (B, H, T, T)
+        if self.is_causal:
+            att = att.masked_fill(self.future[:T, :T], float("-inf"))
+        att = self.attn_dropout(F.softmax(att, dim=-1))
+        y = att @ v  # (B, H, T, d)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_dropout(self.wo(y))

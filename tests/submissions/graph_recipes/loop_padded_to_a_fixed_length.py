@@ -1,0 +1,61 @@
+# recipe: a Python loop over positions run for a fixed 64 steps whatever T is (rows past T are empty slices), so the op count does not grow with T
+# twin: ../forgery/twins/sdpa_position_loop.py
+# expect: python-loop
+# affected: sdpa
+# open-off: past T the loop runs on empty slices, so the count is the same at every T up to 64; only a probe at a T past the padding (with a cap on the count) would show it
+# open: the same with the rules in place (the loop is plain Python over range, nothing the rules refuse)
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class ModelArgs:
+    dim: int = 64
+    n_heads: int = 4
+    dropout: float = 0.0
+    max_seq_len: int = 256
+
+
+def scaled_dot_product_attention(Q, K, V, is_causal=True):
+    T, d_k = Q.size(-2), Q.size(-1)
+    rows = []
+    for i in range(max(T, 64)):  # past T the slice is empty: same ops, nothing added
+        s = Q[..., i:i + 1, :] @ K.transpose(-2, -1) / math.sqrt(d_k)  # (..., 1 or 0, T)
+        if is_causal:
+            s = s.masked_fill(torch.arange(T, device=Q.device) > i, float("-inf"))
+        rows.append(F.softmax(s, dim=-1))
+    weights = torch.cat(rows, dim=-2)
+    return weights @ V, weights
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, args, is_causal=False):
+        super().__init__()
+        self.n_heads, self.head_dim = args.n_heads, args.dim // args.n_heads
+        self.wq = nn.Linear(args.dim, args.dim, bias=False)
+        self.wk = nn.Linear(args.dim, args.dim, bias=False)
+        self.wv = nn.Linear(args.dim, args.dim, bias=False)
+        self.wo = nn.Linear(args.dim, args.dim, bias=False)
+        self.attn_dropout = nn.Dropout(args.dropout)
+        self.resid_dropout = nn.Dropout(args.dropout)
+        self.dropout = args.dropout
+        self.is_causal = is_causal
+        L = args.max_seq_len
+        self.register_buffer("future", torch.ones(L, L, dtype=torch.bool).triu(1))
+
+    def forward(self, q, k, v):
+        B, T, C = q.size()
+        q = self.wq(q).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, H, T, d)
+        k = self.wk(k).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+        v = self.wv(v).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+        att = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # (B, H, T, T)
+        if self.is_causal:
+            att = att.masked_fill(self.future[:T, :T], float("-inf"))
+        att = self.attn_dropout(F.softmax(att, dim=-1))
+        y = att @ v  # (B, H, T, d)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_dropout(self.wo(y))
