@@ -55,10 +55,21 @@ def test_the_device_sweep_judges_devices_only():
 
 
 def test_the_loop_probe_grows_every_dim_the_accepted_rank_has():
-    assert loop_shapes(0) == [((), 4), ((), 16)]
-    assert loop_shapes(1) == [((2,), 4), ((8,), 4), ((2,), 16)]
-    assert loop_shapes(2) == [((1, 2), 4), ((1, 8), 4), ((1, 2), 16), ((4, 2), 4)]
+    assert loop_shapes(0) == [((), 4), ((), 16), ((), 128)]
+    assert loop_shapes(1) == [((2,), 4), ((8,), 4), ((2,), 16), ((2,), 128)]
+    assert loop_shapes(2) == [((1, 2), 4), ((1, 8), 4), ((1, 2), 16), ((1, 2), 128), ((4, 2), 4)]
     assert loop_shapes(3)[0] == ((1, 1, 2), 4) and ((4, 1, 2), 4) in loop_shapes(3)
+
+
+def test_more_ops_than_the_cap_at_the_base_shape_is_a_loop_and_the_cap_itself_is_not():
+    """A loop run to a fixed length on empty slices is flat across shapes: only its size at the base gives it away."""
+    from grader.checks.common import loop_verdict
+    from grader.checks.sdpa.runtime import LOOP_CAP
+    assert LOOP_CAP == 250  # docs: honest styles dispatch about 31; 2 ops a step under 250 cover at most 125 < 128
+    flat = {"2×4": 640, "2×16": 640, "2×128": 640}
+    assert loop_verdict(flat, "2×4", 250).mistakes == ["python-loop"] and "640" in loop_verdict(flat, "2×4", 250).en
+    assert loop_verdict({"2×4": 250, "2×128": 250}, "2×4", 250).passed
+    assert loop_verdict({"2×4": 31, "2×128": 31}, "2×4", 250).passed
 
 
 def test_hardcoded_dims_needs_a_whole_rank_failing_and_another_passing():

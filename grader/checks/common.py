@@ -273,13 +273,21 @@ def same_on_cuda(cpu: torch.Tensor | None, cuda: torch.Tensor | None, tolerance:
                   "On CUDA the output differs from the same code's output on the CPU.")
 
 
-def loop_verdict(counts: dict[str, int], base: str) -> Outcome:
+def loop_verdict(counts: dict[str, int], base: str, cap: int | None = None) -> Outcome:
     """Ops dispatched per call for a base shape and shapes with more batch, heads or positions.
 
     A few ops of difference are legitimate (a view here, a copy there); a Python loop over the
-    grown dimension adds at least one op per extra iteration, many more than LOOP_MARGIN.
+    grown dimension adds at least one op per extra iteration, many more than LOOP_MARGIN. `cap`: more
+    ops than this at the base shape is a loop too, one run to a fixed length on empty slices past
+    the real size (its count is flat up to that length; under the cap, a probe past it grows).
     """
     listing = ", ".join(f"{shape}: {n}" for shape, n in counts.items())
+    if cap is not None and counts[base] > cap:
+        return failed(f"最小的形状（{base}）上就执行了 {counts[base]} 个张量算子，注意力用不了这么多（上限 {cap}）："
+                      f"Python 循环，哪怕循环到固定的长度。",
+                      f"At the smallest shape ({base}) the code already dispatches {counts[base]} tensor ops, more than "
+                      f"attention ever needs (at most {cap}): a Python loop, even one run to a fixed length.",
+                      ["python-loop"])
     grown = [shape for shape, n in counts.items() if n - counts[base] >= LOOP_MARGIN]
     if grown:
         return failed(f"张量算子的数量随形状增长（{listing}），说明在 Python 里循环了。",

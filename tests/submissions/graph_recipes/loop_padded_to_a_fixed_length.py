@@ -2,8 +2,6 @@
 # twin: ../forgery/twins/sdpa_position_loop.py
 # expect: python-loop
 # affected: sdpa
-# open-off: past T the loop runs on empty slices, so the count is the same at every T up to 64; only a probe at a T past the padding (with a cap on the count) would show it
-# open: the same with the rules in place (the loop is plain Python over range, nothing the rules refuse)
 import math
 from dataclasses import dataclass
 
