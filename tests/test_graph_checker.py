@@ -10,6 +10,7 @@ import json
 import pytest
 import torch
 
+from grader import parent_budget
 from grader.graph import answers, decode, ops, run
 from grader.graph.decode import GraphRefused
 from grader.graph.run import GraphFailed
@@ -172,3 +173,12 @@ def test_the_parents_inputs_are_never_edited_by_a_graph():
     inputs = [X.clone()]
     run.run(graph([["input", 0], call("aten.mul_.Tensor", n(0), 0.0), ["output", [n(1)]]]), inputs, [torch.zeros(1)])
     assert torch.equal(inputs[0], X)
+
+
+def test_a_long_graph_is_stopped_by_the_submissions_budget_while_it_runs():
+    steps = [call("aten.mm.default", n(i), n(0)) for i in range(4000)]
+    long_graph = graph([["input", 0], *steps, ["output", [n(len(steps))]]])
+    with parent_budget.charged(parent_budget.ParentBudget(cpu_seconds=0.05)):
+        with pytest.raises(parent_budget.OverBudget):
+            run.run(long_graph, [torch.eye(48)], [torch.zeros(1)])
+    assert run.run(long_graph, [torch.eye(48)], [torch.zeros(1)])[0][0].equal(torch.eye(48))  # uncharged: it runs
