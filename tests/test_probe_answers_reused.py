@@ -1,0 +1,76 @@
+"""Does a grading send each distinct message to the worker once, and still grade every request on its own tensors?
+
+The worker of a graphed probe is sent decoys (the request's shapes and dtypes with other values), so two
+requests that differ only in their tensors' values make the same message. The adapter keeps the worker's
+answer to each message for the grading (`adapter.StudentCode._worker_answer`); these tests stand a worker
+in for the sandbox (the probe run in this process on what it is sent) and count what it receives.
+"""
+import pytest
+import torch
+
+from grader import adapter
+from grader.sandbox import graph_probes
+from grader.sandbox.confinement import Limits
+from grader.sandbox.requests import Probe, SdpaRequest
+
+pytestmark = pytest.mark.unit
+
+
+def attention(Q, K, V, is_causal=True):
+    scores = Q @ K.transpose(-2, -1) / K.shape[-1] ** 0.5
+    if is_causal:
+        T = Q.shape[-2]
+        scores = scores.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ V, weights
+
+
+class InProcessWorker:
+    """Runs each probe here, as the sandbox worker would, and keeps every message it was sent."""
+
+    alive = True
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, dict]] = []
+
+    def call(self, probe: str, fields: dict, seconds: float) -> dict:
+        self.sent.append((probe, fields))
+        return graph_probes.PROBES[probe]({"scaled_dot_product_attention": attention}, [], **fields)
+
+
+@pytest.fixture
+def student(monkeypatch):
+    code = adapter.StudentCode(submission=None, limits=Limits())
+    worker = InProcessWorker()
+    monkeypatch.setattr(code, "_ensure_worker", lambda: worker)
+    return code, worker
+
+
+def qkv(seed: int, T: int = 5):
+    generator = torch.Generator().manual_seed(seed)
+    return [torch.randn(2, T, 4, generator=generator, dtype=torch.float64) for _ in range(3)]
+
+
+def test_a_message_sent_once_is_graded_again_on_each_requests_own_tensors(student):
+    code, worker = student
+    first, second = qkv(1), qkv(2)
+    answers = [code.call(Probe.SDPA, SdpaRequest(Q=q, K=k, V=v, is_causal=True)) for q, k, v in (first, second)]
+    assert len(worker.sent) == 1
+    for (q, k, v), answer in zip((first, second), answers):
+        assert torch.allclose(answer["out"]["value"], attention(q, k, v)[0])
+        assert torch.allclose(answer["weights"]["value"], attention(q, k, v)[1])
+    sent = [t for t in worker.sent[0][1].values() if isinstance(t, torch.Tensor)]
+    assert not any(torch.equal(t, mine) for t in sent for mine in first + second)  # the worker saw decoys only
+
+
+@pytest.mark.parametrize("other", [dict(is_causal=False), dict(is_causal=None), dict(count_ops=True),
+                                   dict(transpose_inputs=True), dict(T=6), dict(dtype=torch.float32)])
+def test_a_request_that_changes_the_message_goes_to_the_worker(student, other):
+    code, worker = student
+    q, k, v = qkv(1)
+    code.call(Probe.SDPA, SdpaRequest(Q=q, K=k, V=v, is_causal=True))
+    options = {key: value for key, value in other.items() if key not in ("T", "dtype")}
+    q, k, v = (t.to(other.get("dtype", t.dtype)) for t in qkv(3, other.get("T", 5)))
+    options.setdefault("is_causal", True)
+    code.call(Probe.SDPA, SdpaRequest(Q=q, K=k, V=v, **options))
+    assert len(worker.sent) == 2
