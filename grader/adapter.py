@@ -49,6 +49,7 @@ class StudentCode:
         self._given_up: dict[str, WorkerFailure] = {}  # probe kind -> why its later calls fail at once
         self._load_failure: WorkerFailure | None = None
         self._answered: dict[tuple, dict] = {}  # a graphed probe's message to the worker -> its checked answer
+        self._decoded: dict = {}  # the graphs of those answers, decoded once (graph_answers.Findings)
         self._started = time.monotonic()
 
     def _remaining(self) -> float:
@@ -149,7 +150,7 @@ class StudentCode:
     def _graded_from_graph(self, probe: Probe, answer: dict, fields: dict) -> dict:
         """The checks' answer computed here from the worker's graphs on the request's own tensors; the worker's
         tampering and refusal records carried over. A graph the recorder cannot have written is a forged answer."""
-        findings = graph_answers.Findings()
+        findings = graph_answers.Findings(self._decoded)
         graded = {**GRAPHED[probe](answer, fields, findings),
                   **{key: answer[key] for key in ("tampered", "refused") if key in answer}}
         self.forbidden_by_probe[probe.part] |= findings.forbidden

@@ -5,10 +5,13 @@ requests that differ only in their tensors' values make the same message. The ad
 answer to each message for the grading (`adapter.StudentCode._worker_answer`); these tests stand a worker
 in for the sandbox (the probe run in this process on what it is sent) and count what it receives.
 """
+import json
+
 import pytest
 import torch
 
 from grader import adapter
+from grader.graph import answers
 from grader.sandbox import graph_probes
 from grader.sandbox.confinement import Limits
 from grader.sandbox.requests import Probe, SdpaRequest
@@ -74,3 +77,28 @@ def test_a_request_that_changes_the_message_goes_to_the_worker(student, other):
     options.setdefault("is_causal", True)
     code.call(Probe.SDPA, SdpaRequest(Q=q, K=k, V=v, **options))
     assert len(worker.sent) == 2
+
+
+def test_a_graph_is_decoded_once_however_often_it_is_run(student, monkeypatch):
+    code, worker = student
+    decoded = []
+    real_decode = answers.decode.decode
+    monkeypatch.setattr(answers.decode, "decode", lambda *args: decoded.append(args) or real_decode(*args))
+    for seed in (1, 2):
+        q, k, v = qkv(seed)
+        code.call(Probe.SDPA, SdpaRequest(Q=q, K=k, V=v, is_causal=True, grad=True, cotangent=torch.ones_like(v),
+                                          gradcheck=True, count_ops=True))
+    assert len(worker.sent) == 1 and len(decoded) == 1
+
+
+def test_a_decoded_graph_is_never_taken_for_an_answer_with_other_constants():
+    text = torch.frombuffer(bytearray(json.dumps({"format": 1, "inputs": 1, "nodes": [
+        ["input", 0], ["constant", 0, {"shape": [2], "dtype": "float32", "device": "cpu"}],
+        ["call", "aten.add.Tensor", [{"n": 0}, {"n": 1}], {"kwargs": {}}], ["output", [{"n": 2}]]]}).encode()),
+        dtype=torch.uint8)
+    shared = {}
+    with_constant = {"graph": text, "constants": [torch.ones(2)]}
+    assert answers.evaluate(with_constant, [torch.zeros(2)], answers.Findings(shared))[0][0].equal(torch.ones(2))
+    without = {"graph": text, "constants": []}  # the same text object, as a forged answer could send it
+    outputs, _, error = answers.evaluate(without, [torch.zeros(2)], answers.Findings(shared))
+    assert outputs == [] and error["type"] == "GraphRefused"
