@@ -14,6 +14,7 @@ the probe's seed, inside a forked RNG state.
 """
 from __future__ import annotations
 
+import functools
 import operator
 import time
 
@@ -39,7 +40,9 @@ class GraphFailed(Exception):
         self.target = target
 
 
+@functools.lru_cache(maxsize=1024)
 def _operator(target: str):
+    """The allowed operator a target names, resolved once per name (a graph names a few dozen, thousands of times)."""
     if target == "getitem":
         return operator.getitem
     if ops.verdict(target) != "allowed":
