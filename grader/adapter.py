@@ -24,6 +24,9 @@ from grader.source import Submission
 
 GRAPHED = {Probe.SDPA: graph_answers.sdpa, Probe.MHA: graph_answers.mha}
 """Probes answered with graphs, each turned into the checks' answer here, on the request's own tensors."""
+READ_FROM_THE_GRAPH = ("count_ops", "gradcheck")
+"""Request fields the parent answers from a graph itself (its operators counted, its gradients checked): they
+are not sent, so the worker records the same call either way."""
 # what the worker's guards refuse is reported under these ids (policy.RULE_MISTAKES and forbidden-api)
 RUNTIME_MISTAKES = ("tampering", "forbidden-import", "introspection", "private-torch", "device-probing", "forbidden-api")
 
@@ -128,12 +131,13 @@ class StudentCode:
         depend only on the request's shapes, dtypes and other fields: the same message again gets the answer
         the worker already gave to it (about a fifth of a grading's probes repeat one), and the parent still
         runs that graph on each request's own tensors."""
-        message = _message_key(probe, fields) if probe in GRAPHED else None
+        sent = message_fields(probe, fields)
+        message = _message_key(probe, sent) if probe in GRAPHED else None
         if message in self._answered:
             return self._answered[message]
-        answer = self._ensure_worker().call(probe.value, _decoys(fields) if probe in GRAPHED else fields, seconds)
+        answer = self._ensure_worker().call(probe.value, _decoys(sent) if probe in GRAPHED else sent, seconds)
         if "bad_request" in answer:
-            _raise_if_genuine(probe, fields)
+            _raise_if_genuine(probe, sent)
             self.close()
             raise WorkerFailure("tampering", "a forged answer: 'bad request' for a request the probe takes")
         if not _fields_read_here_are_plain(answer):
@@ -189,6 +193,13 @@ class StudentCode:
         if self._worker is not None:
             self._worker.close()
             self._worker = None
+
+
+def message_fields(probe: Probe, fields: dict) -> dict:
+    """The fields of a request the worker's probe takes (its decoys are drawn from these)."""
+    if probe not in GRAPHED:
+        return fields
+    return {name: value for name, value in fields.items() if name not in READ_FROM_THE_GRAPH}
 
 
 def _raise_if_genuine(probe: Probe, fields: dict) -> None:

@@ -10,11 +10,13 @@ import json
 import pytest
 import torch
 
+from conftest import REFERENCE
 from grader import adapter
+from grader.assignment import MODEL_ARGS
 from grader.graph import answers
 from grader.sandbox import graph_probes
 from grader.sandbox.confinement import Limits
-from grader.sandbox.requests import Probe, SdpaRequest
+from grader.sandbox.requests import MhaRequest, Probe, SdpaRequest
 
 pytestmark = pytest.mark.unit
 
@@ -28,6 +30,12 @@ def attention(Q, K, V, is_causal=True):
     return weights @ V, weights
 
 
+def reference_namespace() -> dict:
+    namespace = {"__name__": "reference"}
+    exec(compile(REFERENCE.read_text(encoding="utf-8"), graph_probes.SUBMISSION_FILE, "exec"), namespace)
+    return {**namespace, "scaled_dot_product_attention": attention}
+
+
 class InProcessWorker:
     """Runs each probe here, as the sandbox worker would, and keeps every message it was sent."""
 
@@ -35,10 +43,11 @@ class InProcessWorker:
 
     def __init__(self) -> None:
         self.sent: list[tuple[str, dict]] = []
+        self.namespace = reference_namespace()
 
     def call(self, probe: str, fields: dict, seconds: float) -> dict:
         self.sent.append((probe, fields))
-        return graph_probes.PROBES[probe]({"scaled_dot_product_attention": attention}, [], **fields)
+        return graph_probes.PROBES[probe](self.namespace, [], **fields)
 
 
 @pytest.fixture
@@ -66,8 +75,17 @@ def test_a_message_sent_once_is_graded_again_on_each_requests_own_tensors(studen
     assert not any(torch.equal(t, mine) for t in sent for mine in first + second)  # the worker saw decoys only
 
 
-@pytest.mark.parametrize("other", [dict(is_causal=False), dict(is_causal=None), dict(count_ops=True),
-                                   dict(transpose_inputs=True), dict(T=6), dict(dtype=torch.float32)])
+def test_what_the_parent_reads_from_the_graph_itself_is_not_sent(student):
+    code, worker = student
+    q, k, v = qkv(1)
+    plain = code.call(Probe.SDPA, SdpaRequest(Q=q, K=k, V=v, is_causal=True))
+    counted = code.call(Probe.SDPA, SdpaRequest(Q=q, K=k, V=v, is_causal=True, count_ops=True))
+    assert len(worker.sent) == 1 and "ops" not in plain and counted["ops"] > 0
+    assert not {"count_ops", "gradcheck"} & set(worker.sent[0][1])
+
+
+@pytest.mark.parametrize("other", [dict(is_causal=False), dict(is_causal=None), dict(transpose_inputs=True),
+                                   dict(T=6), dict(dtype=torch.float32)])
 def test_a_request_that_changes_the_message_goes_to_the_worker(student, other):
     code, worker = student
     q, k, v = qkv(1)
@@ -102,3 +120,19 @@ def test_a_decoded_graph_is_never_taken_for_an_answer_with_other_constants():
     without = {"graph": text, "constants": []}  # the same text object, as a forged answer could send it
     outputs, _, error = answers.evaluate(without, [torch.zeros(2)], answers.Findings(shared))
     assert outputs == [] and error["type"] == "GraphRefused"
+
+
+def mha_request(values: int, **call) -> MhaRequest:
+    q, k, v = (torch.randn(2, 5, 16, generator=torch.Generator().manual_seed(values + i)) for i in range(3))
+    args = {**MODEL_ARGS, "dim": 16, "n_heads": 4, "max_seq_len": 8}
+    return MhaRequest(args=args, is_causal=True, calls=[{"q": q, "k": k, "v": v, **call}])
+
+
+def test_a_module_call_is_sent_again_when_its_mode_or_seed_changes_and_only_then(student):
+    code, worker = student
+    answers_ = [code.call(Probe.MHA, mha_request(values, mode="eval", seed=5)) for values in (1, 2)]
+    assert len(worker.sent) == 1
+    assert not torch.equal(answers_[0]["calls"][0]["out"]["value"], answers_[1]["calls"][0]["out"]["value"])
+    code.call(Probe.MHA, mha_request(1, mode="eval", seed=6))
+    code.call(Probe.MHA, mha_request(1, mode="train", seed=5))
+    assert len(worker.sent) == 3

@@ -100,7 +100,7 @@ def _joint(call, n_inputs: int, grad: bool, seen: dict):
 
 
 def sdpa(namespace, lines, *, Q, K, V, is_causal=None, device="cpu", grad=False, cotangent=None,
-         count_ops=False, gradcheck=False, transpose_inputs=False) -> dict:
+         transpose_inputs=False) -> dict:
     """Trace scaled_dot_product_attention once on the decoys; gradients in the same graph when asked."""
     function = _graded(namespace, "scaled_dot_product_attention")
     kwargs = {} if is_causal is None else {"is_causal": is_causal}
@@ -126,7 +126,7 @@ def _facts(seen: dict) -> dict:
 
 
 def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, device="cpu", dtype=None,
-        grad=False, cotangent=None, roundtrip=False, count_ops=False, dropout_p=None) -> dict:
+        grad=False, cotangent=None, roundtrip=False, dropout_p=None) -> dict:
     """Build MultiHeadAttention as the value probe does, then trace each call with the module's parameters
     and buffers as graph inputs, so the parent runs it with weights of its own."""
     answer: dict = {"calls": []}
