@@ -117,8 +117,9 @@ MUTATIONS = [
     # issue 28: points from the graph the parent re-runs on inputs the worker never saw
     Mutation("graph-decoys", "grader/adapter.py",
              (("_decoys(sent) if probe in GRAPHED else sent", "sent"),),
-             ("tests/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
-              "[computed_outside_the_recorder]",), "sandbox"),
+             ("tests/test_probe_answers_reused.py::test_a_message_sent_once_is_graded_again_on_each_requests_own_tensors",
+              "tests/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
+              "[computed_outside_the_recorder]"), "sandbox"),
     Mutation("graph-forbidden-operators", "grader/graph/ops.py",
              (("    if forbidden(packet) or forbidden(rest):\n        return \"forbidden\"\n", ""),),
              ("tests/test_graph_checker.py::test_the_built_in_attention_is_forbidden_in_every_form",
