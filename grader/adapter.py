@@ -24,6 +24,9 @@ from grader.source import Submission
 
 GRAPHED = {Probe.SDPA: graph_answers.sdpa, Probe.MHA: graph_answers.mha}
 """Probes answered with graphs, each turned into the checks' answer here, on the request's own tensors."""
+READ_FROM_THE_GRAPH = ("count_ops", "gradcheck")
+"""Request fields the parent answers from a graph itself (its operators counted, its gradients checked): they
+are not sent, so the worker records the same call either way."""
 # what the worker's guards refuse is reported under these ids (policy.RULE_MISTAKES and forbidden-api)
 RUNTIME_MISTAKES = ("tampering", "forbidden-import", "introspection", "private-torch", "device-probing", "forbidden-api")
 
@@ -48,6 +51,8 @@ class StudentCode:
         self._worker: Worker | None = None
         self._given_up: dict[str, WorkerFailure] = {}  # probe kind -> why its later calls fail at once
         self._load_failure: WorkerFailure | None = None
+        self._answered: dict[tuple, dict] = {}  # a graphed probe's message to the worker -> its checked answer
+        self._decoded: dict = {}  # the graphs of those answers, decoded once (graph_answers.Findings)
         self._started = time.monotonic()
 
     def _remaining(self) -> float:
@@ -100,18 +105,7 @@ class StudentCode:
                 raise self._given_up[kind]
             if seconds <= 0:
                 raise WorkerFailure("timeout", f"the submission used its {self.limits.submission_seconds:.0f} s budget")
-            answer = self._ensure_worker().call(probe.value, _decoys(fields) if probe in GRAPHED else fields, seconds)
-            if "bad_request" in answer:
-                _raise_if_genuine(probe, fields)
-                self.close()
-                raise WorkerFailure("tampering", "a forged answer: 'bad request' for a request the probe takes")
-            if not _fields_read_here_are_plain(answer):
-                self.close()
-                raise WorkerFailure("tampering", "a forged answer: the fields every answer carries have wrong types")
-            if answer.get("cuda_peak_bytes", 0) > self.limits.memory_bytes:
-                self.close()
-                raise WorkerFailure("memory-limit", f"GPU memory peaked at {answer['cuda_peak_bytes'] >> 20} MiB, "
-                                                    f"above the {self.limits.memory_bytes >> 20} MiB limit")
+            answer = self._worker_answer(probe, fields, seconds)
             self.forbidden_by_probe[kind] |= set(answer.get("forbidden_calls", []))
             if probe in GRAPHED:
                 answer = self._graded_from_graph(probe, answer, fields)
@@ -132,10 +126,35 @@ class StudentCode:
         self._attribute_refusals((kind,), answer.get("refused", []))
         return answer
 
+    def _worker_answer(self, probe: Probe, fields: dict, seconds: float) -> dict:
+        """The worker's checked answer to the message this request makes. A graphed probe sends decoys, which
+        depend only on the request's shapes, dtypes and other fields: the same message again gets the answer
+        the worker already gave to it (about a fifth of a grading's probes repeat one), and the parent still
+        runs that graph on each request's own tensors."""
+        sent = message_fields(probe, fields)
+        message = _message_key(probe, sent) if probe in GRAPHED else None
+        if message in self._answered:
+            return self._answered[message]
+        answer = self._ensure_worker().call(probe.value, _decoys(sent) if probe in GRAPHED else sent, seconds)
+        if "bad_request" in answer:
+            _raise_if_genuine(probe, sent)
+            self.close()
+            raise WorkerFailure("tampering", "a forged answer: 'bad request' for a request the probe takes")
+        if not _fields_read_here_are_plain(answer):
+            self.close()
+            raise WorkerFailure("tampering", "a forged answer: the fields every answer carries have wrong types")
+        if answer.get("cuda_peak_bytes", 0) > self.limits.memory_bytes:
+            self.close()
+            raise WorkerFailure("memory-limit", f"GPU memory peaked at {answer['cuda_peak_bytes'] >> 20} MiB, "
+                                                f"above the {self.limits.memory_bytes >> 20} MiB limit")
+        if message is not None:
+            self._answered[message] = answer
+        return answer
+
     def _graded_from_graph(self, probe: Probe, answer: dict, fields: dict) -> dict:
         """The checks' answer computed here from the worker's graphs on the request's own tensors; the worker's
         tampering and refusal records carried over. A graph the recorder cannot have written is a forged answer."""
-        findings = graph_answers.Findings()
+        findings = graph_answers.Findings(self._decoded)
         graded = {**GRAPHED[probe](answer, fields, findings),
                   **{key: answer[key] for key in ("tampered", "refused") if key in answer}}
         self.forbidden_by_probe[probe.part] |= findings.forbidden
@@ -176,6 +195,13 @@ class StudentCode:
             self._worker = None
 
 
+def message_fields(probe: Probe, fields: dict) -> dict:
+    """The fields of a request the worker's probe takes (its decoys are drawn from these)."""
+    if probe not in GRAPHED:
+        return fields
+    return {name: value for name, value in fields.items() if name not in READ_FROM_THE_GRAPH}
+
+
 def _raise_if_genuine(probe: Probe, fields: dict) -> None:
     """A "bad request" answer is believed only when the parent's own copy of the probes agrees:
     then it is the grader's bug. The worker's text is never used, it may be student code's."""
@@ -199,6 +225,27 @@ def _decoys(fields: dict) -> dict:
         return value
 
     return {key: decoy(value) for key, value in fields.items()}
+
+
+def _message_key(probe: Probe, fields: dict) -> tuple | None:
+    """What decides the message `_decoys` makes of a request, as a key: each tensor's shape and dtype in the
+    order the decoys are drawn, every other field by its type and value; None (not kept) for a field of
+    another kind, whose value the key could not hold exactly."""
+    def key(value):
+        if isinstance(value, torch.Tensor):
+            return ("tensor", tuple(value.shape), str(value.dtype))
+        if isinstance(value, dict):
+            return ("dict", tuple((name, key(item)) for name, item in value.items()))
+        if isinstance(value, list):
+            return ("list", tuple(key(item) for item in value))
+        if value is None or type(value) in (bool, int, float, str):
+            return (type(value).__name__, repr(value))
+        raise TypeError(type(value).__name__)
+
+    try:
+        return (probe.value, key(fields))
+    except TypeError:
+        return None
 
 
 def _is_list_of(value, kind: type) -> bool:

@@ -10,6 +10,7 @@ import json
 import pytest
 import torch
 
+from grader import parent_budget
 from grader.graph import answers, decode, ops, run
 from grader.graph.decode import GraphRefused
 from grader.graph.run import GraphFailed
@@ -261,3 +262,12 @@ def test_on_the_stand_in_an_output_keeps_its_values_when_every_value_of_the_grap
     made_before = torch.ones(4, device="meta")
     answer = _part_one_on_the_stand_in(lambda q, k, v: [v * made_before[0], torch.zeros(2, 4, 4, device=q.device)])
     assert answer["out"]["device"] == "meta" and "value" not in answer["out"]
+
+
+def test_a_long_graph_is_stopped_by_the_submissions_budget_while_it_runs():
+    steps = [call("aten.mm.default", n(i), n(0)) for i in range(4000)]
+    long_graph = graph([["input", 0], *steps, ["output", [n(len(steps))]]])
+    with parent_budget.charged(parent_budget.ParentBudget(cpu_seconds=0.05)):
+        with pytest.raises(parent_budget.OverBudget):
+            run.run(long_graph, [torch.eye(48)], [torch.zeros(1)])
+    assert run.run(long_graph, [torch.eye(48)], [torch.zeros(1)])[0][0].equal(torch.eye(48))  # uncharged: it runs

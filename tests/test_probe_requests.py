@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from conftest import REFERENCE
+from grader.adapter import message_fields
 from grader.assignment import DROPOUTS, MODEL_ARGS, PART, PROJECTIONS
 from grader.checks import Check, Outcome
 from grader.errors import GraderError
@@ -51,7 +52,7 @@ HONEST = {
 @pytest.mark.parametrize("probe", list(Probe))
 def test_every_request_a_check_can_build_is_one_its_probe_takes(probe):
     for request in HONEST[probe]:
-        assert graph_probes.request_problem(probe.value, checked(probe, request)) is None
+        assert graph_probes.request_problem(probe.value, message_fields(probe, checked(probe, request))) is None
 
 
 def test_the_probes_model_args_copy_is_the_declared_one():

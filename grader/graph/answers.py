@@ -23,12 +23,17 @@ GRADCHECK_STEP, GRADCHECK_ATOL, GRADCHECK_RTOL = 1e-3, 1e-3, 1e-2
 
 
 class Findings:
-    """What the graphs of one grading showed about operators, by probe kind (the parent's own record)."""
+    """What the graphs of one grading showed about operators, by probe kind (the parent's own record).
 
-    def __init__(self) -> None:
+    `decoded` may be shared by the findings of one grading: an answer's graph is run several times (counted,
+    evaluated, moved for the gradient check, and again for each request that repeats its message) and is
+    decoded and judged once."""
+
+    def __init__(self, decoded: dict | None = None) -> None:
         self.forbidden: set[str] = set()
         self.unsupported: set[str] = set()
         self.refused: list[str] = []  # graphs refused as data, with the reason
+        self.decoded: dict = {} if decoded is None else decoded  # (id(text), constants) -> (text, graph, verdicts)
 
 
 def _error(kind: str, message: str) -> dict:
@@ -40,8 +45,12 @@ def _graph(traced: dict, findings: Findings) -> decode.Graph:
     if not (isinstance(text, torch.Tensor) and text.dtype == torch.uint8 and text.dim() == 1
             and isinstance(constants, list) and all(isinstance(c, torch.Tensor) for c in constants)):
         raise GraphRefused("an answer without a graph")
-    graph = decode.decode(bytes(text.numpy().tobytes()), len(constants))
-    kinds = decode.verdicts(graph)
+    key = (id(text), len(constants))
+    known = findings.decoded.get(key)
+    if known is None or known[0] is not text:  # the entry keeps its text alive, so no other tensor has its id
+        graph = decode.decode(bytes(text.numpy().tobytes()), len(constants))
+        known = findings.decoded[key] = (text, graph, decode.verdicts(graph))
+    _, graph, kinds = known
     findings.forbidden |= kinds["forbidden"]
     findings.unsupported |= kinds["unsupported"]
     if kinds["forbidden"]:

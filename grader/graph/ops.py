@@ -10,6 +10,8 @@ Anything else is refused as `unsupported-op`, with its name, for the instructor 
 """
 from __future__ import annotations
 
+import functools
+
 from grader.runtime_rules import FORBIDDEN_OPERATOR
 
 # aten overload packets (the name before the overload: `aten.bmm.default` -> "bmm")
@@ -87,6 +89,7 @@ def forbidden(packet: str) -> bool:
     return bool(FORBIDDEN_OPERATOR.search(packet)) or packet in BUILT_IN_MATH_PATH
 
 
+@functools.lru_cache(maxsize=4096)
 def verdict(target: str) -> str:
     """"allowed", "forbidden" (the built-in attention) or "unsupported" for one node's target."""
     if target in SPECIAL:

@@ -100,7 +100,7 @@ def _joint(call, n_inputs: int, grad: bool, seen: dict):
 
 
 def sdpa(namespace, lines, *, Q, K, V, is_causal=None, device="cpu", grad=False, cotangent=None,
-         count_ops=False, gradcheck=False, transpose_inputs=False) -> dict:
+         transpose_inputs=False) -> dict:
     """Trace scaled_dot_product_attention once on the decoys; gradients in the same graph when asked."""
     function = _graded(namespace, "scaled_dot_product_attention")
     kwargs = {} if is_causal is None else {"is_causal": is_causal}
@@ -126,7 +126,7 @@ def _facts(seen: dict) -> dict:
 
 
 def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, device="cpu", dtype=None,
-        grad=False, cotangent=None, roundtrip=False, count_ops=False, dropout_p=None) -> dict:
+        grad=False, cotangent=None, roundtrip=False, dropout_p=None) -> dict:
     """Build MultiHeadAttention as the value probe does, then trace each call with the module's parameters
     and buffers as graph inputs, so the parent runs it with weights of its own."""
     answer: dict = {"calls": []}
@@ -149,10 +149,10 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
     except BaseException as error:
         answer["error"] = describe_error(error, lines)
         return answer
-    answer["state"] = {"names": [name for name, _ in named], "parameters": len(list(module.parameters())),
-                       "values": [_value_of(t) for _, t in named],
-                       "meta": [tracing._meta_of(t) for _, t in named]}
     names = [name for name, _ in named]
+    answer["state"] = {"names": names, "parameters": len(list(module.parameters())),
+                       "values": [tracing.value_for_the_parent(t) for _, t in named],
+                       "meta": [tracing._meta_of(t) for _, t in named]}
     for call in calls:
         seen: dict = {}
         try:
@@ -172,13 +172,6 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
         except BaseException as error:
             answer["calls"].append({"error": describe_error(error, lines), **_facts(seen)})
     return answer
-
-
-def _value_of(tensor: torch.Tensor) -> torch.Tensor:
-    """A parameter's or buffer's value for the parent, which uses it where it supplies none of its own."""
-    if tensor.device.type == "meta":
-        return torch.empty(0)
-    return torch.Tensor.as_subclass(tensor.detach().to("cpu"), torch.Tensor).clone()
 
 
 PROBES = {"sdpa": sdpa, "mha": mha, "mha_interface": probes.mha_interface}

@@ -44,6 +44,12 @@ class Recorder(TorchDispatchMode):
         for index, tensor in enumerate(inputs):
             self._bind(tensor, self._add(["input", index]))
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        """torch would wrap `__torch_dispatch__` in a dynamo-disabling shim (a Python frame and a lookup at every
+        operator, a tenth of a millisecond each); nothing in the worker compiles, so there is nothing to disable."""
+        return False
+
     def _add(self, entry: list) -> int:
         self.nodes.append(entry)
         return len(self.nodes) - 1
@@ -55,9 +61,7 @@ class Recorder(TorchDispatchMode):
     def ref(self, tensor: torch.Tensor) -> dict:
         node = self.made.get(id(tensor))
         if node is None:  # made outside the recording: its value is a constant of the graph
-            value = tensor.detach()
-            self.constants.append(torch.empty(0) if value.device.type == "meta"
-                                  else torch.Tensor.as_subclass(value.to("cpu", copy=True), torch.Tensor))
+            self.constants.append(value_for_the_parent(tensor))
             node = self._add(["constant", len(self.constants) - 1, _meta_of(tensor)])
             self._bind(tensor, node)
         return {"n": node}
@@ -140,6 +144,13 @@ def encode(recorder: Recorder) -> tuple[torch.Tensor, list[torch.Tensor]]:
     inputs = sum(entry[0] == "input" for entry in recorder.nodes)
     text = json.dumps({"format": GRAPH_FORMAT, "inputs": inputs, "nodes": recorder.nodes}, separators=(",", ":"))
     return torch.frombuffer(bytearray(text.encode()), dtype=torch.uint8), recorder.constants
+
+
+def value_for_the_parent(tensor: torch.Tensor) -> torch.Tensor:
+    """A plain CPU copy of a tensor's values (none on the meta stand-in: the parent rebuilds it from `_meta_of`)."""
+    if tensor.device.type == "meta":
+        return torch.empty(0)
+    return torch.Tensor.as_subclass(tensor.detach().to("cpu", copy=True), torch.Tensor)
 
 
 def _meta_of(tensor: torch.Tensor) -> dict:
