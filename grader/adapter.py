@@ -15,6 +15,7 @@ from dataclasses import replace
 import torch
 
 from grader.assignment import PART_IDS
+from grader.catalog import rule_mistakes
 from grader.graph import answers as graph_answers
 from grader.sandbox import graph_probes
 from grader.sandbox.confinement import Limits
@@ -27,8 +28,8 @@ GRAPHED = {Probe.SDPA: graph_answers.sdpa, Probe.MHA: graph_answers.mha}
 READ_FROM_THE_GRAPH = ("count_ops", "gradcheck")
 """Request fields the parent answers from a graph itself (its operators counted, its gradients checked): they
 are not sent, so the worker records the same call either way."""
-# what the worker's guards refuse is reported under these ids (policy.RULE_MISTAKES and forbidden-api)
-RUNTIME_MISTAKES = ("tampering", "forbidden-import", "introspection", "private-torch", "device-probing", "forbidden-api")
+# what the worker's guards refuse is reported under these ids: the catalog's rules group
+RUNTIME_MISTAKES = rule_mistakes()
 
 
 class StudentCode:
