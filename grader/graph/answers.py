@@ -224,11 +224,11 @@ def mha(traced: dict, fields: dict, findings: Findings) -> dict:
     if state is None:
         answer["error"] = _error("GraphRefused", "the module's parameters were described wrongly")
         return answer
-    tensors, names, n_parameters = state
+    tensors, names, n_parameters, state_known = state
     calls = traced.get("calls") if isinstance(traced.get("calls"), list) else []
     for call, result in zip(fields["calls"], calls):
         answer["calls"].append(_mha_call(result if isinstance(result, dict) else {}, call, fields, tensors, names,
-                                         n_parameters, findings))
+                                         n_parameters, findings, state_known))
     _count_repeats_as_first(fields["calls"], answer["calls"])
     return answer
 
@@ -254,7 +254,7 @@ def same_values(one, other) -> bool:
 
 
 def _mha_call(traced: dict, call: dict, fields: dict, state: list, names: list, n_parameters: int,
-              findings: Findings) -> dict:
+              findings: Findings, state_known: bool) -> dict:
     result: dict = {}
     inputs = [_to(call[name], fields["device"]) for name in ("q", "k", "v")]
     extra = [_to(fields["cotangent"], fields["device"])] if fields["grad"] else []
@@ -270,8 +270,9 @@ def _mha_call(traced: dict, call: dict, fields: dict, state: list, names: list, 
     if structure.get("kind") != "tensor":  # forward returns one tensor; anything else is named by what it was
         result["out"] = {"kind": str(structure.get("kind", "none"))[:200]}
         return result
+    known = fields["device"] != "meta" or (state_known and _known_on_the_stand_in(traced))
     result["out"] = described(outputs[0] if outputs else None, facts[0] if facts else None,
-                              devices[0] if devices else None)
+                              devices[0] if devices else None, known)
     if fields["grad"] and result["out"].get("kind") == "tensor":
         grads = _grads(traced, outputs[1:], 3 + n_parameters)
         if grads is None:
@@ -283,16 +284,18 @@ def _mha_call(traced: dict, call: dict, fields: dict, state: list, names: list, 
     return result
 
 
-def _state(state, fields: dict) -> tuple[list, list, int] | None:
+def _state(state, fields: dict) -> tuple[list, list, int, bool] | None:
     """The module's parameters and buffers as graph inputs: the request's weights where it gives them
-    (`wq.weight` …), the module's own values elsewhere (its mask buffer, biases)."""
+    (`wq.weight` …), the module's own values elsewhere (its mask buffer, biases). On the stand-in those are the
+    values the module held before it was moved there (the worker sends them), zeros where none came; the last
+    item says whether every value is known, so that the output can be held against the CPU's."""
     if not (isinstance(state, dict) and isinstance(state.get("names"), list) and type(state.get("parameters")) is int
             and isinstance(state.get("values"), list) and isinstance(state.get("meta"), list)
             and len(state["names"]) == len(state["values"]) == len(state["meta"])
             and all(type(n) is str for n in state["names"]) and 0 <= state["parameters"] <= len(state["names"])):
         return None
     weights = fields.get("weights") or {}
-    tensors = []
+    tensors, known = [], True
     for name, value, meta in zip(state["names"], state["values"], state["meta"]):
         if not (isinstance(meta, dict) and isinstance(meta.get("shape"), list) and meta.get("dtype") in decode.DTYPES
                 and isinstance(value, torch.Tensor)):
@@ -303,8 +306,9 @@ def _state(state, fields: dict) -> tuple[list, list, int] | None:
             value = weights[owner]
         elif fields["device"] != "meta" and list(value.shape) != meta["shape"]:
             return None
-        if fields["device"] == "meta" and not (leaf == "weight" and owner in weights):
-            value = torch.zeros(meta["shape"], dtype=dtype)  # a state on the stand-in has no values: only devices are read
+        if fields["device"] == "meta" and not (leaf == "weight" and owner in weights) \
+                and list(value.shape) != meta["shape"]:
+            value, known = torch.zeros(meta["shape"], dtype=dtype), False  # no values came: only devices are read
         value = value.to(dtype=dtype, device="cpu" if fields["device"] == "meta" else fields["device"])
         tensors.append(value)
-    return tensors, state["names"], state["parameters"]
+    return tensors, state["names"], state["parameters"], known

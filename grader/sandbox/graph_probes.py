@@ -143,6 +143,10 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
             getattr(module, name).p = p
         if dtype is not None:
             module = module.to(getattr(torch, dtype))
+        # on the stand-in a moved module has no values: the parent gets them as they were before the move
+        before = {name: tracing.value_for_the_parent(t) for name, t in [*module.named_parameters(),
+                                                                          *module.named_buffers()]} \
+            if device != "cpu" else {}
         if device != "cpu":
             module = module.to(device)
         named = [*module.named_parameters(), *module.named_buffers()]
@@ -151,7 +155,7 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
         return answer
     names = [name for name, _ in named]
     answer["state"] = {"names": names, "parameters": len(list(module.parameters())),
-                       "values": [tracing.value_for_the_parent(t) for _, t in named],
+                       "values": [before.get(name, tracing.value_for_the_parent(t)) for name, t in named],
                        "meta": [tracing._meta_of(t) for _, t in named]}
     for call in calls:
         seen: dict = {}

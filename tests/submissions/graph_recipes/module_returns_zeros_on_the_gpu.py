@@ -1,9 +1,8 @@
-# recipe: the module makes its mask on the CPU, and on a GPU returns zeros (plus a buffer's value) instead of computing: the parent has no values for buffers on the stand-in
+# recipe: the module makes its mask on the CPU, and on a GPU returns zeros (plus a buffer's value) instead of computing: on the stand-in the parent runs it with the buffers' values from before the move and compares with the CPU
 # twin: twin_mha_mask_on_the_cpu.py
 # expect: device-probing
 # affected: mha
 # expect-off: mask-device
-# open: buffers reach the parent without values on the stand-in (the worker sends none), so values there are not compared; the worker would have to send the buffers as they were before module.to(device)
 import math
 from dataclasses import dataclass
 
