@@ -185,22 +185,3 @@ def with_fixes(submission: Submission, report: dict, static: dict[str, list],
     behind = found_behind(report, fixed, found)
     return {**report, "score": score, "fixes": found, "fix_credit": granted, "found_behind": behind,
             "mistakes": report["mistakes"] + [b["mistake"] for b in behind]}
-
-
-def render(report: dict, lang: str) -> list[str]:
-    """The fixes and the credit, as lines of the text report."""
-    fixes = report.get("fixes") or []
-    if not fixes:
-        return []
-    zh = lang == "zh"
-    out = ["验证过的修改（已在评分沙盒中重新评分确认）：" if zh else "Verified fixes (regraded in the sandbox):"]
-    out += [f"  - {f['message_zh'] if zh else f['message_en']}" for f in fixes]
-    for behind in report.get("found_behind") or []:
-        fronts = ", ".join(behind["behind"])
-        out.append(f"  修改之后还发现：[{behind['mistake']}]（藏在 {fronts} 后面）" if zh else
-                   f"  Found behind {fronts} once fixed: [{behind['mistake']}]")
-    granted = report.get("fix_credit") or {}
-    if granted.get("points"):
-        out.append(f"  修改后多得分数的 {granted['fraction']:g} 计入总分：+{granted['points']:g}" if zh else
-                   f"  {granted['fraction']:g} of the points the fixed code earns count: +{granted['points']:g}")
-    return out

@@ -13,7 +13,8 @@ from grader.checks import Check, Context, Outcome, checks_for
 from grader.sandbox.confinement import Limits
 from grader.errors import UsageError
 from grader.process import probe_seconds_from_env
-from grader.report import build_report, in_language, refused_report, render_text
+from grader.report import build_report, refused_report
+from grader.report_text import in_language, render_text
 from grader.sandbox.worker_process import SandboxUnavailable, python_paths
 from grader.source import Refusal, Submission, load_submission
 
@@ -63,7 +64,7 @@ def grade_submission(path: str | Path, *, limits: Limits | None = None, cuda: bo
 def grade(submission: Submission, *, limits: Limits | None = None, cuda: bool | None = None,
           checks: list[Check] | None = None, cache: Path | None = None, fix_credit: float = 0.0) -> dict:
     """Every check (or the given ones) on one submission, in a confined worker: a language-neutral report
-    (grader.report.in_language and render_text pick the language); then the verified fixes (grader.fixes),
+    (grader.report_text.in_language and render_text pick the language); then the verified fixes (grader.fixes),
     with `fix_credit` of the points they earn added to the score. `cache`: a report cache folder
     (grader.report_cache) to reuse and fill, for the submission and each fix's regrade alike; none by
     default. Changes nothing process-wide (torch's thread count is the entry point's:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from grader.checks import checks_for
 from grader.grade import grade
-from grader.report import render_text
+from grader.report_text import render_text
 from grader.source import submission_from_cells
 
 

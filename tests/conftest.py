@@ -15,7 +15,7 @@ import pytest
 from grader import policy
 from grader.grade import default_limits, grade_submission
 from grader.process import PROBE_SECONDS_ENV, REPORT_CACHE_ENV, put_nbgrader_tools_on_path, single_threaded_torch
-from grader.report import in_language
+from grader.report_text import in_language
 from grader.sandbox import worker_process
 from grader.sandbox.confinement import Limits
 

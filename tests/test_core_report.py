@@ -10,7 +10,8 @@ from grader import assignment
 from grader.catalog import FIX_FIRST, catalog, explain, fix_first
 from grader.checks import PARTS, Check, Outcome
 from grader.grade_all.text import class_summary
-from grader.report import build_report, in_language, render_text
+from grader.report import build_report
+from grader.report_text import in_language, render_text
 
 pytestmark = pytest.mark.unit
 

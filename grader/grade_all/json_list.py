@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from grader.clean_text import printable_data
-from grader.report import in_language
+from grader.report_text import in_language
 
 
 def write_reports(reports: list[dict], out: str | Path, lang: str) -> None:
