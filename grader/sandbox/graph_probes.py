@@ -143,19 +143,19 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
             getattr(module, name).p = p
         if dtype is not None:
             module = module.to(getattr(torch, dtype))
-        # on the stand-in a moved module has no values: the parent gets them as they were before the move
-        before = {name: tracing.value_for_the_parent(t) for name, t in [*module.named_parameters(),
-                                                                          *module.named_buffers()]} \
-            if device != "cpu" else {}
+        named = [*module.named_parameters(), *module.named_buffers()]
+        # taken before the move: on the stand-in a moved module has no values, so the parent gets these
+        before = {name: tracing.value_for_the_parent(t) for name, t in named}
         if device != "cpu":
             module = module.to(device)
-        named = [*module.named_parameters(), *module.named_buffers()]
+            named = [*module.named_parameters(), *module.named_buffers()]
     except BaseException as error:
         answer["error"] = describe_error(error, lines)
         return answer
     names = [name for name, _ in named]
     answer["state"] = {"names": names, "parameters": len(list(module.parameters())),
-                       "values": [before.get(name, tracing.value_for_the_parent(t)) for name, t in named],
+                       "values": [before[name] if name in before else tracing.value_for_the_parent(t)
+                                  for name, t in named],
                        "meta": [tracing._meta_of(t) for _, t in named]}
     for call in calls:
         seen: dict = {}
