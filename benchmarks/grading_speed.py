@@ -48,7 +48,7 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader import colab_downloads as cn  # noqa: E402
+from grader.demo import class_notebooks as cn  # noqa: E402
 from grader.build.config import ASSIGNMENT, SOURCE_NOTEBOOK  # noqa: E402
 from grader.process import nbgrader_env, open_gradebook, put_nbgrader_tools_on_path  # noqa: E402
 

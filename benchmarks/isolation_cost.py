@@ -22,7 +22,7 @@ from pathlib import Path
 from grader.sandbox.confinement import Limits
 from grader.grade import default_limits, grade_submission
 from grader.sandbox.worker_process import Worker
-from grader.source import load_submission
+from grader.handin.source import load_submission
 
 REFERENCE = Path(__file__).resolve().parent.parent / "solutions" / "attention" / "attention.py"
 

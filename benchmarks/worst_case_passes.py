@@ -2,7 +2,7 @@
 
 The hand-ins are tests/worst_case_code.py's (one statement kind filling the code cap each, read by the graded
 code, so every pass reads every byte). For each: reading it (extracting what the graded names need), the
-grading rules with their attribution to parts, the static pass, and the fix rules, each timed with
+grading rules with their attribution to parts, the static pass, and the fix rewrites, each timed with
 `time.process_time`, the fastest of `--repeat` runs. tests/test_parent_bounded.py holds their sum under the
 parent's budget; this prints where it goes.
 
@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from grader import policy, static_analysis  # noqa: E402
-from grader.fix_candidates import candidates  # noqa: E402
-from grader.fix_rules import RULES  # noqa: E402
-from grader.source import submission_from_cells  # noqa: E402
+from grader import rules, static_pass  # noqa: E402
+from grader.fixes.candidates import candidates  # noqa: E402
+from grader.fixes.rewrites import REWRITES  # noqa: E402
+from grader.handin.source import submission_from_cells  # noqa: E402
 from worst_case_code import WORST  # noqa: E402
 
 
@@ -47,9 +47,9 @@ def main() -> None:
         source = submission_from_cells([code], f"{case}.py", is_notebook=False).source
         passes = {
             "read": lambda: submission_from_cells([code], f"{case}.py", is_notebook=False),
-            "rules": lambda: policy.violations(source),
-            "static": lambda: static_analysis.analyse(source),
-            "fixes": lambda: candidates(source, list(RULES), {}),
+            "rules": lambda: rules.violations(source),
+            "static": lambda: static_pass.analyse(source),
+            "fixes": lambda: candidates(source, list(REWRITES), {}),
         }
         spent = {name: min(cpu_seconds(work) for _ in range(args.repeat)) for name, work in passes.items()}
         print(f"{case:<22} {len(code) >> 10:>5} " + " ".join(f"{seconds:>6.2f}" for seconds in spent.values())

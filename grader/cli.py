@@ -18,7 +18,7 @@ VERBS = {
     "grade": "grader.grade:main",
     "grade-all": "grader.grade_all.verb:main",
     "demo": "grader.demo:main",
-    "release-solutions": "grader.release_solutions:main",
+    "release-solutions": "grader.build.release_solutions:main",
     "gradescope": "grader.gradescope.verb:main",
 }
 

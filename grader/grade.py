@@ -7,16 +7,18 @@ from pathlib import Path
 
 import torch
 
-from grader import fixes, parent_budget, policy, report_cache, static_analysis
-from grader.adapter import StudentCode
+from grader import fixes, rules, static_pass
+from grader.handin import parent_budget
+from grader.report import cache as report_cache
+from grader.checks.student_code import StudentCode
 from grader.checks import Check, Context, Outcome, checks_for
 from grader.sandbox.confinement import Limits
 from grader.errors import UsageError
 from grader.process import probe_seconds_from_env
-from grader.report import build_report, refused_report
-from grader.report_text import in_language, render_text
+from grader.report.json_report import build_report, refused_report
+from grader.report.text import in_language, render_text
 from grader.sandbox.worker_process import SandboxUnavailable, python_paths
-from grader.source import Refusal, Submission, load_submission
+from grader.handin.source import Refusal, Submission, load_submission
 
 
 def default_limits() -> Limits:
@@ -40,10 +42,10 @@ def integrity_check(student: StudentCode) -> tuple[Check, Outcome]:
     return spec, outcome
 
 
-def not_run(spec: Check, violations: list[policy.Violation], submission: Submission) -> Outcome:
+def not_run(spec: Check, violations: list[rules.Violation], submission: Submission) -> Outcome:
     """A check of a part whose code breaks the rules: it is not run; the first breach says why
     (also where only the public checks run, without the rules gate)."""
-    first = policy.for_part(violations, spec.part)[0]
+    first = rules.for_part(violations, spec.part)[0]
     line = (submission.locate({"line": first.line, "text": first.text}) or {}).get("line", first.line)
     return Outcome(False, f"未运行：本部分的代码违反了评分规则（见 {spec.part}.rules），例如第 {line} 行：{first.zh}。",
                    f"Not run: this part's code breaks the grading rules (see {spec.part}.rules), e.g. line {line}: "
@@ -55,7 +57,7 @@ def grade_submission(path: str | Path, *, limits: Limits | None = None, cuda: bo
                      fix_credit: float = 0.0, budget: parent_budget.ParentBudget | None = None) -> dict:
     """Every check on one submission file; a complete, language-neutral report whatever the submission does.
     `folder`: the student's own folder, which the path may not leave through a link. `budget`: what this
-    process may spend on it (grader.parent_budget), reading included."""
+    process may spend on it (grader.handin.parent_budget), reading included."""
     with parent_budget.charged(budget):
         return grade(load_submission(path, folder=folder), limits=limits, cuda=cuda, checks=checks, cache=cache,
                      fix_credit=fix_credit)
@@ -64,9 +66,9 @@ def grade_submission(path: str | Path, *, limits: Limits | None = None, cuda: bo
 def grade(submission: Submission, *, limits: Limits | None = None, cuda: bool | None = None,
           checks: list[Check] | None = None, cache: Path | None = None, fix_credit: float = 0.0) -> dict:
     """Every check (or the given ones) on one submission, in a confined worker: a language-neutral report
-    (grader.report_text.in_language and render_text pick the language); then the verified fixes (grader.fixes),
+    (grader.report.text.in_language and render_text pick the language); then the verified fixes (grader.fixes),
     with `fix_credit` of the points they earn added to the score. `cache`: a report cache folder
-    (grader.report_cache) to reuse and fill, for the submission and each fix's regrade alike; none by
+    (grader.report.cache) to reuse and fill, for the submission and each fix's regrade alike; none by
     default. Changes nothing process-wide (torch's thread count is the entry point's:
     grader.process.single_threaded_torch)."""
     checks = checks if checks is not None else checks_for()
@@ -80,7 +82,7 @@ def grade(submission: Submission, *, limits: Limits | None = None, cuda: bool | 
 
     with parent_budget.charged():
         try:
-            static = static_analysis.analyse(submission.source)  # once: the checks and the fix search both read it
+            static = static_pass.analyse(submission.source)  # once: the checks and the fix search both read it
             return fixes.with_fixes(submission, graded(submission, static), static, graded, fix_credit)
         except parent_budget.OverBudget as spent:  # as a timeout: 0 points and a row that says why
             return fixes.unsearched(refused_report(Refusal(spent.mistake, spent.zh, spent.en), checks), fix_credit)
@@ -89,7 +91,7 @@ def grade(submission: Submission, *, limits: Limits | None = None, cuda: bool | 
 def _cached_report(submission: Submission, checks: list[Check], limits: Limits, use_cuda: bool,
                    cache: Path | None, static: dict | None = None) -> dict:
     """The report of exactly this source (a fix's edited copy is another source, so another key). `static`: the
-    source's static_analysis.analyse, when the caller has it."""
+    source's static_pass.analyse, when the caller has it."""
     cache_key = report_cache.key(submission, [c.id for c in checks], limits, use_cuda, torch.__version__)
     cached = report_cache.load(cache, cache_key)
     if cached is not None:
@@ -105,17 +107,17 @@ def _cached_report(submission: Submission, checks: list[Check], limits: Limits, 
 
 def _run_checks(submission: Submission, checks: list[Check], limits: Limits, use_cuda: bool,
                 static: dict | None = None) -> dict:
-    static = dict(static_analysis.analyse(submission.source) if static is None else static)  # a key is added below
+    static = dict(static_pass.analyse(submission.source) if static is None else static)  # a key is added below
     if submission.syntax_errors:
         static.setdefault("syntax-error", [{"line": e["line"], "text": e["text"]} for e in submission.syntax_errors])
-    violations = policy.violations(submission.source)
+    violations = rules.violations(submission.source)
     # a part that breaks the rules is not run at all: its code never gets to touch what the other part measures
-    blocked = {part for part in policy.PARTS if policy.for_part(violations, part)}
+    blocked = {part for part in rules.PARTS if rules.for_part(violations, part)}
     student = StudentCode(submission, limits, use_cuda)
     ctx = Context(student, static, use_cuda, violations)
     results = []
     try:
-        if blocked != set(policy.PARTS):
+        if blocked != set(rules.PARTS):
             student.ensure_loaded()
         for spec in checks:
             try:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from grader.checks import checks_for
 from grader.grade import grade
-from grader.report_text import render_text
-from grader.source import submission_from_cells
+from grader.report.text import render_text
+from grader.handin.source import submission_from_cells
 
 
 def score_part(part: str, lang: str = "zh") -> float:

@@ -14,7 +14,7 @@ from grader.errors import UsageError
 ROOT = Path(__file__).resolve().parent.parent
 """The repository root, which is also the nbgrader course directory (nbgrader_config.py is here)."""
 REPORT_CACHE_ENV = "ATTENTION_KIT_REPORT_CACHE"
-"""An instructor's report cache folder (grader.report_cache), read by the entry points only: the CLI for
+"""An instructor's report cache folder (grader.report.cache), read by the entry points only: the CLI for
 `grade` and `grade-all`, nbgrader_config.py for `nbgrader autograde`."""
 PROBE_SECONDS_ENV = "ATTENTION_KIT_PROBE_SECONDS"
 """The time one probe call may take, in place of the 10 s default (grader.sandbox.confinement.Limits): a slow

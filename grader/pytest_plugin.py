@@ -60,7 +60,7 @@ class HiddenGraders:
         if self._report is None:
             from grader.grade import grade_submission
             from grader.process import report_cache_from_env
-            from grader.report_text import in_language
+            from grader.report.text import in_language
 
             # an entry point, as the CLI is: it reads the instructor's report cache folder from the environment
             self._report = in_language(grade_submission(self.path, cache=report_cache_from_env()), self.lang)

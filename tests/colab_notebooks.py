@@ -1,5 +1,5 @@
 """Student notebooks in every state they come back in, for the tests: the demo's Colab states
-(grader.colab_downloads, re-exported here) plus what a student does to cells by hand: edit,
+(grader.demo.class_notebooks, re-exported here) plus what a student does to cells by hand: edit,
 delete, duplicate, move or split them. Cells are named by their nbgrader grade_id (grader.assignment)."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import copy
 
 from nbformat import NotebookNode
 
-from grader.colab_downloads import (  # noqa: F401 (the tests' one factory)
+from grader.demo.class_notebooks import (  # noqa: F401 (the tests' one factory)
     answered, answers_from_python, colab_saved, grade_id, reference_answers, strip_nbgrader, write)
 
 

@@ -12,10 +12,10 @@ from typing import NoReturn
 
 import pytest
 
-from grader import policy
+from grader import rules
 from grader.grade import default_limits, grade_submission
 from grader.process import PROBE_SECONDS_ENV, REPORT_CACHE_ENV, put_nbgrader_tools_on_path, single_threaded_torch
-from grader.report_text import in_language
+from grader.report.text import in_language
 from grader.sandbox import worker_process
 from grader.sandbox.confinement import Limits
 
@@ -26,10 +26,10 @@ put_nbgrader_tools_on_path()
 single_threaded_torch()
 
 TIERS = ("unit", "sandbox", "e2e")
-ENFORCED_RULES = policy.violations
+ENFORCED_RULES = rules.violations
 # One folder of reports for the session, shared with every `grader`/nbgrader subprocess through the
 # environment (the entry points read REPORT_CACHE_ENV). Its key holds everything that changes a verdict
-# (grader.report_cache); a test that must grade afresh removes the variable (monkeypatch.delenv).
+# (grader.report.cache); a test that must grade afresh removes the variable (monkeypatch.delenv).
 # The session that makes the folder names it in SESSION_REPORTS_ENV; pytest-xdist's workers (started by
 # it, with its environment) and any pytest a test starts use that folder too and leave it to its maker
 # (the cache writes atomically, so parallel workers share it).
@@ -171,7 +171,7 @@ def graded():
     memo: dict[str, dict] = {}
 
     def grade(path: Path, lang: str = "en") -> dict:
-        if policy.violations is not ENFORCED_RULES or not worker_process.RUNTIME_GUARDS:
+        if rules.violations is not ENFORCED_RULES or not worker_process.RUNTIME_GUARDS:
             return in_language(grade_submission(path), lang)
         if str(path) not in memo:
             memo[str(path)] = grade_submission(path, cache=SESSION_REPORTS)
@@ -218,12 +218,12 @@ def header(path: Path, key: str) -> str | None:
     return None
 
 
-# The grading rules (the static pass grader/policy.py, the worker's run-time guards) refuse most hostile
+# The grading rules (the static pass grader/rules/__init__.py, the worker's run-time guards) refuse most hostile
 # code. The sandbox must hold on its own when a trick gets past them, so the sandbox's hostile tests grade
 # with both off: in this process through `rules_bypassed`, in a child process through this command line
 # (which also drops the session's report cache: its key does not hold these switches).
 # `static_rules_off` keeps the run-time guards: what they hold alone.
-BYPASS_RULES = ("import os, grader.policy; grader.policy.violations = lambda source: []; "
+BYPASS_RULES = ("import os, grader.rules; grader.rules.violations = lambda source: []; "
                 "import grader.sandbox.worker_process; grader.sandbox.worker_process.RUNTIME_GUARDS = False; "
                 f"os.environ.pop({REPORT_CACHE_ENV!r}, None)")
 
@@ -239,9 +239,9 @@ GRADER_WITHOUT_RULES = grader_without_rules()
 
 @pytest.fixture
 def static_rules_off(monkeypatch):
-    from grader import policy
+    from grader import rules
 
-    monkeypatch.setattr(policy, "violations", lambda source: [])
+    monkeypatch.setattr(rules, "violations", lambda source: [])
 
 
 @pytest.fixture

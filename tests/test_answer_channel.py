@@ -23,7 +23,7 @@ import torch
 
 from conftest import BYPASS_RULES, REFERENCE, ROOT, SUBMISSIONS, CpuTime, grader_without_rules
 from grader.assignment import MAX_SCORE
-from grader import diagnosis
+from grader.checks import diagnosis
 from grader.sandbox import answers, frames, worker
 
 pytestmark = pytest.mark.sandbox

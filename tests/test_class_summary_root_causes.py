@@ -5,7 +5,7 @@ import pytest
 
 from grader.checks import Check, Outcome
 from grader.grade_all.text import class_summary
-from grader.report import build_report
+from grader.report.json_report import build_report
 
 pytestmark = pytest.mark.unit
 

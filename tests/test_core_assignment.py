@@ -6,7 +6,7 @@ import pytest
 
 from grader import assignment
 from grader.checks import checks_for
-from grader.colab_downloads import answers_from_python
+from grader.demo.class_notebooks import answers_from_python
 
 pytestmark = pytest.mark.unit
 

@@ -1,12 +1,12 @@
 """Does diagnosis name the mistake behind an exception a probe reported, and only then?
 
-grader.diagnosis on error dicts as the worker sends them ({"type", "message", "where"}): no sandbox.
+grader.checks.diagnosis on error dicts as the worker sends them ({"type", "message", "where"}): no sandbox.
 """
 import pytest
 
 from grader import assignment
 from grader.catalog import catalog
-from grader.diagnosis import ERROR_RULES, from_error
+from grader.checks.diagnosis import ERROR_RULES, from_error
 
 pytestmark = pytest.mark.unit
 
@@ -98,7 +98,7 @@ def test_a_row_the_variant_leaves_undefined_is_no_evidence():
     others, while the reference, which differs on every other row, does not."""
     import torch
 
-    from grader.diagnosis import close_where_defined
+    from grader.checks.diagnosis import close_where_defined
 
     nan = float("nan")
     variant = torch.tensor([[nan, nan, nan], [0.3, 0.7, 0.0], [0.2, 0.3, 0.5]])

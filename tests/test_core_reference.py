@@ -1,6 +1,6 @@
 """Are the float64 references right, and do the tolerances let honest float32/float16 code pass and a small bug fail?
 
-Checked against oracles that share no code with grader/reference.py: torch's own attention
+Checked against oracles that share no code with grader/checks/reference.py: torch's own attention
 (F.scaled_dot_product_attention; with V = the identity it returns the weights) and nn.MultiheadAttention
 loaded with the same weights. No sandbox: a wrong reference or tolerance fails here, in the fast tier.
 """
@@ -13,11 +13,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from grader import reference
-from grader.checks import Context
+from grader.checks import reference, Context
 from grader.checks.mha import probing as mha_probing
 from grader.checks.sdpa import probing as sdpa_probing
-from grader.diagnosis import close
+from grader.checks.diagnosis import close
 from grader.sandbox.requests import SdpaRequest
 
 pytestmark = pytest.mark.unit

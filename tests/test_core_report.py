@@ -1,6 +1,6 @@
 """Is a report language-neutral until it is projected or rendered, with its mistakes in fix-first order?
 
-grader.report and grader.catalog on fixed outcomes: no sandbox.
+grader.report.json_report and grader.catalog on fixed outcomes: no sandbox.
 """
 import json
 
@@ -10,8 +10,8 @@ from grader import assignment
 from grader.catalog import FIX_FIRST, catalog, explain, fix_first
 from grader.checks import PARTS, Check, Outcome
 from grader.grade_all.text import class_summary
-from grader.report import build_report
-from grader.report_text import in_language, render_text
+from grader.report.json_report import build_report
+from grader.report.text import in_language, render_text
 
 pytestmark = pytest.mark.unit
 

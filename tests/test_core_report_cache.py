@@ -1,14 +1,14 @@
 """Does the report cache key change with every input a verdict depends on, and with nothing else?
 
-grader.report_cache.key on fixed inputs: no sandbox.
+grader.report.cache.key on fixed inputs: no sandbox.
 """
 import dataclasses
 
 import pytest
 
-from grader import report_cache
+from grader.report import cache as report_cache
 from grader.sandbox.confinement import Limits
-from grader.source import submission_from_cells
+from grader.handin.source import submission_from_cells
 
 pytestmark = pytest.mark.unit
 

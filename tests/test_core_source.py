@@ -1,10 +1,10 @@
 """Does the reader turn notebook cells into the module the grader runs, keeping only what the graded names need?
 
-Pure text work (grader.source): no sandbox, no torch.
+Pure text work (grader.handin.source): no sandbox, no torch.
 """
 from grader import assignment
-from grader.cell_magics import strip_magics
-from grader.source import MAX_CODE_LINES, PROVIDED_CELLS, submission_from_cells
+from grader.handin.cell_magics import strip_magics
+from grader.handin.source import MAX_CODE_LINES, PROVIDED_CELLS, submission_from_cells
 
 import pytest
 
@@ -78,7 +78,7 @@ def test_code_over_the_line_cap_is_refused_before_parsing():
 
 def test_a_broken_rule_in_a_notebook_is_placed_by_the_cell_that_defines_the_graded_name():
     """Colab numbers no cells: the rules gate's line names the cell by the class it defines, in both languages."""
-    from grader.policy import violations
+    from grader.rules import violations
     mha = "class MultiHeadAttention:\n    def forward(self, x):\n        import os\n        return x\n"
     submission = submission_from_cells(["import torch", "print('hi')", mha], "attention.ipynb")
     found = [v for v in violations(submission.source) if v.mistake == "forbidden-import"]

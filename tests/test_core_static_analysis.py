@@ -1,11 +1,11 @@
 """Does the static pass name the mistake a snippet shows, at its line, and stay silent on its honest twin?
 
-grader.static_analysis on source text: no sandbox.
+grader.static_pass on source text: no sandbox.
 """
 import pytest
 
 from grader import assignment
-from grader.static_analysis import analyse
+from grader.static_pass import analyse
 
 pytestmark = pytest.mark.unit
 

@@ -6,7 +6,7 @@ import pytest
 from grader import demo
 from grader.build.config import ROOT
 from grader.checks import Check, Outcome
-from grader.report import build_report
+from grader.report.json_report import build_report
 
 pytestmark = pytest.mark.unit
 

@@ -14,14 +14,14 @@ import pytest
 from conftest import REFERENCE, ROOT, SUBMISSIONS, header, own_order
 from grader import fixes
 from grader.assignment import MAX_SCORE, PART
-from grader.fix_candidates import candidates
-from grader.fix_rules import RULES
+from grader.fixes.candidates import candidates
+from grader.fixes.rewrites import REWRITES
 from grader.grade import grade, grade_submission
-from grader.source import load_submission
+from grader.handin.source import load_submission
 
 pytestmark = pytest.mark.sandbox
 
-MUTANTS = own_order([p for p in (SUBMISSIONS / "mutants").glob("*.py") if header(p, "expect") in RULES], __name__)
+MUTANTS = own_order([p for p in (SUBMISSIONS / "mutants").glob("*.py") if header(p, "expect") in REWRITES], __name__)
 CORRECT = sorted((SUBMISSIONS / "correct").glob("*.py"))
 HOSTILE = SUBMISSIONS / "fixes"
 
@@ -46,7 +46,7 @@ def fixed_by_hand(path, fix, tmp_path):
 
 @pytest.mark.unit
 def test_every_rule_has_mutants():
-    assert {header(p, "expect") for p in MUTANTS} == set(RULES)
+    assert {header(p, "expect") for p in MUTANTS} == set(REWRITES)
 
 
 @pytest.mark.parametrize("path", MUTANTS, ids=[p.stem for p in MUTANTS])
@@ -71,7 +71,7 @@ def test_mutant_gets_its_fix_verified_and_shown_with_the_right_line(graded, path
 
 @pytest.mark.unit
 def test_a_joint_fix_edits_each_line_once_and_names_every_mistake_it_mends():
-    from grader.fix_candidates import Candidate, LineEdit
+    from grader.fixes.candidates import Candidate, LineEdit
     scale = Candidate("missing-scale", (LineEdit(9, "s = q @ k", "s = q @ k / d ** 0.5"),))
     diagonal = Candidate("mask-diagonal", (LineEdit(4, "m = triu(o)", "m = triu(o, diagonal=1)"),))
     joint = fixes.jointly([scale, diagonal])

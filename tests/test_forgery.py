@@ -12,10 +12,10 @@ import textwrap
 import pytest
 
 from conftest import REFERENCE, ROOT, STUBS, SUBMISSIONS, header
-from grader import policy
+from grader import rules
 from grader.assignment import PART
 from grader.grade_all.text import class_summary
-from grader.source import load_submission, submission_from_cells
+from grader.handin.source import load_submission, submission_from_cells
 
 pytestmark = pytest.mark.sandbox
 
@@ -27,10 +27,10 @@ HONEST_FILES = sorted(FORGERY.glob("honest_*.py")) + sorted((SUBMISSIONS / "corr
 GRADED_PROLOGUE = "import math\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 
 
-def rules_broken(code: str) -> list[policy.Violation]:
+def rules_broken(code: str) -> list[rules.Violation]:
     """The violations in `code` as the worker would run it (extracted like a notebook cell)."""
     source = submission_from_cells([GRADED_PROLOGUE + textwrap.dedent(code)], "snippet.py", is_notebook=False).source
-    return policy.violations(source)
+    return rules.violations(source)
 
 
 def sdpa_body(body: str, prelude: str = "") -> str:
@@ -41,7 +41,7 @@ def sdpa_body(body: str, prelude: str = "") -> str:
 
 @pytest.mark.parametrize("path", HONEST_FILES, ids=[p.stem if p.suffix == ".py" else p.name for p in HONEST_FILES])
 def test_rules_leave_every_honest_submission_alone(path):
-    assert policy.violations(load_submission(path).source) == []
+    assert rules.violations(load_submission(path).source) == []
 
 
 HONEST_SNIPPETS = {
@@ -207,10 +207,10 @@ def test_a_violation_costs_the_parts_whose_code_runs_it():
 
 def test_a_violation_quotes_the_students_line_and_says_what_to_write(graded):
     report = graded(SUBMISSIONS / "mutants" / "private-torch.py")
-    rules = next(c for c in report["checks"] if c["id"] == "sdpa.rules")
-    assert rules["where"]["text"] == "weights = torch._softmax(scores, -1, False)"
-    assert "weights = torch._softmax(scores, -1, False)" in rules["message_en"]
-    assert "torch.softmax" in rules["message_en"] and "torch.softmax" in rules["message_zh"]
+    breach = next(c for c in report["checks"] if c["id"] == "sdpa.rules")
+    assert breach["where"]["text"] == "weights = torch._softmax(scores, -1, False)"
+    assert "weights = torch._softmax(scores, -1, False)" in breach["message_en"]
+    assert "torch.softmax" in breach["message_en"] and "torch.softmax" in breach["message_zh"]
     assert report["score"] == PART["mha"].points and "private-torch" in report["mistakes"]
 
 

@@ -10,7 +10,7 @@ import json
 import pytest
 import torch
 
-from grader import parent_budget
+from grader.handin import parent_budget
 from grader.graph import answers, decode, ops, run
 from grader.graph.decode import GraphRefused
 from grader.graph.run import GraphFailed

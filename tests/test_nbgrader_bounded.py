@@ -10,11 +10,11 @@ import pytest
 from nbformat import v4
 
 import colab_notebooks as cn
-from grader import parent_budget
+from grader.handin import parent_budget
 from grader.assignment import MAX_SCORE
 from grader.nbgrader.grade_with_hidden_graders import GradeWithHiddenGraders
 from grader.nbgrader.release_cells import kit_metadata
-from grader.source import MAX_CODE_BYTES, MAX_STATEMENTS
+from grader.handin.source import MAX_CODE_BYTES, MAX_STATEMENTS
 from nbgrader_course import apply, release_course, release_notebook, repaired
 
 pytestmark = pytest.mark.e2e

@@ -21,7 +21,7 @@ from grader.assignment import MAX_SCORE, PART
 SDPA_TESTS, MHA_TESTS = PART["sdpa"].tests_cell, PART["mha"].tests_cell
 from grader.process import nbgrader_env
 from grader.nbgrader.hide_hidden_tests import remove_hidden_blocks
-from grader.source import load_submission, read_code_cells, submission_from_cells
+from grader.handin.source import load_submission, read_code_cells, submission_from_cells
 from nbgrader_course import COLAB_FILE_NAMES, LEFT_OUT, shared_class
 
 pytestmark = pytest.mark.e2e

@@ -12,7 +12,7 @@ import nbformat
 from grader import demo
 from grader.build.config import ROOT
 from grader.nbgrader.collector import ColabFileNameCollector
-from grader.source import read_code_cells, submission_from_cells
+from grader.handin.source import read_code_cells, submission_from_cells
 from nbgrader_course import release_notebook
 
 import pytest

@@ -12,7 +12,7 @@ import pytest
 from grader.build.colab_badge import colab_url
 from grader.build.config import ROOT
 from grader.process import nbgrader_env
-from grader.release_solutions import ungraded
+from grader.build.release_solutions import ungraded
 from nbgrader_course import COLAB_FILE_NAMES, shared_class
 
 pytestmark = pytest.mark.e2e

@@ -12,7 +12,7 @@ import pytest
 
 import colab_notebooks as cn
 from grader.nbgrader.grade_with_hidden_graders import code_as_submitted
-from grader.source import load_submission, submission_from_cells
+from grader.handin.source import load_submission, submission_from_cells
 from nbgrader_course import release_notebook
 
 pytestmark = pytest.mark.unit

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import REFERENCE, ROOT
 from grader.assignment import MAX_SCORE
-from grader.clean_text import printable
+from grader.handin.clean_text import printable
 from grader.grade_all.json_list import write_reports
 
 pytestmark = pytest.mark.sandbox

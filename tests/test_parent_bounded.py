@@ -2,7 +2,7 @@
 hand-in over the parent's budget get a row that says so? (CPU time of this process, never wall time.)
 
 The hand-ins (tests/worst_case_code.py) fill a cap with one statement kind each and are read by the graded code,
-so reading, the grading rules, the static pass and the fix rules all read every byte of them.
+so reading, the grading rules, the static pass and the fix rewrites all read every byte of them.
 """
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ import time
 import pytest
 
 from conftest import REFERENCE, CpuTime
-from grader import parent_budget, policy, static_analysis
-from grader.fix_candidates import candidates
-from grader.fix_rules import RULES
+from grader import rules, static_pass
+from grader.handin import parent_budget
+from grader.fixes.candidates import candidates
+from grader.fixes.rewrites import REWRITES
 from grader.grade import grade_submission
-from grader.source import submission_from_cells
+from grader.handin.source import submission_from_cells
 from worst_case_code import WORST, attribute_chains, with_block
 
 pytestmark = pytest.mark.unit
@@ -28,15 +29,15 @@ quadratic, the binding line took minutes (112–174 s at 68 KiB) and the attribu
 @pytest.mark.sandbox  # the slow tier: the worst inputs at the caps take seconds of CPU each
 @pytest.mark.parametrize("case", sorted(WORST))
 def test_every_pass_over_the_worst_code_the_caps_allow_stays_within_the_budget(case):
-    """Read, rules, static pass, fix rules: the CPU time they take on a capped worst case, every byte kept."""
+    """Read, rules, static pass, fix rewrites: the CPU time they take on a capped worst case, every byte kept."""
     code = WORST[case]()
     started = time.process_time()
     submission = submission_from_cells([code], f"{case}.py", is_notebook=False)
     assert submission.refusal is None, submission.refusal
     assert len(submission.source) > 0.9 * len(code) or case == "statements"  # the hostile block was kept
-    policy.violations(submission.source)
-    static_analysis.analyse(submission.source)
-    candidates(submission.source, list(RULES), {})
+    rules.violations(submission.source)
+    static_pass.analyse(submission.source)
+    candidates(submission.source, list(REWRITES), {})
     spent = time.process_time() - started
     assert spent < PASSES_CPU_SECONDS, f"{case}: {spent:.1f} s of CPU"
 
@@ -63,17 +64,17 @@ def four_times_the_size_costs_about_four_times(text_pass, code_of, small: int) -
 
 
 def test_a_line_binding_n_names_costs_the_rules_linear_time():
-    four_times_the_size_costs_about_four_times(policy.violations, binding_line_of, 1200)
+    four_times_the_size_costs_about_four_times(rules.violations, binding_line_of, 1200)
 
 
 def test_attribute_chains_cost_the_rules_linear_time():
     four_times_the_size_costs_about_four_times(
-        policy.violations, lambda depth: with_block("X = torch" + ".a" * depth), 500)
+        rules.violations, lambda depth: with_block("X = torch" + ".a" * depth), 500)
 
 
 def test_findings_on_every_line_cost_the_static_pass_linear_time():
     four_times_the_size_costs_about_four_times(
-        static_analysis.analyse, lambda count: with_block("def X():\n" + "    is_casuel = matmul(x)\n" * count), 2000)
+        static_pass.analyse, lambda count: with_block("def X():\n" + "    is_casuel = matmul(x)\n" * count), 2000)
 
 
 def binding_line_of(count: int) -> str:
@@ -106,6 +107,6 @@ def test_an_honest_hand_in_reads_far_inside_the_budget():
     code = REFERENCE.read_text(encoding="utf-8")
     started = time.process_time()
     submission = submission_from_cells([code], "honest.py", is_notebook=False)
-    policy.violations(submission.source)
-    static_analysis.analyse(submission.source)
+    rules.violations(submission.source)
+    static_pass.analyse(submission.source)
     assert time.process_time() - started < PASSES_CPU_SECONDS / 30

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REFERENCE, ROOT
-from grader import parent_budget
+from grader.handin import parent_budget
 from grader.assignment import MAX_SCORE
 from worst_case_code import binding_line, nesting, statements
 

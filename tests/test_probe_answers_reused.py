@@ -2,7 +2,7 @@
 
 The worker of a graphed probe is sent decoys (the request's shapes and dtypes with other values), so two
 requests that differ only in their tensors' values make the same message. The adapter keeps the worker's
-answer to each message for the grading (`adapter.StudentCode._worker_answer`); these tests stand a worker
+answer to each message for the grading (`student_code.StudentCode._worker_answer`); these tests stand a worker
 in for the sandbox (the probe run in this process on what it is sent) and count what it receives.
 """
 import json
@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from conftest import REFERENCE
-from grader import adapter
+from grader.checks import student_code
 from grader.assignment import MODEL_ARGS
 from grader.graph import answers
 from grader.sandbox import graph_probes
@@ -52,7 +52,7 @@ class InProcessWorker:
 
 @pytest.fixture
 def student(monkeypatch):
-    code = adapter.StudentCode(submission=None, limits=Limits())
+    code = student_code.StudentCode(submission=None, limits=Limits())
     worker = InProcessWorker()
     monkeypatch.setattr(code, "_ensure_worker", lambda: worker)
     return code, worker

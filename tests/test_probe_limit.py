@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from conftest import REFERENCE, SESSION_PROBE_SECONDS
-from grader import report_cache
+from grader.report import cache as report_cache
 from grader.errors import UsageError
 from grader.grade import default_limits
 from grader.process import PROBE_SECONDS_ENV
 from grader.sandbox.confinement import Limits
-from grader.source import load_submission
+from grader.handin.source import load_submission
 
 pytestmark = pytest.mark.unit
 

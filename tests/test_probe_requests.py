@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from conftest import REFERENCE
-from grader.adapter import message_fields
+from grader.checks.student_code import message_fields
 from grader.assignment import DROPOUTS, MODEL_ARGS, PART, PROJECTIONS
 from grader.checks import Check, Outcome
 from grader.errors import GraderError

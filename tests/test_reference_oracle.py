@@ -1,4 +1,4 @@
-"""Is the grader's float64 reference (grader/reference.py) right? Checked against answers it does not compute:
+"""Is the grader's float64 reference (grader/checks/reference.py) right? Checked against answers it does not compute:
 PyTorch's own attention, and a multi-head attention written here head by head.
 
 Every verdict of the values checks rests on the reference, so a wrong one (scaled by √d_v instead of √d_k, heads
@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from grader import reference
+from grader.checks import reference
 
 pytestmark = pytest.mark.unit
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader import release_solutions
+from grader.build import release_solutions
 
 pytestmark = pytest.mark.unit
 

@@ -17,7 +17,7 @@ STORED = {"score": 17.0, "max_score": 20.0, "mistakes": ["mask-diagonal"], "advi
 
 
 def test_a_stored_report_is_rendered_without_importing_torch():
-    code = ("import json, sys; from grader.report_text import render_text; "
+    code = ("import json, sys; from grader.report.text import render_text; "
             "print(render_text(json.loads(sys.stdin.read()), 'en')); "
             "print('torch loaded' if 'torch' in sys.modules else 'no torch')")
     shown = subprocess.run([sys.executable, "-c", code], input=json.dumps(STORED), capture_output=True, text=True,

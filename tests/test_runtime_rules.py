@@ -10,8 +10,8 @@ import textwrap
 import pytest
 
 from conftest import REFERENCE, ROOT, SUBMISSIONS, header
-from grader import policy
-from grader.source import load_submission
+from grader import rules
+from grader.handin.source import load_submission
 
 pytestmark = pytest.mark.sandbox
 
@@ -223,7 +223,7 @@ def test_honest_idiom_earns_full_marks(graded, tmp_path_factory, name):
     report = graded(path)
     failed = [(c["id"], c.get("message_en", "")[:300]) for c in report["checks"] if not c["passed"]]
     assert report["score"] == report["max_score"] and report["mistakes"] == [], failed or report["mistakes"]
-    assert policy.violations(load_submission(path).source) == [], "the static pass refuses what the run time allows"
+    assert rules.violations(load_submission(path).source) == [], "the static pass refuses what the run time allows"
 
 
 def test_there_are_at_least_thirty_honest_idioms():
@@ -277,13 +277,13 @@ def test_the_public_selfcheck_gives_the_same_rule_verdict():
     module = _public_selfcheck()
     for name, source in HONEST.items():
         assert [_selfcheck_rule_verdict(module, source, p) for p in ("part1", "part2")] == [None, None], name
-    attacks = sorted(p for p in FORGERY.glob("*.py") if header(p, "expect") in policy.RULE_MISTAKES + ("forbidden-api",))
+    attacks = sorted(p for p in FORGERY.glob("*.py") if header(p, "expect") in rules.RULE_MISTAKES + ("forbidden-api",))
     assert len(attacks) >= 8
     for path in attacks:
         source = path.read_text(encoding="utf-8")
         costs = {"sdpa": ["part1"], "mha": ["part2"], "both": ["part1", "part2"]}[header(path, "affected")]
         for part in costs:
-            assert _selfcheck_rule_verdict(module, source, part) in policy.RULE_MISTAKES + ("forbidden-api",), (path.name, part)
+            assert _selfcheck_rule_verdict(module, source, part) in rules.RULE_MISTAKES + ("forbidden-api",), (path.name, part)
 
 
 GUARDED_PROCESS = r'''

@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from grader import reference, scale_factor
+from grader.checks import reference, scale_factor
 from grader.assignment import PROJECTIONS
 
 pytestmark = pytest.mark.unit

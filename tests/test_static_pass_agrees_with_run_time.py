@@ -13,7 +13,7 @@ import pytest
 
 from conftest import REFERENCE, ROOT, SUBMISSIONS
 from grader.assignment import MAX_SCORE
-from grader.colab_downloads import answered, answers_from_python, write
+from grader.demo.class_notebooks import answered, answers_from_python, write
 
 pytestmark = pytest.mark.sandbox
 
@@ -27,11 +27,11 @@ HONEST = sorted((SUBMISSIONS / "correct").glob("*.py")) + sorted((SUBMISSIONS / 
 
 @pytest.mark.parametrize("path", HONEST, ids=[f"{p.parent.name}/{p.stem}" for p in HONEST])
 def test_the_static_pass_refuses_nothing_the_run_time_allows(graded, monkeypatch, path):
-    from grader import policy
+    from grader import rules
     from grader.grade import grade_submission
 
     both = graded(path)  # the session's report: the static pass on
-    monkeypatch.setattr(policy, "violations", lambda source: [])
+    monkeypatch.setattr(rules, "violations", lambda source: [])
     run_time_alone = grade_submission(path)
     assert both["score"] == run_time_alone["score"] == MAX_SCORE, (both["mistakes"], run_time_alone["mistakes"])
     assert both["mistakes"] == run_time_alone["mistakes"] == []

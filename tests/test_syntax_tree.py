@@ -11,7 +11,7 @@ import time
 import pytest
 
 from conftest import REFERENCE
-from grader import syntax_tree
+from grader.handin import syntax_tree
 
 pytestmark = pytest.mark.unit
 

@@ -21,8 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 TERMS = ROOT / "docs" / "terms.md"
 NOTE = "因果掩码（causal mask，实验 07 里叫“遮罩”）"
 GRADER_SENTENCES = [*sorted((ROOT / "grader" / "checks").rglob("*.py")),
-                    *(ROOT / "grader" / name for name in ("grade.py", "report.py", "fixes.py", "places.py", "repeats.py",
-                                                          "policy.py", "policy_rules.py", "diagnosis.py")),
+                    *(ROOT / "grader" / name for name in ("grade.py", "report/json_report.py", "fixes/__init__.py",
+                                                          "handin/places.py", "report/repeats.py", "rules/__init__.py",
+                                                          "rules/reader.py", "checks/diagnosis.py")),
                     ROOT / "grader" / "nbgrader" / "grade_with_hidden_graders.py"]
 
 

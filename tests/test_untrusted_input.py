@@ -23,8 +23,8 @@ from grader.build.config import SOURCE_NOTEBOOK
 from grader.grade import grade_submission
 from grader.grade_all.discovery import find_submissions
 from grader.nbgrader.autograde_run import DB_URL_ENV, autograde_invocation
-from grader.report_text import render_text
-from grader.source import MAX_FILE_BYTES, load_submission, submission_from_cells
+from grader.report.text import render_text
+from grader.handin.source import MAX_FILE_BYTES, load_submission, submission_from_cells
 from nbgrader_course import apply, release_course, release_notebook
 
 pytestmark = pytest.mark.sandbox

@@ -1,4 +1,4 @@
-"""The worst code the size caps allow (grader/source.py), one statement kind each, read by the graded code.
+"""The worst code the size caps allow (grader/handin/source.py), one statement kind each, read by the graded code.
 
 Each hand-in is the reference solution plus one hostile block that the graded class reads (so extraction keeps
 it and every pass of the parent reads it), filling the code cap (512 KiB), the line cap or the statement cap.
@@ -7,7 +7,7 @@ A pass that is quadratic in any of them costs minutes here; a linear one, second
 from __future__ import annotations
 
 from conftest import REFERENCE
-from grader.source import MAX_CODE_BYTES, MAX_CODE_LINES, MAX_STATEMENTS
+from grader.handin.source import MAX_CODE_BYTES, MAX_CODE_LINES, MAX_STATEMENTS
 
 DEPTH = 2000
 """Nesting CPython 3.11 parses for left-recursive chains (a.b.c…, -(-…), 1+1+…) from any caller: up to about

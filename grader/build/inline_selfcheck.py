@@ -11,13 +11,13 @@ from nbformat import NotebookNode
 from grader.build.config import ROOT, SELFCHECK_CELL, SELFCHECK_MODULE
 
 
-RULES_START = "# --- the grading rules' allow-list: `make build` copies it here from grader/runtime_rules.py ---\n"
+RULES_START = "# --- the grading rules' allow-list: `make build` copies it here from grader/rules/table.py ---\n"
 RULES_END = "# --- end of the grading rules' allow-list ---\n"
 
 
 def rules_table() -> str:
-    """grader/runtime_rules.py without its docstring: the one table the worker enforces, for the self-check."""
-    text = (ROOT / "grader" / "runtime_rules.py").read_text(encoding="utf-8")
+    """grader/rules/table.py without its docstring: the one table the worker enforces, for the self-check."""
+    text = (ROOT / "grader" / "rules" / "table.py").read_text(encoding="utf-8")
     return text[text.index('"""', 3) + 3:].lstrip("\n")
 
 

@@ -16,9 +16,9 @@ from typing import Callable
 
 import torch
 
-from grader.adapter import StudentCode
+from grader.checks.student_code import StudentCode
 from grader.assignment import PARTS as DECLARED_PARTS
-from grader.policy import Violation
+from grader.rules import Violation
 
 PARTS = {part.id: part.label for part in DECLARED_PARTS}
 
@@ -69,7 +69,7 @@ def check(id: str, *, part: str, points: float, visibility: str, title_zh: str, 
 @dataclass
 class Context:
     student: StudentCode
-    static: dict  # mistake id -> places, from static_analysis.analyse
+    static: dict  # mistake id -> places, from static_pass.analyse
     cuda: bool  # run the real-CUDA variants too
     violations: list[Violation] = field(default_factory=list)  # grading rules broken, from policy.violations
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # check id -> outcome, for the checks run so far

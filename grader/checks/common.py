@@ -8,7 +8,7 @@ from typing import Callable
 
 import torch
 
-from grader import diagnosis, reference
+from grader.checks import diagnosis, reference
 from grader.assignment import GRADED_NAME
 from grader.checks import Context, Outcome, failed, passed
 

@@ -3,7 +3,7 @@ attention used, the grading rules broken)."""
 from __future__ import annotations
 
 from grader.checks import Context, Outcome, failed, passed
-from grader.policy import INSTEAD, for_part
+from grader.rules import INSTEAD, for_part
 
 
 def nan_mistakes(ctx: Context) -> list[str]:

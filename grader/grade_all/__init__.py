@@ -15,7 +15,7 @@ Two modes (`verb.main` picks one):
 - `grade-all COURSE --nbgrader ASSIGNMENT` (`course`): COURSE is an nbgrader course directory (the
   repo root for the instructor). The notebooks in `submitted/*/ASSIGNMENT/` go through nbgrader's
   own sanitize pass (grader.nbgrader.course, the course's configuration, read-only), are graded in
-  parallel into the report cache (grader.report_cache) in `autograded/.attention-kit-report-cache/`,
+  parallel into the report cache (grader.report.cache) in `autograded/.attention-kit-report-cache/`,
   then ONE `nbgrader autograde ASSIGNMENT` runs (grader.nbgrader.autograde_run): its grading step
   finds every verdict in the cache, so the gradebook has a single writer (no SQLite races) and
   takes seconds, and nbgrader's feedback works as usual. `--db-url` points both at a shared

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from grader.student_id import STUDENT_ID
+from grader.handin.student_id import STUDENT_ID
 
 SUFFIXES = (".ipynb", ".py")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader.assignment import MAX_SCORE
-from grader.clean_text import printable
+from grader.handin.clean_text import printable
 from grader.grade import grade_submission
 from grader.grade_all.discovery import all_submissions, one_per_student, student_folder
 from grader.grade_all.parallel import in_parallel
@@ -29,7 +29,7 @@ def grade_class(root: Path, jobs: int = 1, progress: bool = False, cache: Path |
                 fix_credit: float = 0.0) -> list[dict]:
     """One language-neutral report per student under `root`, in the order of `find_submissions` (the other hand-ins
     claiming a graded student's id listed in its `conflicts`); `cache`: the report
-    cache's folder (grader.report_cache), none by default; `fix_credit`: grader.fixes's fraction."""
+    cache's folder (grader.report.cache), none by default; `fix_credit`: grader.fixes's fraction."""
     submissions, conflicts = one_per_student(all_submissions(root))
     reports = in_parallel(lambda item: grade_one(*item, student_folder(root, item[1]), cache, fix_credit), submissions,
                           len(submissions), jobs, progress, "submission")

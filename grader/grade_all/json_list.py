@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from grader.clean_text import printable_data
-from grader.report_text import in_language
+from grader.handin.clean_text import printable_data
+from grader.report.text import in_language
 
 
 def write_reports(reports: list[dict], out: str | Path, lang: str) -> None:

@@ -6,8 +6,8 @@ from collections import Counter
 
 from grader.assignment import MAX_SCORE
 from grader.catalog import catalog
-from grader.clean_text import printable
-from grader.policy import RULE_MISTAKES
+from grader.handin.clean_text import printable
+from grader.rules import RULE_MISTAKES
 
 
 def class_summary(reports: list[dict], lang: str) -> str:

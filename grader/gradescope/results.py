@@ -1,4 +1,4 @@
-"""A report (grader.report) as Gradescope's results.json.
+"""A report (grader.report.json_report) as Gradescope's results.json.
 
 Gradescope's documented fields: top level `score` (the total shown; here the class-facing score, with any
 fix credit), `output`, `visibility`, `stdout_visibility`, `tests`; each test `name`, `number`, `score`,

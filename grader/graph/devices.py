@@ -6,7 +6,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 CPU_OPERAND_SHAPES = "shapes of the cpu operands:"
-"""Said in the guard's message: which tensor strayed tells a CPU mask from a CPU constant (grader/diagnosis.py)."""
+"""Said in the guard's message: which tensor strayed tells a CPU mask from a CPU constant (grader/checks/diagnosis.py)."""
 
 
 class DeviceMixGuard(TorchDispatchMode):

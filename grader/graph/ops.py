@@ -3,7 +3,7 @@
 An operator is allowed when honest attention code can reach it (the correct styles and the corpus in
 `tests/` trace to these) and it is a pure function of its tensor arguments, or an in-place edit of a
 tensor the graph itself made. Not on the list, by design: the built-in attention in every form
-(`runtime_rules.FORBIDDEN_OPERATOR`: named `forbidden-api`), operators that reach raw memory or storage
+(`rules.table.FORBIDDEN_OPERATOR`: named `forbidden-api`), operators that reach raw memory or storage
 (`as_strided` with strides of the caller's choosing, `set_`, `from_file`, storage and pointer ops),
 anything with effects outside its result (printing, I/O, RNG state), and every namespace but aten.
 Anything else is refused as `unsupported-op`, with its name, for the instructor to review.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 
-from grader.runtime_rules import FORBIDDEN_OPERATOR
+from grader.rules.table import FORBIDDEN_OPERATOR
 
 # aten overload packets (the name before the overload: `aten.bmm.default` -> "bmm")
 ALLOWED = frozenset({

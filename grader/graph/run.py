@@ -20,7 +20,7 @@ import time
 
 import torch
 
-from grader import parent_budget
+from grader.handin import parent_budget
 from grader.graph import ops
 from grader.graph.decode import Graph, GraphRefused, Node, Ref, Tagged
 from grader.graph.devices import CPU_OPERAND_SHAPES, DeviceMixGuard

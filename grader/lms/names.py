@@ -25,7 +25,7 @@ from pathlib import PurePosixPath
 from typing import Callable
 
 from grader.lms import blackboard
-from grader.student_id import STUDENT_ID
+from grader.handin.student_id import STUDENT_ID
 
 LAYOUTS = ("canvas", "moodle", "blackboard", "student_id")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from grader.clean_text import printable
+from grader.handin.clean_text import printable
 from grader.process import ROOT, nbgrader_env
 
 DB_URL_ENV = "ATTENTION_KIT_DB_URL"

@@ -36,7 +36,7 @@ from nbgrader.plugins import FileNameCollectorPlugin
 from nbgrader.utils import find_all_notebooks
 from traitlets import Int
 
-from grader.student_id import STUDENT_ID
+from grader.handin.student_id import STUDENT_ID
 
 from . import earlier_collect
 from .bounded_depth import MAX_DEPTH, bounded

@@ -31,17 +31,18 @@ from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, Unicode
 
-from grader import assignment, parent_budget  # torch-free: nbgrader imports this module at start-up
+from grader import assignment  # torch-free: nbgrader imports this module at start-up
+from grader.handin import parent_budget
 from grader.catalog import explained_once
-from grader.clean_text import printable
-from grader.places import LINE_NUMBERS_HINT
-from grader.repeats import repeated_messages
+from grader.handin.clean_text import printable
+from grader.handin.places import LINE_NUMBERS_HINT
+from grader.report.repeats import repeated_messages
 from grader.nbgrader.attention_figure import display_data
 from grader.nbgrader.hide_hidden_tests import remove_hidden_blocks
 from grader.nbgrader.release_cells import kit_metadata
 from grader.process import single_threaded_torch
 from grader.sandbox.worker_process import start_fork_server_unless_cached
-from grader.source import submission_from_cells
+from grader.handin.source import submission_from_cells
 
 PARTS = {part.id: part.label for part in assignment.PARTS}
 
@@ -132,7 +133,7 @@ def code_as_submitted(nb: NotebookNode) -> list[str]:
 class GradeWithHiddenGraders(NbGraderPreprocessor):
     """Grade the code cells with the hidden graders (sandboxed) and write each part's verdict into its test cell."""
 
-    report_cache = Unicode("", help="a folder of cached reports (grader.report_cache) to reuse and fill; "
+    report_cache = Unicode("", help="a folder of cached reports (grader.report.cache) to reuse and fill; "
                                     "none when empty. `grade-all --nbgrader` sets it").tag(config=True)
 
     fix_credit = Float(0.0, min=0.0, max=1.0, help=(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from grader import syntax_tree
+from grader.handin import syntax_tree
 import copy
 import difflib
 import functools
@@ -21,7 +21,7 @@ import nbformat
 from nbformat import NotebookNode
 from nbgrader.coursedir import CourseDirectory
 
-from grader.cell_magics import strip_magics
+from grader.handin.cell_magics import strip_magics
 
 _TOP_DEF = re.compile(r"^(?:async\s+def|def|class)\s+([A-Za-z_]\w*)", re.MULTILINE)
 _TOP_IMPORT = re.compile(r"^(?:import|from)\s", re.MULTILINE)

@@ -28,7 +28,7 @@ from traitlets import Float
 from grader.nbgrader.release_cells import (
     ReleaseCell, load_release, nbgrader_meta, note_repair, read_cell, similarity,
 )
-from grader.source import code_over_caps
+from grader.handin.source import code_over_caps
 
 # metadata keys nbgrader's release sets beside `nbgrader` (locked cells are not editable in Jupyter)
 _LOCK_KEYS = ("deletable", "editable")

@@ -1,19 +1,17 @@
 """Student code's attribute reads, getattr, subscripts, attribute writes and imports, routed through
 guards that see the object, however the code spells the name.
 
-The worker compiles each statement of student code through `GuardedAccess` (an AST rewrite: `a.b`
+The worker compiles each statement of student code through `GuardedAccess` (rewrite.py, an AST rewrite: `a.b`
 becomes `__guard_read__(a, "b")`, `a.b = v` becomes `__guard_write__(a, "b").b = v`, `a[k]` becomes
 `__guard_item__(a)[k]`) and runs it with `builtins()` in place of Python's own (getattr, setattr,
 hasattr, delattr and __import__ guarded; eval, exec, compile, open, globals, vars and breakpoint
 refused). The guards refuse what attention code never needs and record each refusal with its
 mistake id; the parent reports it (a refusal raises inside student code, so catching it gains nothing).
-The allow-list itself is `grader.runtime_rules` (shared with the static pass and the public self-check).
+The allow-list itself is `grader.rules.table` (shared with the static pass and the public self-check).
 """
 from __future__ import annotations
 
-import __future__
 import _string
-import ast
 import builtins as python_builtins
 import dis
 import string
@@ -22,10 +20,10 @@ import types
 
 import torch
 
-from grader.runtime_rules import (ALLOWED_DUNDERS, ALLOWED_SYS, CLASS_DUNDERS, DENIED_SPECIAL_METHODS,
-                                  DENIED_STDLIB_NAMES, FORBIDDEN_API,
-                                  INDIRECT_ACCESS_NAMES, INTERPRETER_ATTRIBUTE, STAND_IN_ATTRIBUTES, WRITABLE_MODULES,
-                                  denied_attribute_of_torch, module_allowed)
+from grader.rules.table import (ALLOWED_DUNDERS, ALLOWED_SYS, CLASS_DUNDERS,
+                                DENIED_STDLIB_NAMES, FORBIDDEN_API,
+                                INDIRECT_ACCESS_NAMES, INTERPRETER_ATTRIBUTE, STAND_IN_ATTRIBUTES, WRITABLE_MODULES,
+                                denied_attribute_of_torch, module_allowed)
 
 STUDENT_MODULE = "submission"
 READ, WRITE, ITEM, REFUSE = "__guard_read__", "__guard_write__", "__guard_item__", "__guard_refuse__"
@@ -303,87 +301,3 @@ def _owner(obj) -> str:
     if isinstance(obj, type):
         return obj.__name__
     return type(obj).__name__
-
-
-class GuardedAccess(ast.NodeTransformer):
-    """The rewrite: every attribute, subscript and attribute target of student code through the guards.
-    Match-class keyword patterns read attributes without a call the rewrite could add: the ones the
-    guard would refuse are refused here, before the statement runs."""
-
-    def __init__(self, guard: Guard) -> None:
-        self.guard = guard
-
-    def visit_Attribute(self, node: ast.Attribute):
-        self.generic_visit(node)
-        if isinstance(node.ctx, ast.Load):
-            call = ast.Call(func=ast.Name(READ, ast.Load()), args=[node.value, ast.Constant(node.attr)], keywords=[])
-            return ast.copy_location(call, node)
-        node.value = ast.copy_location(
-            ast.Call(func=ast.Name(WRITE, ast.Load()), args=[node.value, ast.Constant(node.attr)], keywords=[]), node)
-        return node
-
-    def visit_Subscript(self, node: ast.Subscript):
-        self.generic_visit(node)
-        node.value = ast.copy_location(ast.Call(func=ast.Name(ITEM, ast.Load()), args=[node.value], keywords=[]), node)
-        return node
-
-    def visit_Match(self, node: ast.Match):
-        """A class pattern reads its keyword attributes without a call the rewrite could add: a match
-        that reads one the guard would refuse or answer as on a GPU is refused when it runs."""
-        for pattern in ast.walk(node):
-            for name in pattern.kwd_attrs if isinstance(pattern, ast.MatchClass) else ():
-                if name.startswith("_") or name in MATCH_REFUSED or INTERPRETER_ATTRIBUTE.match(name):
-                    mistake = "device-probing" if name in MATCH_REFUSED else "introspection"
-                    call = ast.Call(func=ast.Name(REFUSE, ast.Load()),
-                                    args=[ast.Constant(mistake), ast.Constant(f"the pattern attribute {name}")], keywords=[])
-                    return ast.copy_location(ast.Expr(call), node)
-        self.generic_visit(node)
-        return node
-
-    def visit_Name(self, node: ast.Name):
-        if node.id in (READ, WRITE, ITEM, REFUSE, "__builtins__", "__import__"):
-            self.guard.refuse("introspection", f"the name {node.id}")
-        return node
-
-    def visit_FunctionDef(self, node: ast.FunctionDef):
-        if node.name in DENIED_SPECIAL_METHODS:
-            self.guard.refuse("tampering", f"defining the special method {node.name}")
-        self.generic_visit(node)
-        return node
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_ClassDef(self, node: ast.ClassDef):
-        for statement in node.body:
-            targets = statement.targets if isinstance(statement, ast.Assign) else \
-                [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else []
-            for target in targets:
-                for name in ast.walk(target):
-                    if isinstance(name, ast.Name) and name.id.startswith("__") and name.id.endswith("__") \
-                            and name.id not in CLASS_DUNDERS:
-                        self.guard.refuse("tampering", f"class {node.name} binds {name.id}")
-        self.generic_visit(node)
-        return node
-
-
-def guarded(statement: ast.stmt, guard: Guard) -> ast.Module:
-    """One top-level statement of student code, rewritten; Refused when it cannot run at all."""
-    module = ast.Module(body=[GuardedAccess(guard).visit(statement)], type_ignores=[])
-    return ast.fix_missing_locations(module)
-
-
-
-def future_flags(statement: ast.stmt) -> int:
-    """The compiler flags a `from __future__ import ...` statement turns on (0 for any other statement)."""
-    if not (isinstance(statement, ast.ImportFrom) and statement.module == "__future__"):
-        return 0
-    features = (getattr(__future__, alias.name, None) for alias in statement.names)
-    return sum({feature.compiler_flag for feature in features if isinstance(feature, __future__._Feature)})
-
-
-def compiled(statement: ast.stmt, guard: Guard | None, flags: int, filename: str) -> types.CodeType:
-    """One top-level statement of student code as code to run. Each statement is compiled on its own, so the
-    `__future__` features of the statements before it (`flags`) are passed on explicitly, as Python does within
-    one file and IPython from cell to cell; dont_inherit keeps the grader's own features out."""
-    module = guarded(statement, guard) if guard else ast.Module(body=[statement], type_ignores=[])
-    return compile(module, filename, "exec", flags=flags, dont_inherit=True)

@@ -26,9 +26,10 @@ from grader.sandbox import audit, graph_probes, probes
 from grader.sandbox.probes import SUBMISSION_FILE, describe_error
 from grader.assignment import GRADED_NAMES
 from grader.sandbox.confinement import Limits, confine
-from grader.sandbox.guard import STUDENT_MODULE, Guard, compiled, future_flags
+from grader.sandbox.guard import STUDENT_MODULE, Guard
+from grader.sandbox.rewrite import compiled, future_flags
 from grader.process import single_threaded_torch
-from grader.runtime_rules import FORBIDDEN_OPERATOR
+from grader.rules.table import FORBIDDEN_OPERATOR
 
 # The built-in attention, denied in the worker however it is named. Python entry points are
 # replaced by wrappers that record the call and raise (F.…, torch.nn.functional.…, `from … import`

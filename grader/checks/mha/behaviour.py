@@ -5,7 +5,7 @@ import dataclasses
 
 import torch
 
-from grader import scale_factor
+from grader.checks import scale_factor
 from grader.assignment import DROPOUTS, PROJECTIONS
 from grader.checks import Context, Outcome, check, failed, passed
 from grader.checks.common import changed, failed_with_error, named_variant, perturbed, resource_failure

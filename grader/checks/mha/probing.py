@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from grader import diagnosis, reference, scale_factor
+from grader.checks import diagnosis, reference, scale_factor
 from grader.assignment import PROJECTIONS
 from grader.checks import Context, Outcome, failed
 from grader.checks.common import (MODULE_TOLERANCE, failed_with_error, named_variant, nan_from_an_infinity, non_finite,

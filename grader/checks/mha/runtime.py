@@ -6,8 +6,7 @@ accepts (from the shape probe), so a wrong value or a wrong shape elsewhere neve
 """
 from __future__ import annotations
 
-from grader import diagnosis
-from grader.checks import Context, Outcome, check
+from grader.checks import diagnosis, Context, Outcome, check
 from grader.checks.common import (MODULE_TOLERANCE, device_sweep, failed_with_error, loop_verdict,
                                   not_checked_without_a_shape, same_on_cuda)
 from grader.checks.gates import forbidden_api_gate, rules_gate

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from grader import diagnosis, reference
+from grader.checks import diagnosis, reference
 from grader.assignment import DROPOUTS, PROJECTIONS
 from grader.checks import Context, Outcome, check, failed, passed
 from grader.checks.common import (GRADIENT_MISTAKES, compare_gradients, dtype_handling_advice, is_dtype_handling,

@@ -5,8 +5,7 @@ import dataclasses
 
 import torch
 
-from grader import reference
-from grader.checks import Context, Outcome, check, failed, passed
+from grader.checks import reference, Context, Outcome, check, failed, passed
 from grader.checks.common import changed, named_variant, perturbed, resource_failure
 from grader.checks.gates import attention_verdict, nan_mistakes
 from grader.checks.sdpa.probing import (accepted_shape, call, compare, diagnose_numbers, probe_shapes, qkv,

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from grader import diagnosis, reference
-from grader.checks import Context, Outcome, check, failed, passed
+from grader.checks import diagnosis, reference, Context, Outcome, check, failed, passed
 from grader.checks.common import (GRADIENT_MISTAKES, an_input_is_unread, compare_gradients, dtype_handling_advice,
                                   is_dtype_handling, low_precision_passed, named_backward, named_variant,
                                   needs_correct_values, UNPROMISED_DTYPES, unpromised_dtype_note, unread_is_not_cut)

@@ -6,8 +6,7 @@ import dataclasses
 
 import torch
 
-from grader import diagnosis, reference, scale_factor
-from grader.checks import Context, Outcome, failed
+from grader.checks import diagnosis, reference, scale_factor, Context, Outcome, failed
 from grader.checks.common import (TOLERANCE, failed_with_error, named_variant, nan_from_an_infinity, non_finite,
                                   resource_failure, unidentified, where_largest)
 from grader.sandbox.requests import Probe, SdpaRequest

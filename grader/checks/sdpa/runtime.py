@@ -5,8 +5,7 @@ the shape probe), so a wrong value or a wrong shape elsewhere never hides these 
 """
 from __future__ import annotations
 
-from grader import diagnosis
-from grader.checks import Context, Outcome, check
+from grader.checks import diagnosis, Context, Outcome, check
 from grader.checks.common import (TOLERANCE, device_sweep, failed_with_error, loop_verdict,
                                   not_checked_without_a_shape, same_on_cuda)
 from grader.checks.gates import forbidden_api_gate, rules_gate

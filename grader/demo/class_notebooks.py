@@ -16,7 +16,8 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from grader import assignment, syntax_tree
+from grader import assignment
+from grader.handin import syntax_tree
 from grader.build.config import ROOT, SOURCE_NOTEBOOK
 from grader.build.read_write import read_notebook
 from grader.build.strip_solution_markers import strip_solution_markers

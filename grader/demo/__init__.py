@@ -24,8 +24,9 @@ from typing import Callable
 
 import nbformat
 
-from grader import build, colab_downloads as cn
-from grader import release_solutions
+from grader import build
+from grader.demo import class_notebooks as cn
+from grader.build import release_solutions
 from grader.build.config import ASSIGNMENT, ROOT, SOURCE_NOTEBOOK
 from grader.errors import NbgraderFailed, UsageError
 from grader.grade_all.text import class_summary

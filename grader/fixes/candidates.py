@@ -1,4 +1,4 @@
-"""Candidate fixes: the fix rules' splices (grader.fix_rules) turned into whole edited lines of the
+"""Candidate fixes: the fix rewrites' splices (grader.fixes.rewrites) turned into whole edited lines of the
 student's code, one candidate per mistake id.
 
 A candidate is only a guess: grader.fixes regrades the edited copy in the sandbox and shows it only
@@ -9,9 +9,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from grader import syntax_tree
+from grader.handin import syntax_tree
 from grader.assignment import GRADED_NAME
-from grader.fix_rules import RULES, Splice
+from grader.fixes.rewrites import REWRITES, Splice
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def candidates(source: str, mistakes: list[str], parts: dict[str, list[str]]) ->
     graded = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
     found = []
     for mistake in mistakes:
-        rule = RULES.get(mistake)
+        rule = REWRITES.get(mistake)
         if rule is None:
             continue
         names = [GRADED_NAME[p] for p in parts.get(mistake) or GRADED_NAME if p in GRADED_NAME]

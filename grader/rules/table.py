@@ -1,5 +1,5 @@
 """What student code may reach, as one table: the worker's run-time guards (sandbox/guard.py) enforce it on
-objects, the static pass (policy_rules.py) explains a refusal on the student's line before anything runs.
+objects, the static pass (rules/reader.py) explains a refusal on the student's line before anything runs.
 
 Plain data and pure functions of names, no imports: the reasons for each denial are in
 docs/isolation.md.

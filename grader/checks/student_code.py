@@ -21,7 +21,7 @@ from grader.sandbox import graph_probes
 from grader.sandbox.confinement import Limits
 from grader.sandbox.requests import BadRequest, Probe, checked
 from grader.sandbox.worker_process import Worker, WorkerFailure
-from grader.source import Submission
+from grader.handin.source import Submission
 
 GRAPHED = {Probe.SDPA: graph_answers.sdpa, Probe.MHA: graph_answers.mha}
 """Probes answered with graphs, each turned into the checks' answer here, on the request's own tensors."""

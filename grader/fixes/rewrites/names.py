@@ -1,10 +1,10 @@
-"""Fix rules for names spelled wrong: bare `matmul`, `nn.dropout`, `torch.Tenser`, `is_casual`."""
+"""Fix rewrites for names spelled wrong: bare `matmul`, `nn.dropout`, `torch.Tenser`, `is_casual`."""
 from __future__ import annotations
 
 import ast
 
-from grader.fix_rules.splices import Splice, one_line, replace, segment
-from grader.static_analysis import near
+from grader.fixes.rewrites.splices import Splice, one_line, replace, segment
+from grader.static_pass import near
 
 
 def bare_matmul(lines: list[bytes], graded: ast.AST) -> list[Splice]:

@@ -3,15 +3,15 @@ the nbgrader test cell and the pytest plugin print (`render_text`), the verified
 
 Reading a report needs no grader: nothing here imports torch, the sandbox or the checks, so showing a
 stored report (a cached one, one from grade-all's JSON) costs no torch import (tests/test_report_text.py).
-Text that came from the hand-in is made printable again on the way out (grader.clean_text).
+Text that came from the hand-in is made printable again on the way out (grader.handin.clean_text).
 """
 from __future__ import annotations
 
-from grader import places
+from grader.handin import places
 from grader.assignment import PARTS as DECLARED_PARTS
 from grader.catalog import explained_once
-from grader.clean_text import printable
-from grader.repeats import repeated_messages
+from grader.handin.clean_text import printable
+from grader.report.repeats import repeated_messages
 
 PARTS = {part.id: part.label for part in DECLARED_PARTS}  # part id -> its heading
 

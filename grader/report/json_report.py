@@ -1,4 +1,4 @@
-"""The one reporting layer: turns check outcomes and their metadata into the report (grader.report_text reads it).
+"""The one reporting layer: turns check outcomes and their metadata into the report (grader.report.text reads it).
 
 A report is language-neutral: every text is there in both languages (`title_zh`/`title_en`,
 `message_zh`/`message_en`), so grading and its cache never depend on who reads the result.
@@ -9,15 +9,15 @@ title, visibility and the student line involved; the isolation layers that were 
 `refused`, the mistake id of a hand-in that was not graded at all (too large, a link, not a notebook).
 
 Text that came from the hand-in (exception messages, code lines, file names) is made printable
-here (grader.clean_text), once, so no consumer of a report (terminal, log, page) sees a control character.
+here (grader.handin.clean_text), once, so no consumer of a report (terminal, log, page) sees a control character.
 """
 from __future__ import annotations
 
-from grader import places
+from grader.handin import places
 from grader.catalog import explain, fix_first
 from grader.checks import Check, Outcome
-from grader.clean_text import printable
-from grader.source import Refusal
+from grader.handin.clean_text import printable
+from grader.handin.source import Refusal
 
 LANGUAGES = ("zh", "en")
 

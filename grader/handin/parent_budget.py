@@ -1,6 +1,6 @@
 """The parent's budget per submission: the CPU time and memory this trusted process spends on one hand-in.
 
-The caps (grader.source) bound what is read and every pass over it is linear, so an honest hand-in costs
+The caps (grader.handin.source) bound what is read and every pass over it is linear, so an honest hand-in costs
 the parent about a second; the budget is the wall behind them, for a pass that is slower than it should
 be. A submission is charged from the moment its reading starts (`charged`) to the end of its report,
 fixes included: the CPU clock of the thread grading it (grade-all grades one submission per thread, and
@@ -36,7 +36,7 @@ def resident_bytes() -> int:
 
 
 class OverBudget(Exception):
-    """What was over, in both languages; grader.source and grader.grade turn it into a refusal."""
+    """What was over, in both languages; grader.handin.source and grader.grade turn it into a refusal."""
 
     def __init__(self, zh: str, en: str) -> None:
         super().__init__(en)

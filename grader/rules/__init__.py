@@ -4,20 +4,20 @@ Some points come from measurements taken inside the student's own process (op co
 runs, forbidden-call records). They can be trusted only if the code cannot reach the machinery
 that takes them: the interpreter's internals, torch's private dispatch layer, the grader's
 modules, or the globals it shares with them. Honest attention code needs none of that, so the
-rules (policy_rules.py) forbid it outright; a violation costs the part whose code it is in
-(policy_attribution.py), and code that runs when the submission loads (module level, class
+rules (rules/reader.py) forbid it outright; a violation costs the part whose code it is in
+(rules/attribution.py), and code that runs when the submission loads (module level, class
 bodies, decorators, default values) costs both.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader import parent_budget, places, syntax_tree
+from grader.handin import parent_budget, places, syntax_tree
 from grader.assignment import GRADED_NAME
 from grader.catalog import rule_mistakes
-from grader.policy_attribution import attribution
-from grader.policy_rules import Rules
-from grader.runtime_rules import allowed_imports
+from grader.rules.attribution import attribution
+from grader.rules.reader import Rules
+from grader.rules.table import allowed_imports
 
 PARTS = GRADED_NAME  # part -> graded name
 # the mistakes that say "broke the rules" rather than "got attention wrong" (the catalog's rules group but the
@@ -40,7 +40,7 @@ INSTEAD = {
                   "leave torch and other modules and classes as they are; keep your own state on self."),
 }
 ENDS_PROCESS_INSTEAD = ("删除 `os._exit` / `sys.exit` / `exit()` 这类调用。", "delete the `os._exit` / `sys.exit` / `exit()` call.")
-"""What to write instead of a call that ends or copies the process (policy_rules says "ends or copies")."""
+"""What to write instead of a call that ends or copies the process (rules.reader says "ends or copies")."""
 
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from grader import reference
+from grader.checks import reference
 
 NAME_TOLERANCE = 1e-2  # relative: a fitted factor names a size within 1 %
 REPRODUCES = (1e-3, 1e-3)  # (atol, rtol): the fitted factor must reproduce the student's numbers

@@ -32,7 +32,7 @@ MISTAKE_OF = {"wrong-scale-width": "wrong-scale", "softmax-dim-heads": "softmax-
 
 
 # Variants that cannot go together, by the step of the computation they change: a combination takes at most one
-# of each (grader.diagnosis searches pairs and triples of them when no single variant reproduces a student's numbers).
+# of each (grader.checks.diagnosis searches pairs and triples of them when no single variant reproduces a student's numbers).
 STEPS = {"scale": ("missing-scale", "wrong-scale", "wrong-scale-width"),
          "mask": ("mask-diagonal", "mask-direction", "mask-multiplied", "mask-after-softmax", "mask-after-softmax-inf",
                   "mask-missing", "is-causal-ignored"),

@@ -1,11 +1,11 @@
-"""Fix rules for the arithmetic of attention: `.contiguous()` before `.view`, the softmax dim, the
+"""Fix rewrites for the arithmetic of attention: `.contiguous()` before `.view`, the softmax dim, the
 √d_k scale, `torch.sqrt` of an int."""
 from __future__ import annotations
 
 import ast
 
-from grader.fix_rules.splices import (Splice, assignments_in, call_name, functions, last_assigned, one_line,
-                                     replace, segment, transposed)
+from grader.fixes.rewrites.splices import (Splice, assignments_in, call_name, functions, last_assigned, one_line,
+                                           replace, segment, transposed)
 
 
 def missing_contiguous(lines: list[bytes], graded: ast.AST) -> list[Splice]:

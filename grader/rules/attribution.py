@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from grader import syntax_tree
+from grader.handin import syntax_tree
 from grader.assignment import GRADED_NAME
 
 

@@ -1,13 +1,13 @@
 """Which cells a notebook's JSON holds, read as nbformat reads them.
 
 nbgrader reads every notebook through nbformat, which picks the cells by the declared version; the kit's
-own reading (grader.source) must pick the same ones, or a file holding both `cells` and `worksheets`
+own reading (grader.handin.source) must pick the same ones, or a file holding both `cells` and `worksheets`
 scores differently on the two paths (it once scored 20/20 through `grader grade` and 0/20 through
 `nbgrader autograde`).
 """
 from __future__ import annotations
 
-from grader.clean_text import printable
+from grader.handin.clean_text import printable
 
 
 class NotebookVersionRefused(Exception):

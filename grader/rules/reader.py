@@ -1,7 +1,7 @@
 """The grading rules as a walk over one top-level statement: what honest attention code never needs.
 
 The tables name what is allowed or denied; `Rules.breaches` yields each breach with what was seen,
-in Chinese and English. Which parts a breach costs is `policy_attribution`'s job.
+in Chinese and English. Which parts a breach costs is `rules.attribution`'s job.
 """
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ import re
 
 import torch
 
-from grader import syntax_tree
-from grader.runtime_rules import (ALLOWED_DUNDERS, ALLOWED_SYS, CLASS_DUNDERS, DENIED_MODULES, DENIED_SPECIAL_METHODS,
-                                  DENIED_STDLIB_NAMES, DENIED_TORCH_NAMES, FORBIDDEN_API, INDIRECT_ACCESS_NAMES, INTERPRETER_ATTRIBUTE,
-                                  STAND_IN_ATTRIBUTES, module_allowed)
+from grader.handin import syntax_tree
+from grader.rules.table import (ALLOWED_DUNDERS, ALLOWED_SYS, CLASS_DUNDERS, DENIED_MODULES, DENIED_SPECIAL_METHODS,
+                                DENIED_STDLIB_NAMES, DENIED_TORCH_NAMES, FORBIDDEN_API, INDIRECT_ACCESS_NAMES, INTERPRETER_ATTRIBUTE,
+                                STAND_IN_ATTRIBUTES, module_allowed)
 
-# the public namespaces, reached through an attribute rather than a module (runtime_rules has the modules)
+# the public namespaces, reached through an attribute rather than a module (rules.table has the modules)
 DENIED_TORCH = tuple(DENIED_MODULES) + tuple(DENIED_TORCH_NAMES)
 # what opens files or evaluates strings: refused at run time by the worker's audit hook, named here early
 DENIED_ELSEWHERE = ("numpy.load", "numpy.save", "numpy.lib", "typing.get_type_hints", "typing.ForwardRef")

@@ -11,9 +11,11 @@ from collections import defaultdict
 
 import torch
 
-from grader import parent_budget, static_dims, static_masks, syntax_tree
+from grader.handin import parent_budget
+from grader.static_pass import dims, masks
+from grader.handin import syntax_tree
 from grader.assignment import GRADED_NAMES, MODEL_ARGS_TYPES
-from grader.runtime_rules import FORBIDDEN_API
+from grader.rules.table import FORBIDDEN_API
 
 GRADED = GRADED_NAMES
 # ModelArgs fields that hold a Python int (args.dim // args.n_heads is one too)
@@ -33,7 +35,7 @@ def near(name: str, meant: str, edits: int = 2) -> bool:
 
 
 def edit_distance(a: str, b: str) -> int:
-    """Levenshtein distance: how near a misspelled name (`is_casual`) is to the one meant (also grader.fix_rules)."""
+    """Levenshtein distance: how near a misspelled name (`is_casual`) is to the one meant (also grader.fixes.rewrites)."""
     previous = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
         current = [i]
@@ -109,8 +111,8 @@ def analyse(source: str) -> dict[str, list[dict]]:
     parent_budget.check()
     for graded in _graded_nodes(tree):
         _graded_code_findings(graded, module_names, add)
-    static_dims.findings(tree, add)
-    static_masks.findings(tree, add)
+    dims.findings(tree, add)
+    masks.findings(tree, add)
     return dict(findings)
 
 

@@ -3,7 +3,7 @@ copy in the sandbox with the same checks, and show the fix only if that regrade 
 
 Nothing here predicts: a fix is shown because the edited copy, graded like any submission (the
 rules, the sandbox, every check), earned more points, and the checks it names are the ones that
-regrade passed. The edit is the student's own line changed minimally (grader.fix_candidates),
+regrade passed. The edit is the student's own line changed minimally (grader.fixes.candidates),
 shown as that line, so no solution leaks.
 
 Cost: only a submission that lost points on a mistake with a rule is searched, with at most
@@ -21,11 +21,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from grader.clean_text import printable
-from grader.places import place as where
-from grader.fix_candidates import Candidate, candidates
-from grader.fix_rules import RULES
-from grader.source import Submission
+from grader.handin.clean_text import printable
+from grader.handin.places import place as where
+from grader.fixes.candidates import Candidate, candidates
+from grader.fixes.rewrites import REWRITES
+from grader.handin.source import Submission
 
 MAX_TRIES = 3
 """Candidates tried alone per submission (plus one regrade of the helpful ones together)."""
@@ -57,7 +57,7 @@ def fixable(report: dict, static: dict[str, list]) -> list[str]:
     """The mistakes worth a regrade, most important first: diagnosed ones with a rule, then exact static ones."""
     if report.get("refused") or _checks_score(report) >= report["max_score"] or NOT_SEARCHED & set(report["mistakes"]):
         return []
-    diagnosed = [m for m in report["mistakes"] if m in RULES]
+    diagnosed = [m for m in report["mistakes"] if m in REWRITES]
     return diagnosed + [m for m in ALWAYS_TRIED if m in static and m not in diagnosed]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from grader import syntax_tree
+from grader.handin import syntax_tree
 
 INFINITY_NAMES = {"inf", "infinity"}  # math.inf, torch.inf, np.inf, numpy.Infinity
 FILL_CALLS = {"masked_fill", "masked_fill_", "where", "fill_"}

@@ -1,12 +1,12 @@
-"""Fix rules for the causal mask: its diagonal, its dtype, its device, keeping it as a buffer, and asking whether
+"""Fix rewrites for the causal mask: its diagonal, its dtype, its device, keeping it as a buffer, and asking whether
 there is one (not whether its values are true)."""
 from __future__ import annotations
 
 import ast
 
-from grader.fix_rules.splices import (Assignments, Splice, assignments_in, call_name, functions, input_name,
-                                     last_assigned, one_line, replace, segment, self_attribute)
-from grader.static_analysis import CREATION_FUNCTIONS, DEVICE_STRINGS
+from grader.fixes.rewrites.splices import (Assignments, Splice, assignments_in, call_name, functions, input_name,
+                                           last_assigned, one_line, replace, segment, self_attribute)
+from grader.static_pass import CREATION_FUNCTIONS, DEVICE_STRINGS
 
 
 def mask_diagonal(lines: list[bytes], graded: ast.AST) -> list[Splice]:

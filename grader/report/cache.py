@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
-from grader.source import Submission
+from grader.handin.source import Submission
 
 if TYPE_CHECKING:
     from grader.sandbox.confinement import Limits
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 @lru_cache(maxsize=1)
 def grader_fingerprint() -> str:
     digest = hashlib.sha256()
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # the whole grader package
     for path in sorted(package.rglob("*")):
         if path.suffix in (".py", ".json") and "__pycache__" not in path.parts:
             digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
