@@ -33,7 +33,7 @@ c.CourseDirectory.course_id = "attention-kit"
 # and an instructor may export it for any nbgrader command (docs/instructors/big-class.md).
 if os.environ.get("ATTENTION_KIT_DB_URL"):  # grader.nbgrader.autograde_run.DB_URL_ENV
     c.CourseDirectory.db_url = os.environ["ATTENTION_KIT_DB_URL"]
-# An instructor's report cache (grader.report_cache) for the grading step; `grade-all --nbgrader` gives its own
+# An instructor's report cache (grader.report.cache) for the grading step; `grade-all --nbgrader` gives its own
 # on the command line instead.
 if os.environ.get("ATTENTION_KIT_REPORT_CACHE"):  # grader.process.REPORT_CACHE_ENV
     c.GradeWithHiddenGraders.report_cache = os.environ["ATTENTION_KIT_REPORT_CACHE"]
