@@ -42,7 +42,7 @@ test-fast: $(STAMP)  ## the unit tier: no sandbox, no nbgrader, no browser
 	$(PY) -m pytest -q -m unit
 
 test-setup: $(STAMP)  ## install once what the slow tiers need (Chromium, PostgreSQL, two venvs); skipped when there
-	$(PY) tests/e2e_tools.py
+	$(PY) tests/support/e2e_tools.py
 
 demo: $(STAMP)  ## build, grade a demo class of Colab downloads with nbgrader in demo/, print the grades
 	$(PY) -m grader demo

@@ -8,7 +8,7 @@ then alternates, N times each: `python -c "import torch"` and `python -m pytest`
 
 --record appends the figures to benchmarks/RESULTS.md ("The public self-check"), with the command and the load.
 
---python picks the interpreter that runs both (default: this one); tests/test_public_selfcheck.py
+--python picks the interpreter that runs both (default: this one); tests/student/test_public_selfcheck.py
 builds a Colab-like one at /tmp/attention-kit-colab-like-venv/bin/python.
 """
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The parent's CPU time for each text pass over each worst hand-in the size caps allow.
 
-The hand-ins are tests/worst_case_code.py's (one statement kind filling the code cap each, read by the graded
+The hand-ins are tests/support/worst_case_code.py's (one statement kind filling the code cap each, read by the graded
 code, so every pass reads every byte). For each: reading it (extracting what the graded names need), the
 grading rules with their attribution to parts, the static pass, and the fix rewrites, each timed with
-`time.process_time`, the fastest of `--repeat` runs. tests/test_parent_bounded.py holds their sum under the
+`time.process_time`, the fastest of `--repeat` runs. tests/handin/test_parent_bounded.py holds their sum under the
 parent's budget; this prints where it goes.
 
     .venv/bin/python benchmarks/worst_case_passes.py [--repeat 3] [CASE ...]

@@ -33,7 +33,7 @@ def catalog() -> dict[str, dict[str, str]]:
 @lru_cache(maxsize=1)
 def _fix_rank() -> dict[str, tuple[int, int]]:
     group = {name: index for index, name in enumerate(FIX_FIRST)}
-    # an entry without a known group ranks last rather than break grading (tests/test_core_report.py requires one)
+    # an entry without a known group ranks last rather than break grading (tests/report/test_core_report.py requires one)
     return {mistake: (group.get(entry.get("fix_first"), len(FIX_FIRST)), position)
             for position, (mistake, entry) in enumerate(catalog().items())}
 

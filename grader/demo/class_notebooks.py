@@ -4,7 +4,7 @@
 into those answers; `strip_nbgrader` and `colab_saved` do what a copy-paste and Colab do to a
 notebook. All deterministic, so a demo run is the same every time. Everything about the
 exercise's shape (which cells, which names, what is provided) comes from grader.assignment.
-The tests' own notebook edits (deleted, moved, split cells) are in tests/colab_notebooks.py.
+The tests' own notebook edits (deleted, moved, split cells) are in tests/support/colab_notebooks.py.
 """
 from __future__ import annotations
 

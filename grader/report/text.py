@@ -2,7 +2,7 @@
 the nbgrader test cell and the pytest plugin print (`render_text`), the verified fixes first.
 
 Reading a report needs no grader: nothing here imports torch, the sandbox or the checks, so showing a
-stored report (a cached one, one from grade-all's JSON) costs no torch import (tests/test_report_text.py).
+stored report (a cached one, one from grade-all's JSON) costs no torch import (tests/report/test_report_text.py).
 Text that came from the hand-in is made printable again on the way out (grader.handin.clean_text).
 """
 from __future__ import annotations

@@ -9,7 +9,7 @@ import pytest
 
 pytestmark = pytest.mark.unit
 
-ROOT = Path(__file__).resolve().parents[2]
+from support.paths import ROOT
 GRADER = ROOT / "grader"
 TABLE = re.compile(r"<!-- package-table -->\n(.*?)<!-- end package-table -->", re.S)
 

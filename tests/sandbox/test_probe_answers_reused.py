@@ -1,0 +1,138 @@
+"""Does a grading send each distinct message to the worker once, and still grade every request on its own tensors?
+
+The worker of a graphed probe is sent decoys (the request's shapes and dtypes with other values), so two
+requests that differ only in their tensors' values make the same message. The adapter keeps the worker's
+answer to each message for the grading (`student_code.StudentCode._worker_answer`); these tests stand a worker
+in for the sandbox (the probe run in this process on what it is sent) and count what it receives.
+"""
+import json
+
+import pytest
+import torch
+
+from support.paths import REFERENCE
+from grader.checks import student_code
+from grader.assignment import MODEL_ARGS
+from grader.graph import answers
+from grader.sandbox import graph_probes
+from grader.sandbox.confinement import Limits
+from grader.sandbox.requests import MhaRequest, Probe, SdpaRequest
+
+pytestmark = pytest.mark.unit
+
+
+def attention(Q, K, V, is_causal=True):
+    scores = Q @ K.transpose(-2, -1) / K.shape[-1] ** 0.5
+    if is_causal:
+        T = Q.shape[-2]
+        scores = scores.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ V, weights
+
+
+def reference_namespace() -> dict:
+    namespace = {"__name__": "reference"}
+    exec(compile(REFERENCE.read_text(encoding="utf-8"), graph_probes.SUBMISSION_FILE, "exec"), namespace)
+    return {**namespace, "scaled_dot_product_attention": attention}
+
+
+class InProcessWorker:
+    """Runs each probe here, as the sandbox worker would, and keeps every message it was sent."""
+
+    alive = True
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, dict]] = []
+        self.namespace = reference_namespace()
+
+    def call(self, probe: str, fields: dict, seconds: float) -> dict:
+        self.sent.append((probe, fields))
+        return graph_probes.PROBES[probe](self.namespace, [], **fields)
+
+
+@pytest.fixture
+def student(monkeypatch):
+    code = student_code.StudentCode(submission=None, limits=Limits())
+    worker = InProcessWorker()
+    monkeypatch.setattr(code, "_ensure_worker", lambda: worker)
+    return code, worker
+
+
+def qkv(seed: int, T: int = 5):
+    generator = torch.Generator().manual_seed(seed)
+    return [torch.randn(2, T, 4, generator=generator, dtype=torch.float64) for _ in range(3)]
+
+
+def test_a_message_sent_once_is_graded_again_on_each_requests_own_tensors(student):
+    code, worker = student
+    first, second = qkv(1), qkv(2)
+    answers = [code.call(Probe.SDPA, SdpaRequest(Q=q, K=k, V=v, is_causal=True)) for q, k, v in (first, second)]
+    assert len(worker.sent) == 1
+    for (q, k, v), answer in zip((first, second), answers):
+        assert torch.allclose(answer["out"]["value"], attention(q, k, v)[0])
+        assert torch.allclose(answer["weights"]["value"], attention(q, k, v)[1])
+    sent = [t for t in worker.sent[0][1].values() if isinstance(t, torch.Tensor)]
+    assert not any(torch.equal(t, mine) for t in sent for mine in first + second)  # the worker saw decoys only
+
+
+def test_what_the_parent_reads_from_the_graph_itself_is_not_sent(student):
+    code, worker = student
+    q, k, v = qkv(1)
+    plain = code.call(Probe.SDPA, SdpaRequest(Q=q, K=k, V=v, is_causal=True))
+    counted = code.call(Probe.SDPA, SdpaRequest(Q=q, K=k, V=v, is_causal=True, count_ops=True))
+    assert len(worker.sent) == 1 and "ops" not in plain and counted["ops"] > 0
+    assert not {"count_ops", "gradcheck"} & set(worker.sent[0][1])
+
+
+@pytest.mark.parametrize("other", [dict(is_causal=False), dict(is_causal=None), dict(transpose_inputs=True),
+                                   dict(T=6), dict(dtype=torch.float32)])
+def test_a_request_that_changes_the_message_goes_to_the_worker(student, other):
+    code, worker = student
+    q, k, v = qkv(1)
+    code.call(Probe.SDPA, SdpaRequest(Q=q, K=k, V=v, is_causal=True))
+    options = {key: value for key, value in other.items() if key not in ("T", "dtype")}
+    q, k, v = (t.to(other.get("dtype", t.dtype)) for t in qkv(3, other.get("T", 5)))
+    options.setdefault("is_causal", True)
+    code.call(Probe.SDPA, SdpaRequest(Q=q, K=k, V=v, **options))
+    assert len(worker.sent) == 2
+
+
+def test_a_graph_is_decoded_once_however_often_it_is_run(student, monkeypatch):
+    code, worker = student
+    decoded = []
+    real_decode = answers.decode.decode
+    monkeypatch.setattr(answers.decode, "decode", lambda *args: decoded.append(args) or real_decode(*args))
+    for seed in (1, 2):
+        q, k, v = qkv(seed)
+        code.call(Probe.SDPA, SdpaRequest(Q=q, K=k, V=v, is_causal=True, grad=True, cotangent=torch.ones_like(v),
+                                          gradcheck=True, count_ops=True))
+    assert len(worker.sent) == 1 and len(decoded) == 1
+
+
+def test_a_decoded_graph_is_never_taken_for_an_answer_with_other_constants():
+    text = torch.frombuffer(bytearray(json.dumps({"format": 1, "inputs": 1, "nodes": [
+        ["input", 0], ["constant", 0, {"shape": [2], "dtype": "float32", "device": "cpu"}],
+        ["call", "aten.add.Tensor", [{"n": 0}, {"n": 1}], {"kwargs": {}}], ["output", [{"n": 2}]]]}).encode()),
+        dtype=torch.uint8)
+    shared = {}
+    with_constant = {"graph": text, "constants": [torch.ones(2)]}
+    assert answers.evaluate(with_constant, [torch.zeros(2)], answers.Findings(shared))[0][0].equal(torch.ones(2))
+    without = {"graph": text, "constants": []}  # the same text object, as a forged answer could send it
+    outputs, _, error = answers.evaluate(without, [torch.zeros(2)], answers.Findings(shared))
+    assert outputs == [] and error["type"] == "GraphRefused"
+
+
+def mha_request(values: int, **call) -> MhaRequest:
+    q, k, v = (torch.randn(2, 5, 16, generator=torch.Generator().manual_seed(values + i)) for i in range(3))
+    args = {**MODEL_ARGS, "dim": 16, "n_heads": 4, "max_seq_len": 8}
+    return MhaRequest(args=args, is_causal=True, calls=[{"q": q, "k": k, "v": v, **call}])
+
+
+def test_a_module_call_is_sent_again_when_its_mode_or_seed_changes_and_only_then(student):
+    code, worker = student
+    answers_ = [code.call(Probe.MHA, mha_request(values, mode="eval", seed=5)) for values in (1, 2)]
+    assert len(worker.sent) == 1
+    assert not torch.equal(answers_[0]["calls"][0]["out"]["value"], answers_[1]["calls"][0]["out"]["value"])
+    code.call(Probe.MHA, mha_request(1, mode="eval", seed=6))
+    code.call(Probe.MHA, mha_request(1, mode="train", seed=5))
+    assert len(worker.sent) == 3

@@ -1,0 +1,206 @@
+"""Typed probe requests: is a check's mistake reported as the grader's, and never as the student's?
+
+The first tests build requests only (no sandbox). The others grade the reference solution with one
+check that makes a wrong request, and a submission that forges the worker's "bad request" answer.
+"""
+import dataclasses
+
+import pytest
+import torch
+
+from support.paths import REFERENCE
+from grader.checks.student_code import message_fields
+from grader.assignment import DROPOUTS, MODEL_ARGS, PART, PROJECTIONS
+from grader.checks import Check, Outcome
+from grader.errors import GraderError
+from grader.grade import grade_submission
+from grader.sandbox import graph_probes, probes, requests
+from grader.sandbox.requests import BadRequest, MhaInterfaceRequest, MhaRequest, Probe, SdpaRequest, checked
+
+pytestmark = pytest.mark.unit
+
+INTERNAL_ERROR = ("Internal grader error", "评分程序内部错误")
+
+
+def qkv(T=5, d_k=8, d_v=8, dtype=torch.float32):
+    return dict(Q=torch.randn(2, 3, T, d_k, dtype=dtype), K=torch.randn(2, 3, T, d_k, dtype=dtype),
+                V=torch.randn(2, 3, T, d_v, dtype=dtype))
+
+
+def model_args(**changes):
+    return {**MODEL_ARGS, "dim": 32, "max_seq_len": 16, **changes}
+
+
+def mha_call(B=2, T=5, dim=32, **extra):
+    return {"q": torch.randn(B, T, dim), "k": torch.randn(B, T, dim), "v": torch.randn(B, T, dim), **extra}
+
+
+# Every option a check uses today, once: each request must build and bind to its probe's parameters.
+HONEST = {
+    Probe.SDPA: [SdpaRequest(**qkv()), SdpaRequest(**qkv(), is_causal=False, device="meta", count_ops=True),
+                 SdpaRequest(**qkv(d_v=10), is_causal=True, grad=True, cotangent=torch.randn(2, 3, 5, 10),
+                             gradcheck=True, transpose_inputs=True)],
+    Probe.MHA: [MhaRequest(args=model_args(), calls=[mha_call(), mha_call(mode="train", seed=3)], is_causal=True,
+                           weights={name: torch.randn(32, 32) for name in PROJECTIONS}, roundtrip=True, count_ops=True,
+                           dropout_p={name: 0.5 for name in DROPOUTS}),
+                MhaRequest(args=model_args(dim=12, n_heads=3), calls=[mha_call(dim=12)], dtype="float64", grad=True,
+                           cotangent=torch.randn(2, 5, 12), device="meta", seed=1)],
+    Probe.MHA_INTERFACE: [MhaInterfaceRequest(args=model_args(dropout=0.1), is_causal=False)],
+}
+
+
+@pytest.mark.parametrize("probe", list(Probe))
+def test_every_request_a_check_can_build_is_one_its_probe_takes(probe):
+    for request in HONEST[probe]:
+        assert graph_probes.request_problem(probe.value, message_fields(probe, checked(probe, request))) is None
+
+
+def test_the_probes_model_args_copy_is_the_declared_one():
+    assert dataclasses.asdict(probes.ModelArgs()) == MODEL_ARGS
+
+
+BAD = {
+    "unknown field": lambda: SdpaRequest(**qkv(), is_casual=True),
+    "missing field": lambda: SdpaRequest(Q=torch.randn(2, 4, 8), K=torch.randn(2, 4, 8)),
+    "positional fields": lambda: SdpaRequest(*qkv().values()),
+    "is_causal not a bool": lambda: SdpaRequest(**qkv(), is_causal=1),
+    "unknown device": lambda: SdpaRequest(**qkv(), device="gpu"),
+    "flag not a bool": lambda: SdpaRequest(**qkv(), count_ops="yes"),
+    "integer inputs": lambda: SdpaRequest(Q=torch.ones(2, 4, 8, dtype=torch.long), K=torch.ones(2, 4, 8, dtype=torch.long),
+                                          V=torch.ones(2, 4, 8, dtype=torch.long)),
+    "mixed dtypes": lambda: SdpaRequest(**{**qkv(), "V": torch.randn(2, 3, 5, 8, dtype=torch.float64)}),
+    "d_k differs": lambda: SdpaRequest(**{**qkv(), "K": torch.randn(2, 3, 5, 6)}),
+    "batch differs": lambda: SdpaRequest(**{**qkv(), "V": torch.randn(3, 3, 5, 8)}),
+    "grad without cotangent": lambda: SdpaRequest(**qkv(), grad=True),
+    "cotangent of the wrong shape": lambda: SdpaRequest(**qkv(), grad=True, cotangent=torch.randn(2, 3, 5, 5)),
+    "cotangent without grad": lambda: SdpaRequest(**qkv(), cotangent=torch.randn(2, 3, 5, 8)),
+    "args field missing": lambda: MhaInterfaceRequest(args={"dim": 32, "n_heads": 4, "dropout": 0.0}),
+    "args field renamed": lambda: MhaInterfaceRequest(args={"dim": 32, "n_head": 4, "dropout": 0.0, "max_seq_len": 16}),
+    "args int as float": lambda: MhaInterfaceRequest(args=model_args(dim=32.0)),
+    "args bool as int": lambda: MhaInterfaceRequest(args=model_args(n_heads=True)),
+    "args dropout out of range": lambda: MhaInterfaceRequest(args=model_args(dropout=1.5)),
+    "no calls": lambda: MhaRequest(args=model_args(), calls=[]),
+    "call key misspelt": lambda: MhaRequest(args=model_args(), calls=[{**mha_call(), "mdoe": "train"}]),
+    "call mode unknown": lambda: MhaRequest(args=model_args(), calls=[mha_call(mode="training")]),
+    "call width is not dim": lambda: MhaRequest(args=model_args(), calls=[mha_call(dim=16)]),
+    "call k and v lengths differ": lambda: MhaRequest(args=model_args(), calls=[{**mha_call(), "v": torch.randn(2, 4, 32)}]),
+    "weight name unknown": lambda: MhaRequest(args=model_args(), calls=[mha_call()], weights={"w_q": torch.randn(32, 32)}),
+    "weight shape wrong": lambda: MhaRequest(args=model_args(), calls=[mha_call()], weights={"wq": torch.randn(32, 16)}),
+    "dtype unknown": lambda: MhaRequest(args=model_args(), calls=[mha_call()], dtype="half"),
+    "seed not an int": lambda: MhaRequest(args=model_args(), calls=[mha_call()], seed=1.0),
+    "dropout layer unknown": lambda: MhaRequest(args=model_args(), calls=[mha_call()], dropout_p={"dropout": 0.5}),
+    "mha grad over calls of two shapes": lambda: MhaRequest(args=model_args(), calls=[mha_call(), mha_call(T=4)],
+                                                            grad=True, cotangent=torch.randn(2, 5, 32)),
+}
+
+
+@pytest.mark.parametrize("name", BAD)
+def test_a_malformed_request_is_refused_as_a_grader_error_when_built(name):
+    with pytest.raises(BadRequest) as raised:
+        BAD[name]()
+    assert isinstance(raised.value, GraderError) and raised.value.exit_code == 2
+
+
+def test_a_request_of_another_probe_or_no_probe_is_a_grader_error():
+    request = HONEST[Probe.MHA_INTERFACE][0]
+    with pytest.raises(BadRequest, match="takes a MhaRequest"):
+        checked(Probe.MHA, request)
+    with pytest.raises(BadRequest, match="not a Probe"):
+        checked("mha_interface", request)
+
+
+def test_a_request_is_frozen_once_validated():
+    request = HONEST[Probe.SDPA][0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        request.device = "gpu"
+
+
+# --- through the sandbox -----------------------------------------------------------------------------
+
+def grade_with(run) -> dict:
+    """The reference solution graded by one check, `run(ctx) -> Outcome`."""
+    spec = Check("sdpa.request", "sdpa", 1.0, "hidden", "请求", "request", run)
+    report = grade_submission(REFERENCE, checks=[spec])
+    return next(c for c in report["checks"] if c["id"] == "sdpa.request") | {"all_mistakes": report["mistakes"]}
+
+
+def messages(check: dict) -> str:
+    """Every language's message of a check (the report's language is not this test's concern)."""
+    return " ".join(str(value) for key, value in check.items() if key.startswith("message"))
+
+
+def assert_a_grader_error(check: dict, says: str) -> None:
+    text = messages(check)
+    assert not check["passed"] and check["mistakes"] == [] and check["all_mistakes"] == [], check
+    assert any(error in text for error in INTERNAL_ERROR) and says in text, text
+
+
+@pytest.mark.parametrize("fields, says", [({"is_casual": True}, "unexpected keyword argument 'is_casual'"),
+                                          ({"is_causal": "True"}, "is_causal must be None or a bool")])
+@pytest.mark.sandbox
+def test_a_typo_in_a_check_is_a_grader_error_not_the_students_mistake(fields, says):
+    def run(ctx) -> Outcome:
+        ctx.student.call(Probe.SDPA, SdpaRequest(**qkv(), **fields))
+        return Outcome(True)
+
+    assert_a_grader_error(grade_with(run), says)
+
+
+@pytest.mark.sandbox
+def test_a_request_the_worker_cannot_apply_is_a_grader_error(monkeypatch):
+    """Parent and worker disagree on a probe's fields (a field added to a request, not to its probe):
+    the worker answers "bad request", the parent confirms it, and nothing is blamed on the student."""
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class GrownSdpaRequest(SdpaRequest):
+        is_casual: bool = True
+
+    monkeypatch.setitem(requests.REQUEST_TYPE, Probe.SDPA, GrownSdpaRequest)
+
+    def run(ctx) -> Outcome:
+        answer = ctx.student.call(Probe.SDPA, GrownSdpaRequest(**qkv(), is_causal=True))
+        return Outcome(False, "", f"answered {sorted(answer)}", ["is-causal-typo"])
+
+    assert_a_grader_error(grade_with(run), "the sdpa probe cannot take this request")
+
+
+FORGE_BAD_REQUEST = '''
+
+import io as _io, os as _os, stat as _stat, time as _time
+
+
+def scaled_dot_product_attention(Q, K, V, is_causal=True):
+    """Answers every request with a forged "bad request", hoping for a grader error instead of a verdict."""
+    buffer = _io.BytesIO()
+    torch.save({"bad_request": "the grader's fault", "forbidden_calls": [], "tampered": []}, buffer)
+    frame = buffer.getvalue()
+    for fd in range(3, 1024):
+        try:
+            if _stat.S_ISSOCK(_os.fstat(fd).st_mode):
+                _os.write(fd, len(frame).to_bytes(4, "big") + frame)
+        except OSError:
+            pass
+    _time.sleep(10**6)
+'''
+HONEST_TWIN = '''
+
+def scaled_dot_product_attention(Q, K, V, is_causal=True):
+    return None
+'''
+
+
+@pytest.mark.sandbox
+def test_a_forged_bad_request_answer_is_tampering_and_gains_nothing(graded, rules_bypassed, tmp_path):
+    """Part 1 forges the worker's "bad request" answer; its twin returns nothing. Part 2 is right in both."""
+    reference = REFERENCE.read_text(encoding="utf-8")
+    (tmp_path / "forged.py").write_text(reference + FORGE_BAD_REQUEST, encoding="utf-8")
+    (tmp_path / "twin.py").write_text(reference + HONEST_TWIN, encoding="utf-8")
+    forged, twin = graded(tmp_path / "forged.py"), graded(tmp_path / "twin.py")
+    assert forged["score"] <= twin["score"] == PART["mha"].points, (forged["mistakes"], twin["mistakes"])
+    assert "tampering" in forged["mistakes"] and "tampering" not in twin["mistakes"]
+    integrity = next(c for c in forged["checks"] if c["id"] == "integrity.tampering")
+    assert "'bad request' for a request the probe takes" in messages(integrity), integrity
+    sdpa = [c for c in forged["checks"] if c["part"] == "sdpa"]
+    assert sum(c["points"] for c in sdpa) == 0
+    assert not any(error in messages(c) for c in forged["checks"] for error in INTERNAL_ERROR)
+    assert sum(c["points"] for c in forged["checks"] if c["part"] == "mha") == PART["mha"].points

@@ -1,0 +1,119 @@
+"""What the slow tiers need beyond .venv, installed once by `make test-setup` (which `make test` runs) and then
+found by the tests: Debian's Chromium and PostgreSQL, a venv holding only what Colab has, and a venv of the
+system's Python 3.11 that an ordinary user can run (the non-root grading path).
+
+`python tests/support/e2e_tools.py` installs whatever is missing and does nothing when all is there; the tests never
+install (a test that waits on apt is a slow, flaky test): each skips with the command to run when its tool is
+missing. Installing Debian packages needs root and apt-get; without them the script says what it could not do.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+DEBIAN_PACKAGES = {  # package -> how to tell it is installed
+    "chromium": lambda: chromium() is not None,
+    "fonts-wqy-microhei": lambda: Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc").is_file(),  # Chinese glyphs
+    "postgresql": lambda: postgres_bin() is not None,
+}
+COLAB_PACKAGES = ("torch==2.13.0", "pytest", "numpy", "matplotlib", "nbformat")
+COLAB_VENV = Path("/tmp/attention-kit-colab-like-venv")  # outside the clone: every clone on the machine reuses it
+SYSTEM_PYTHON = Path("/usr/bin/python3.11")  # readable by every user (root's own Python may not be)
+UNPRIVILEGED_VENV = Path("/tmp/attention-kit-unprivileged-venv")
+SETUP_HINT = "run `make test-setup` (docs/developing.md)"
+
+
+def chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def postgres_bin() -> Path | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]))
+    return Path(found[-1]).parent if found else None
+
+
+def colab_python() -> Path | None:
+    """The Colab-like venv's python, when it was made with exactly COLAB_PACKAGES."""
+    ready = COLAB_VENV / ".ready"
+    return COLAB_VENV / "bin" / "python" if ready.is_file() and ready.read_text() == " ".join(COLAB_PACKAGES) else None
+
+
+def grading_requirements() -> list[str]:
+    """What grading needs (not nbgrader): this suite's torch (the local wheel), numpy, and pyproject's pyseccomp."""
+    import torch
+
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    seccomp = re.search(r'"(pyseccomp[^"]*)"', pyproject).group(1)
+    return [f"torch=={torch.__version__.split('+')[0]}", "numpy", seccomp]
+
+
+def closed_to_others(path: Path) -> Path | None:
+    """The first folder on the way to `path` that another user cannot enter or read (a clone under a 0700
+    home, a `mkdtemp` folder), or None: the tests that run as `nobody` or as a worker's uid read the clone."""
+    path = path.resolve()
+    for folder in [*reversed(path.parents), path]:
+        mode = folder.stat().st_mode
+        if not mode & 0o001 or (folder == path and not mode & 0o004):
+            return folder
+    return None
+
+
+def others_cannot_read(path: Path) -> str | None:
+    """Why the tests that run as another user must skip here, or None when they can run."""
+    closed = closed_to_others(path)
+    return (f"{closed} is closed to other users, who must read this clone: clone the repository where others "
+            "may read it (as CI does), or `chmod o+rx` that folder") if closed else None
+
+
+def unprivileged_python() -> Path | None:
+    """The system Python's venv with what grading needs, when it was made with exactly those packages."""
+    ready = UNPRIVILEGED_VENV / ".ready"
+    made = ready.is_file() and ready.read_text() == " ".join(grading_requirements())
+    return UNPRIVILEGED_VENV / "bin" / "python" if made else None
+
+
+def make_venv(folder: Path, python: Path | str, packages: list[str]) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+    subprocess.run([str(python), "-m", "venv", str(folder)], check=True)
+    subprocess.run([str(folder / "bin" / "python"), "-m", "pip", "install", "-q", *packages], check=True, timeout=1800)
+    (folder / ".ready").write_text(" ".join(packages))
+
+
+def install_debian_packages(packages: list[str]) -> str | None:
+    """None when installed, else why not."""
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        return f"installing {' '.join(packages)} needs root and apt-get (apt-get install -y {' '.join(packages)})"
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends", *packages]):
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800)
+        if done.returncode != 0:
+            return f"{' '.join(command)} failed:\n{(done.stdout + done.stderr)[-1500:]}"
+    return None
+
+
+def main() -> int:
+    done = []
+    missing = [package for package, installed in DEBIAN_PACKAGES.items() if not installed()]
+    if missing:
+        problem = install_debian_packages(missing)
+        if problem:
+            print(f"test-setup: {problem}\ntest-setup: the e2e tests that need them skip, saying so", file=sys.stderr)
+        else:
+            done += missing
+    if colab_python() is None:
+        make_venv(COLAB_VENV, sys.executable, list(COLAB_PACKAGES))
+        done.append("the Colab-like venv")
+    if unprivileged_python() is None and SYSTEM_PYTHON.exists():
+        make_venv(UNPRIVILEGED_VENV, SYSTEM_PYTHON, grading_requirements())
+        done.append("the unprivileged user's venv")
+    print(f"test-setup: installed {', '.join(done)}" if done else "test-setup: everything was there already")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
