@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json as json_module
 import traceback
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -75,34 +76,51 @@ def grade(submission: Submission, *, limits: Limits | None = None, cuda: bool | 
     if submission.refusal is not None:  # nothing of it was parsed, nothing runs
         return fixes.unsearched(refused_report(submission.refusal, checks), fix_credit)
     use_cuda = torch.cuda.is_available() if cuda is None else cuda
-    limits = limits or default_limits()
-
-    def graded(copy: Submission, static: dict | None = None) -> dict:
-        return _cached_report(copy, checks, limits, use_cuda, cache, static)
-
     with parent_budget.charged():
         try:
-            static = static_pass.analyse(submission.source)  # once: the checks and the fix search both read it
-            return fixes.with_fixes(submission, graded(submission, static), static, graded, fix_credit)
+            grading = Grading(submission, checks, limits or default_limits(), use_cuda, cache)
+            return fixes.with_fixes(grading, grading.report(), fix_credit)
         except parent_budget.OverBudget as spent:  # as a timeout: 0 points and a row that says why
             return fixes.unsearched(refused_report(Refusal(spent.mistake, spent.zh, spent.en), checks), fix_credit)
 
 
-def _cached_report(submission: Submission, checks: list[Check], limits: Limits, use_cuda: bool,
-                   cache: Path | None, static: dict | None = None) -> dict:
-    """The report of exactly this source (a fix's edited copy is another source, so another key). `static`: the
-    source's static_pass.analyse, when the caller has it."""
-    cache_key = report_cache.key(submission, [c.id for c in checks], limits, use_cuda, torch.__version__)
-    cached = report_cache.load(cache, cache_key)
-    if cached is not None:
-        return cached
-    with report_cache.claimed(cache, cache_key):
-        cached = report_cache.load(cache, cache_key)  # stored by another grader while this one waited
+@dataclass
+class Grading:
+    """One hand-in's grading, set up once: its checks, limits, device and report cache, and its static pass, read
+    once. `report()` grades the hand-in; `regrade(copy)` grades an edited copy the same way. The fix search
+    (grader.fixes) reaches grading only through `regrade`: it never calls back into `grade`."""
+
+    submission: Submission
+    checks: list[Check]
+    limits: Limits
+    use_cuda: bool
+    cache: Path | None = None
+    static: dict[str, list] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.static = static_pass.analyse(self.submission.source)  # the checks and the fix search both read it
+
+    def report(self) -> dict:
+        return self._cached_report(self.submission, self.static)
+
+    def regrade(self, copy: Submission) -> dict:
+        """An edited copy of the hand-in, graded with the same checks, limits, device and cache."""
+        return self._cached_report(copy, None)
+
+    def _cached_report(self, submission: Submission, static: dict | None) -> dict:
+        """The report of exactly this source (a fix's edited copy is another source, so another key)."""
+        cache_key = report_cache.key(submission, [c.id for c in self.checks], self.limits, self.use_cuda,
+                                     torch.__version__)
+        cached = report_cache.load(self.cache, cache_key)
         if cached is not None:
             return cached
-        report = _run_checks(submission, checks, limits, use_cuda, static)
-        report_cache.store(cache, cache_key, report)
-    return report
+        with report_cache.claimed(self.cache, cache_key):
+            cached = report_cache.load(self.cache, cache_key)  # stored by another grader while this one waited
+            if cached is not None:
+                return cached
+            report = _run_checks(submission, self.checks, self.limits, self.use_cuda, static)
+            report_cache.store(self.cache, cache_key, report)
+        return report
 
 
 def _run_checks(submission: Submission, checks: list[Check], limits: Limits, use_cuda: bool,

@@ -117,14 +117,13 @@ class CheckItem(pytest.Item):
     def repr_failure(self, excinfo, style=None):
         if not excinfo.errisinstance(CheckFailed):
             return super().repr_failure(excinfo, style)
-        from grader.catalog import explained_once
+        from grader.report.text import check_lines
 
         entry = excinfo.value.args[0]
-        head = f"✗ [{entry['points']:g}/{entry['max_points']:g}] {entry['id']}  {entry['title']}"
-        lines = [head] + ([f"mistakes: {', '.join(entry['mistakes'])}"] if entry["mistakes"] else [])
-        for lang in ("zh", "en"):  # each mistake's catalog explanation once per session, as on the feedback page
-            lines += explained_once(entry[f"message_{lang}"], entry["mistakes"] + entry.get("advice", []), lang,
-                                    self.graders.explained)
+        # each mistake's catalog explanation once per session, as on the feedback page; the same text as every report
+        lines = check_lines(entry, ("zh", "en"), self.graders.explained)
+        if entry["mistakes"]:
+            lines.insert(1, f"mistakes: {', '.join(entry['mistakes'])}")
         return "\n".join(lines)
 
     def reportinfo(self):

@@ -97,9 +97,14 @@ def failed(zh: str, en: str, mistakes: list[str] | tuple = (), where: dict | Non
 
 
 def checks_for(part: str | None = None, visibility: str | None = None) -> list[Check]:
-    """The checks in the order of the declared parts, each part's in the order it defines them."""
-    for declared in DECLARED_PARTS:  # importing a part's package registers its checks
-        importlib.import_module(f"grader.checks.{declared.id}")
-    order = {declared.id: index for index, declared in enumerate(DECLARED_PARTS)}
-    ordered = sorted(REGISTRY, key=lambda c: order.get(c.part, len(order)))  # stable: definition order within a part
+    """The checks in the order of the declared parts, each part's in its package's ORDER (data, so the order in
+    which modules happen to be imported never changes which outcome a check can read)."""
+    ordered = []
+    for declared in DECLARED_PARTS:
+        package = importlib.import_module(f"grader.checks.{declared.id}")  # importing registers its checks
+        registered = {c.id: c for c in REGISTRY if c.part == declared.id}
+        if set(registered) != set(package.ORDER):
+            raise RuntimeError(f"grader.checks.{declared.id}.ORDER lists {sorted(package.ORDER)}, "
+                               f"the package registers {sorted(registered)}")
+        ordered += [registered[check_id] for check_id in package.ORDER]
     return [c for c in ordered if (part is None or c.part == part) and (visibility is None or c.visibility == visibility)]

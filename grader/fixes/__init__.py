@@ -19,7 +19,7 @@ their strict verdicts and points, `score` includes the credit, `fix_credit` says
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from typing import Protocol
 
 from grader.handin.clean_text import printable
 from grader.handin.places import place as where
@@ -32,6 +32,16 @@ MAX_TRIES = 3
 ALWAYS_TRIED = ("bare-matmul", "dropout-lowercase", "misspelled-tensor", "is-causal-typo")
 """Mistakes whose static evidence is exact text: tried when something failed, even if a cascade
 (a crash of one part, say) hid them from the diagnosis."""
+
+
+class Regrading(Protocol):
+    """What the search needs of a grading (grader.grade.Grading): the hand-in, its static pass, and a regrade of an
+    edited copy with the same checks, limits and cache."""
+
+    submission: Submission
+    static: dict[str, list]
+
+    def regrade(self, copy: Submission) -> dict: ...
 
 
 def passed_checks(report: dict) -> set[str]:
@@ -85,21 +95,21 @@ def gains(original: dict, regraded: dict) -> tuple[list[str], float]:
     return newly, round(_checks_score(regraded) - _checks_score(original), 4)
 
 
-def search(submission: Submission, report: dict, static: dict[str, list],
-           regrade: Callable[[Submission], dict]) -> tuple[list[dict], dict | None]:
+def search(grading: Regrading, report: dict) -> tuple[list[dict], dict | None]:
     """Verified fixes (report entries) and the regrade of them all together (None when there is none)."""
-    mistakes = fixable(report, static)
+    submission = grading.submission
+    mistakes = fixable(report, grading.static)
     if not mistakes:
         return [], None
     tried = candidates(submission.source, mistakes, failing_parts(report))[:MAX_TRIES]
-    helpful = [(c, r) for c in tried if (r := verified(submission, report, c, regrade)) is not None]
+    helpful = [(c, r) for c in tried if (r := verified(grading, report, c)) is not None]
     if not helpful:
         joint = jointly(tried)
-        regraded = joint and verified(submission, report, joint, regrade)
+        regraded = joint and verified(grading, report, joint)
         return ([entry(submission, joint, *gains(report, regraded))], regraded) if regraded else ([], None)
     best = max((r for _, r in helpful), key=_checks_score)
     if len(helpful) > 1:
-        together = regrade(edited(submission, [c for c, _ in helpful]))
+        together = grading.regrade(edited(submission, [c for c, _ in helpful]))
         if _checks_score(together) >= _checks_score(best):
             best = together
     return [entry(submission, c, *gains(report, r)) for c, r in helpful], best
@@ -115,11 +125,10 @@ def jointly(tried: list[Candidate]) -> Candidate | None:
     return Candidate(tried[0].mistake, edits, tuple(c.mistake for c in tried[1:]))
 
 
-def verified(submission: Submission, report: dict, candidate: Candidate,
-             regrade: Callable[[Submission], dict]) -> dict | None:
+def verified(grading: Regrading, report: dict, candidate: Candidate) -> dict | None:
     """The regrade of the edited copy if it passes a check the original failed and earns more; else None.
     The regrade's own verdict, nothing else, decides."""
-    regraded = regrade(edited(submission, [candidate]))
+    regraded = grading.regrade(edited(grading.submission, [candidate]))
     newly, points = gains(report, regraded)
     return regraded if newly and points > 0 else None
 
@@ -175,11 +184,10 @@ def found_behind(report: dict, fixed: dict | None, found: list[dict]) -> list[di
     return [{"mistake": m, "behind": fronts} for m in fixed["mistakes"] if m not in report["mistakes"]]
 
 
-def with_fixes(submission: Submission, report: dict, static: dict[str, list],
-               regrade: Callable[[Submission], dict], fraction: float = 0.0) -> dict:
-    """The report plus `fixes`, `fix_credit` (score raised by the credit, capped at max_score) and `found_behind`
-    (named in `mistakes` too, after the report's own)."""
-    found, fixed = search(submission, report, static, regrade)
+def with_fixes(grading: Regrading, report: dict, fraction: float = 0.0) -> dict:
+    """`report` (the grading's own) plus `fixes`, `fix_credit` (score raised by the credit, capped at max_score) and
+    `found_behind` (named in `mistakes` too, after the report's own)."""
+    found, fixed = search(grading, report)
     granted = credit(report, fixed, fraction)
     score = min(report["max_score"], round(_checks_score(report) + granted["points"], 4))
     behind = found_behind(report, fixed, found)

@@ -74,7 +74,7 @@ def candidates(source: str, mistakes: list[str], parts: dict[str, list[str]]) ->
     """One candidate per mistake id with a rule that proposes an edit, in the order of `mistakes`.
     `parts`: mistake id -> the parts whose checks it failed (its edits stay in those parts' code)."""
     try:
-        tree = syntax_tree.parse(source)
+        tree = syntax_tree.parsed(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     lines = source.split("\n")

@@ -13,6 +13,7 @@ What only the instructor should read (isolation layers the container refused) is
 from __future__ import annotations
 
 from grader.build.config import ASSIGNMENT
+from grader.report.text import fix_lines
 
 VISIBILITY = {"public": "visible", "hidden": "after_published"}
 TEST_VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
@@ -20,11 +21,13 @@ INSTRUCTOR_ONLY = "hidden"
 
 
 def check_output(check: dict, fixes: list[dict], hidden_ids: set[str]) -> str:
+    """A test's output: the check's diagnosis in both languages, then the verified fixes that make it pass, worded
+    as every report words them (grader.report.text)."""
     lines = [check["message_zh"], "", check["message_en"]] if check["message_zh"] or check["message_en"] else []
-    for fix in fixes:
-        fixed = set(fix.get("checks", []))
-        if check["id"] in fixed and (check["id"] in hidden_ids or not fixed & hidden_ids):
-            lines += ["", f"验证过的修改 / Verified fix: {fix['message_zh']}", fix["message_en"]]
+    shown = [fix for fix in fixes if check["id"] in set(fix.get("checks", []))
+             and (check["id"] in hidden_ids or not set(fix.get("checks", [])) & hidden_ids)]
+    if shown:
+        lines += [""] + fix_lines({"checks": [], "fixes": shown}, ("zh", "en"))
     return "\n".join(lines).strip()
 
 

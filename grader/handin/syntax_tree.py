@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import threading
+from functools import lru_cache
 
 _CONVERSION = threading.Lock()
 
@@ -16,6 +17,14 @@ _CONVERSION = threading.Lock()
 def parse(source: str, filename: str = "<unknown>") -> ast.Module:
     with _CONVERSION:
         return ast.parse(source, filename)
+
+
+@lru_cache(maxsize=4)
+def parsed(source: str) -> ast.Module:
+    """`source`'s tree, parsed once for every reader of one hand-in in the parent (the rules, the static pass, the
+    fix candidates): the same tree goes to each, so no reader may change it. A SyntaxError is not kept: each
+    caller gets its own."""
+    return parse(source)
 
 
 def walk(node: ast.AST) -> list[ast.AST]:

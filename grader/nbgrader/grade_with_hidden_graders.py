@@ -33,10 +33,8 @@ from traitlets import Float, Unicode
 
 from grader import assignment  # torch-free: nbgrader imports this module at start-up
 from grader.handin import parent_budget
-from grader.catalog import explained_once
 from grader.handin.clean_text import printable
-from grader.handin.places import LINE_NUMBERS_HINT
-from grader.report.repeats import repeated_messages
+from grader.report.text import check_lines, fix_lines, part_lines
 from grader.nbgrader.attention_figure import display_data
 from grader.nbgrader.hide_hidden_tests import remove_hidden_blocks
 from grader.nbgrader.release_cells import kit_metadata
@@ -45,6 +43,7 @@ from grader.sandbox.worker_process import start_fork_server_unless_cached
 from grader.handin.source import submission_from_cells
 
 PARTS = {part.id: part.label for part in assignment.PARTS}
+BOTH = ("zh", "en")
 
 PART_CALL = re.compile(r"""score_part\(\s*["'](\w+)["']""")
 """How an autograder cell names the part it grades (its hidden block calls grader.hidden.score_part)."""
@@ -55,70 +54,19 @@ def part_of(cell: NotebookNode) -> str | None:
     return found.group(1) if found else None
 
 
-def check_lines(check: dict, explained: set[tuple[str, str]], same_as: str | None = None,
-                repeated_in: list[str] = (), zeroed_by: list[str] = ()) -> list[str]:
-    """One check: verdict, points, both titles; when it failed, its zh and en messages. A mistake's
-    catalog explanation is printed the first time only (`explained` remembers), later a reference to it.
-    A message already printed for `same_as` is not printed again; the first one says in which other checks
-    (`repeated_in`) it came again. A check that held in a part a gate zeroed (`zeroed_by`) shows no ✓."""
-    zeroed = check["passed"] and zeroed_by and check["max_points"] and not check["points"]
-    mark = "○" if zeroed else "✓" if check["passed"] else "✗"
-    points = f"[{check['points']:g}/{check['max_points']:g}]" if check["max_points"] else "前提（不计分）· prerequisite"
-    head = f"{mark} {points} {check['title_zh']} · {check['title_en']}  ({check['id']})"
-    if zeroed:
-        head += f"  不计分：{', '.join(zeroed_by)} 未通过 · not counted: {', '.join(zeroed_by)} failed"
-    if same_as:
-        return [f"{head}  同样的错误，见 {same_as} · the same error as {same_as}"]
-    lines = [head]
-    if check["passed"] and not check["mistakes"] and not check.get("advice"):
-        return lines
-    if repeated_in:
-        lines.append(f"    同样的错误还出现在 {len(repeated_in)} 项检查中 · The same error in {len(repeated_in)} more "
-                     f"check{'s' if len(repeated_in) > 1 else ''}: {', '.join(repeated_in)}")
-    for lang in ("zh", "en"):
-        lines += [f"    {line}" for line in explained_once(check.get(f"message_{lang}") or "",
-                                                          check["mistakes"] + check.get("advice", []), lang, explained)]
-        lines.append("")
-    return lines
-
-
 def part_text(report: dict, part: str, score: float, points: float, repairs: list[dict], others: list[dict]) -> str:
-    """The stdout a test cell shows: the part's score, the verified fixes, then each check with its zh and en
-    diagnosis (what several checks met, once)."""
+    """The stdout a test cell shows, in both languages (grader.report.text, as every report's text): the part's
+    score, the verified fixes, then each check with its diagnosis (what several checks met, once)."""
     explained: set[tuple[str, str]] = set()
-    out = [f"{PARTS.get(part, part)}：{score:g} / {points:g} 分 · points", *fix_lines(report, part), ""]
-    checks = [c for c in report["checks"] if c["part"] == part]
-    first_with, repeats = repeated_messages(checks)
-    # a gate (no point of its own) that failed zeroes the part: the checks that held there earn nothing
-    zeroed_by = [c["id"] for c in checks if not c["passed"] and not c["max_points"]]
-    for check in checks:
-        out += check_lines(check, explained, first_with.get(check["id"]), repeats.get(check["id"], []), zeroed_by)
+    out = [f"{PARTS.get(part, part)}：{score:g} / {points:g} 分 · points", *fix_lines(report, BOTH, part), ""]
+    out += part_lines([c for c in report["checks"] if c["part"] == part], BOTH, explained)
     for check in others:
-        out += [""] + check_lines(check, explained)
+        out += [""] + check_lines(check, BOTH, explained)
     if repairs:
         out += ["", "评分前对 notebook 的修复 · Repairs made to the notebook before grading:"]
         for note in repairs:
             out += [f"  - {note['zh']}", f"    {note['en']}"]
     return "\n".join(out).rstrip() + "\n"
-
-
-def fix_lines(report: dict, part: str) -> list[str]:
-    """The verified fixes (grader.fixes) whose checks are the part's, and the credit the part got, zh and en."""
-    part_of_check = {c["id"]: c["part"] for c in report["checks"]}
-    fixes = [f for f in report.get("fixes") or [] if part in {part_of_check.get(c) for c in f["checks"]}]
-    if not fixes:
-        return []
-    out = ["", "验证过的修改（已在评分沙盒中重新评分）· Verified fixes (regraded in the sandbox):"]
-    for fix in fixes:
-        out += [f"  - {fix['message_zh']}", f"    {fix['message_en']}"]
-    if any(edit.get("cell") or edit.get("defines") for fix in fixes for edit in fix.get("edits", [fix])):
-        out.append(f"  {LINE_NUMBERS_HINT['zh']} {LINE_NUMBERS_HINT['en']}")
-    granted = (report.get("fix_credit") or {}).get("by_part", {}).get(part)
-    if granted:
-        fraction = report["fix_credit"]["fraction"]
-        out.append(f"  修改后多得分数的 {fraction:g} 计入本部分：+{granted:g} · "
-                   f"{fraction:g} of the points the fixed code earns count here: +{granted:g}")
-    return out
 
 
 def code_as_submitted(nb: NotebookNode) -> list[str]:

@@ -26,79 +26,101 @@ def in_language(report: dict, lang: str) -> dict:
     return projected
 
 
+def said(zh: str, en: str, langs: tuple[str, ...]) -> str:
+    """One phrase in the languages shown, Chinese first: `zh`, `en`, or `zh · en`."""
+    return " · ".join({"zh": zh, "en": en}[lang] for lang in langs)
+
+
 def render_text(report: dict, lang: str) -> str:
-    """The readable report in one language: the verified fixes first, then per part, per check, with the
-    diagnosis under each failure; what several checks met is said once, under the first, with the others listed."""
-    zh = lang == "zh"
+    """The readable report in one language (as the CLI prints it): the verified fixes first, then per part, per
+    check, with the diagnosis under each failure; what several checks met is said once, under the first."""
+    langs = (lang,)
     out = []
     explained: set[tuple[str, str]] = set()
     if report.get("submission"):
         out.append(printable(report["submission"], keep_newlines=False))
-    fixes = fix_lines(report, lang)
+    fixes = fix_lines(report, langs)
     if fixes:
-        cells = any(edit.get("cell") or edit.get("defines") for f in report["fixes"] for edit in f.get("edits", [f]))
-        out += ["", *fixes] + ([f"  {places.LINE_NUMBERS_HINT[lang]}"] if cells else [])
+        out += ["", *fixes]
     for part, title in PARTS.items():
         checks = [c for c in report["checks"] if c["part"] == part]
-        if not checks:
-            continue
-        got, top = sum(c["points"] for c in checks), sum(c["max_points"] for c in checks)
-        out.append(f"\n== {title}  {got:g}/{top:g} ==")
-        gates = [c["id"] for c in checks if not c["passed"] and not c["max_points"]]  # failed, the part zeroed
-        same_as, repeats = repeated_messages(checks)
-        for c in checks:
-            out += check_text(c, lang, explained, gates, same_as.get(c["id"]), repeats.get(c["id"], []))
-    others = [c for c in report["checks"] if c["part"] not in PARTS and not c["passed"]]
-    for c in others:
+        if checks:
+            got, top = sum(c["points"] for c in checks), sum(c["max_points"] for c in checks)
+            out.append(f"\n== {title}  {got:g}/{top:g} ==")
+            out += part_lines(checks, langs, explained, indent="  ")
+    for c in (c for c in report["checks"] if c["part"] not in PARTS and not c["passed"]):
         out.append(f"\n✗ {c['id']}: " + c[f"message_{lang}"].replace("\n", "\n   "))
-    out.append(f"\n{'总分：' if zh else 'Score: '}{report['score']:g} / {report['max_score']:g}")
+    out.append(f"\n{said('总分：', 'Score: ', langs)}{report['score']:g} / {report['max_score']:g}")
     if report["mistakes"]:
-        out.append(("诊断出的错误（先改排在前面的）：" if zh else "Mistakes found (most important first): ")
+        out.append(said("诊断出的错误（先改排在前面的）：", "Mistakes found (most important first): ", langs)
                    + ", ".join(report["mistakes"]))
     if report.get("advice"):
-        out.append(("建议（不扣分）：" if zh else "Advice (no points lost): ") + ", ".join(report["advice"]))
+        out.append(said("建议（不扣分）：", "Advice (no points lost): ", langs) + ", ".join(report["advice"]))
     if report.get("isolation_missing"):
-        out.append(("隔离不完整：" if zh else "Isolation incomplete: ") + "; ".join(report["isolation_missing"]))
+        out.append(said("隔离不完整：", "Isolation incomplete: ", langs) + "; ".join(report["isolation_missing"]))
     return printable("\n".join(out))  # also a report from an older cache, or built elsewhere
 
 
-def check_text(c: dict, lang: str, explained: set[tuple[str, str]], gates: list[str], same_as: str | None,
-               repeated_in: list[str]) -> list[str]:
-    """One check of `render_text`: its line, then its message unless an earlier check (`same_as`) said it."""
-    zh = lang == "zh"
+def part_lines(checks: list[dict], langs: tuple[str, ...], explained: set[tuple[str, str]], indent: str = "") -> list[str]:
+    """One part's checks: a failed gate (no point of its own) zeroes the part, so the checks that held there
+    earn nothing; a message several checks met is said under the first, the others listed there. A catalog
+    explanation met again is referred to by its title in one language, as "(explained above)" in both (whose
+    lines are long enough)."""
+    gates = [c["id"] for c in checks if not c["passed"] and not c["max_points"]]
+    same_as, repeats = repeated_messages(checks)
+    out = []
+    for c in checks:
+        out += check_lines(c, langs, explained, gates, same_as.get(c["id"]), repeats.get(c["id"], []), indent)
+    return out
+
+
+def check_lines(c: dict, langs: tuple[str, ...], explained: set[tuple[str, str]], gates: list[str] = (),
+                same_as: str | None = None, repeated_in: list[str] = (), indent: str = "") -> list[str]:
+    """One check: its line (mark, points, id, title), then its message in each language unless an earlier check
+    (`same_as`) said it; a mistake's catalog explanation is printed the first time only (`explained` remembers)."""
     zeroed = c["passed"] and gates and c["max_points"] and not c["points"]
     mark = "○" if zeroed else "✓" if c["passed"] else "✗"
-    points = f"[{c['points']:g}/{c['max_points']:g}]" if c["max_points"] else ("前提（不计分）" if zh else "prerequisite")
-    why = (f"  （不计分：{', '.join(gates)} 未通过）" if zh else f"  (not counted: {', '.join(gates)} failed)") if zeroed else ""
+    points = f"[{c['points']:g}/{c['max_points']:g}]" if c["max_points"] else said("前提（不计分）", "prerequisite", langs)
+    title = " · ".join(c[f"title_{lang}"] for lang in langs)
+    listed = ", ".join(gates)
+    why = f"  {said(f'（不计分：{listed} 未通过）', f'(not counted: {listed} failed)', langs)}" if zeroed else ""
     if same_as:
-        why = f"  同上，见 {same_as}" if zh else f"  same as {same_as}"
-    lines = [f"  {mark} {points} {c['id']}  {c[f'title_{lang}']}{why}"]
-    text = c[f"message_{lang}"]
-    if same_as or not text or (c["passed"] and not c["mistakes"] and not c.get("advice")):
+        why = f"  {said(f'同上，见 {same_as}', f'same as {same_as}', langs)}"
+    lines = [f"{indent}{mark} {points} {c['id']}  {title}{why}"]
+    if same_as or (c["passed"] and not c["mistakes"] and not c.get("advice")):
         return lines
-    lines += ["      " + line for line in explained_once(text, c["mistakes"] + c.get("advice", []), lang, explained,
-                                                          with_title=True)]
+    body = indent + "    "
+    for lang in langs:
+        text = c[f"message_{lang}"]
+        lines += [body + line for line in explained_once(text, c["mistakes"] + c.get("advice", []), lang, explained,
+                                                         with_title=len(langs) == 1)]
     if repeated_in:
-        lines.append(f"      同样的问题还让这 {len(repeated_in)} 项检查未通过：{', '.join(repeated_in)}" if zh else
-                     f"      The same problem failed {len(repeated_in)} more check{'s' if len(repeated_in) > 1 else ''}: "
-                     f"{', '.join(repeated_in)}")
+        count, plural = len(repeated_in), "s" if len(repeated_in) > 1 else ""
+        lines.append(body + said(f"同样的问题还让这 {count} 项检查未通过：", f"The same problem failed {count} more "
+                                 f"check{plural}: ", langs) + ", ".join(repeated_in))
     return lines
 
 
-def fix_lines(report: dict, lang: str) -> list[str]:
-    """The fixes and the credit, as lines of the text report."""
-    fixes = report.get("fixes") or []
+def fix_lines(report: dict, langs: tuple[str, ...], part: str | None = None) -> list[str]:
+    """The verified fixes (of `part`'s checks, when given), what they found behind, and the credit, as lines."""
+    part_of_check = {c["id"]: c["part"] for c in report["checks"]}
+    fixes = [f for f in report.get("fixes") or [] if part is None or part in {part_of_check.get(c) for c in f["checks"]}]
     if not fixes:
         return []
-    zh = lang == "zh"
-    out = ["验证过的修改（已在评分沙盒中重新评分确认）：" if zh else "Verified fixes (regraded in the sandbox):"]
-    out += [f"  - {f['message_zh'] if zh else f['message_en']}" for f in fixes]
+    out = [said("验证过的修改（已在评分沙盒中重新评分确认）：", "Verified fixes (regraded in the sandbox):", langs)]
+    for fix in fixes:
+        out += [f"  {'-' if n == 0 else ' '} {fix[f'message_{lang}']}" for n, lang in enumerate(langs)]
     for behind in report.get("found_behind") or []:
-        fronts = ", ".join(behind["behind"])
-        out.append(f"  修改之后还发现：[{behind['mistake']}]（藏在 {fronts} 后面）" if zh else
-                   f"  Found behind {fronts} once fixed: [{behind['mistake']}]")
+        if part is None or any(part_of_check.get(c) == part for f in fixes for c in f["checks"]):
+            fronts = ", ".join(behind["behind"])
+            out.append("  " + said(f"修改之后还发现：[{behind['mistake']}]（藏在 {fronts} 后面）",
+                                   f"Found behind {fronts} once fixed: [{behind['mistake']}]", langs))
+    if any(edit.get("cell") or edit.get("defines") for f in fixes for edit in f.get("edits", [f])):
+        out.append("  " + " ".join(places.LINE_NUMBERS_HINT[lang] for lang in langs))
     granted = report.get("fix_credit") or {}
-    if granted.get("points"):
-        out.append(f"  修改后多得分数的 {granted['fraction']:g} 计入总分：+{granted['points']:g}" if zh else
-                   f"  {granted['fraction']:g} of the points the fixed code earns count: +{granted['points']:g}")
+    points = granted.get("by_part", {}).get(part) if part else granted.get("points")
+    if points:
+        out.append("  " + said(f"修改后多得分数的 {granted['fraction']:g} 计入{'本部分' if part else '总分'}：+{points:g}",
+                               f"{granted['fraction']:g} of the points the fixed code earns count"
+                               f"{' here' if part else ''}: +{points:g}", langs))
     return out

@@ -67,7 +67,7 @@ class Violation:
 def violations(source: str) -> list[Violation]:
     """Every rule the code breaks, each attributed to the parts whose points it costs."""
     try:
-        tree = syntax_tree.parse(source)
+        tree = syntax_tree.parsed(source)
     except SyntaxError:
         return []  # nothing of it runs; the syntax error is reported elsewhere
     lines = source.splitlines()

@@ -58,7 +58,7 @@ def analyse(source: str) -> dict[str, list[dict]]:
     """Mistake id -> places ({"line", "text"}) where the text shows it."""
     findings: dict[str, list[dict]] = defaultdict(list)
     try:
-        tree = syntax_tree.parse(source)
+        tree = syntax_tree.parsed(source)
     except SyntaxError:
         return {}
     lines = source.splitlines()

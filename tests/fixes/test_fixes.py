@@ -18,7 +18,8 @@ from grader import fixes
 from grader.assignment import MAX_SCORE, PART
 from grader.fixes.candidates import candidates
 from grader.fixes.rewrites import REWRITES
-from grader.grade import grade, grade_submission
+from grader.checks import checks_for
+from grader.grade import Grading, default_limits, grade, grade_submission
 from grader.handin.source import load_submission
 
 pytestmark = pytest.mark.sandbox
@@ -88,13 +89,18 @@ def test_correct_submission_gets_no_fix_and_full_marks(graded, path):
     assert report["fixes"] == [] and report["score"] == MAX_SCORE
 
 
+def grading_of(submission) -> Grading:
+    """A grading as `grade` sets one up on this machine, with no report cache."""
+    return Grading(submission, checks_for(), default_limits(), use_cuda=False)
+
+
 def test_an_edit_that_changes_nothing_on_correct_code_is_not_verified():
     """A candidate edit of a correct line (√d_k written another way) earns nothing, so it is not a fix."""
     submission = load_submission(REFERENCE)
     report = grade(submission)
     (candidate,) = candidates(submission.source, ["missing-scale"], {})
     assert candidate.edits  # the edit is real, and applied
-    assert fixes.verified(submission, report, candidate, lambda copy: grade(copy)) is None
+    assert fixes.verified(grading_of(submission), report, candidate) is None
 
 
 def test_an_edit_alone_that_a_second_bug_keeps_from_helping_is_not_shown(graded):
@@ -103,7 +109,7 @@ def test_an_edit_alone_that_a_second_bug_keeps_from_helping_is_not_shown(graded)
     submission = load_submission(path)
     report = graded(path)
     (candidate,) = candidates(submission.source, ["softmax-dim"], {})
-    assert fixes.verified(submission, report, candidate, lambda copy: grade(copy)) is None
+    assert fixes.verified(grading_of(submission), report, candidate) is None
     assert report["fixes"] == []
 
 
@@ -114,8 +120,12 @@ def test_a_fix_the_code_sabotages_is_judged_on_the_regrade_and_never_shown_or_cr
     tried = []
     report = grade_submission(path, fix_credit=1.0)
     assert "softmax-dim" in report["mistakes"]
-    submission = load_submission(path)
-    fixes.search(submission, report, {}, lambda copy: tried.append(copy) or grade(copy))
+    class Recorded(Grading):
+        def regrade(self, copy):
+            tried.append(copy)
+            return super().regrade(copy)
+
+    fixes.search(Recorded(load_submission(path), checks_for(), default_limits(), use_cuda=False), report)
     assert len(tried) == 1  # the candidate was really tried
     assert report["fixes"] == [] and report["fix_credit"]["points"] == 0
     assert report["score"] == sum(c["points"] for c in report["checks"])

@@ -195,8 +195,8 @@ def test_a_repeated_error_is_said_once_with_a_count():
     GradeWithHiddenGraders().write_outputs(cell, {"score": 0, "max_score": 6, "mistakes": [], "checks": checks}, [], [])
     text = cell.outputs[0].text
     assert text.count("view size is not compatible") == 2  # zh and en, once each
-    assert "The same error in 4 more checks: mha.c1, mha.c2, mha.c3, mha.c4" in text
-    assert text.count("the same error as mha.c0") == 4 and "other" in text
+    assert "The same problem failed 4 more checks: mha.c1, mha.c2, mha.c3, mha.c4" in text
+    assert text.count("同上，见 mha.c0 · same as mha.c0") == 4 and "other" in text
 
 
 def test_a_check_that_held_in_a_zeroed_part_shows_no_tick_and_says_why():
@@ -207,7 +207,7 @@ def test_a_check_that_held_in_a_zeroed_part_shows_no_tick_and_says_why():
     GradeWithHiddenGraders().write_outputs(cell, {"score": 0, "max_score": 1, "mistakes": [], "checks": [gate, held]}, [], [])
     text = cell.outputs[0].text
     assert "✓" not in text
-    assert "○ [0/1] 甲 · a  (mha.shapes)  不计分：mha.own_implementation 未通过 · not counted: mha.own_implementation failed" in text
+    assert "○ [0/1] mha.shapes  甲 · a  （不计分：mha.own_implementation 未通过） · (not counted: mha.own_implementation failed)" in text
 
 
 def test_a_missing_contiguous_page_quotes_the_error_once_per_language_after_the_fix(graded):
@@ -219,7 +219,7 @@ def test_a_missing_contiguous_page_quotes_the_error_once_per_language_after_the_
     text = cell.outputs[0].text
     assert text.count("view size is not compatible") == 2, text  # zh and en, once each
     assert text.count("只需改一行即可多得") == 1 and text.count("Change one line to gain") == 1, text
-    assert text.index("只需改一行即可多得") < text.index("(mha.computes_attention)"), text
+    assert text.index("只需改一行即可多得") < text.index(" mha.computes_attention "), text
 
 
 def test_the_untouched_notebooks_not_implemented_is_said_once_per_part_and_language(graded):

@@ -86,7 +86,7 @@ def test_two_graders_of_one_source_compute_its_report_once(tmp_path, monkeypatch
     submission = submission_from_cells(CELLS, "a.ipynb", is_notebook=True)
     reports = []
     graders = [threading.Thread(target=lambda: reports.append(
-        grade._cached_report(submission, checks_for(), Limits(visible=["/usr"]), False, tmp_path))) for _ in range(2)]
+        grade.Grading(submission, checks_for(), Limits(visible=["/usr"]), False, tmp_path).report())) for _ in range(2)]
     for grader in graders:
         grader.start()
     for grader in graders:
