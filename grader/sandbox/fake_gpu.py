@@ -67,6 +67,8 @@ class OnTheFake(TorchFunctionMode):
             raise RuntimeError("the FakeTensor stand-in for a GPU computes no gradients")
         if args and is_fake(args[0]) and func in fake_indexing.BY_HAND:
             return fake_indexing.BY_HAND[func](*args, **kwargs)
+        if func in fake_indexing.FROM_DATA:
+            return fake_indexing.from_data(func, *args, **kwargs)
         return func(*args, **kwargs)
 
 
