@@ -36,6 +36,8 @@ INDEXING = {
     "an integer tensor": lambda x: (x[torch.tensor([1, 0], device=x.device)],),
     "a slice set": lambda x: (x.clone().__setitem__((slice(None), 0), 5.0) or x,),
     "a bool mask set": lambda x: _masked(x),
+    "torch.tensor on the device": lambda x: (x + torch.tensor(2.0, device=x.device),
+                                             x * torch.tensor([3.0], dtype=x.dtype).to(x.device)),
     "invert, contiguous, new_tensor": lambda x: (
         (~(x > 0)).float(), x.transpose(-1, -2).contiguous(), x * x.new_tensor([2.0])),
 }

@@ -1,8 +1,8 @@
 """Indexing and the other hand-bound Tensor methods, said in aten operators, for the FakeTensor stand-in.
 
 On a CPU-only build torch's own `Tensor.__getitem__`, `__setitem__`, `__invert__`, `new_tensor`, `contiguous`,
-`copy_` and a move to "cuda" without an index open a CUDA device guard that the build lacks, and `torch.tensor`
-or `torch.as_tensor` on "cuda" moves a real constant: on the fake stand-in they raise where a GPU would not. These say the same in operators the stand-in runs (select, slice, unsqueeze, index, index_put_,
+`copy_` and a move to "cuda" without an index open a CUDA device guard that the build lacks: on the fake
+stand-in they raise where a GPU would not. These say the same in operators the stand-in runs (select, slice, unsqueeze, index, index_put_,
 masked_fill_, copy_): basic indexing (integers, slices, None, Ellipsis), and a tensor index used alone. Any other
 index raises (`Unsupported`), which the device checks read as inconclusive.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 import numbers
 
 import torch
-from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 
 class Unsupported(RuntimeError):
@@ -85,21 +84,7 @@ def invert(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def new_tensor(tensor: torch.Tensor, data, dtype=None, device=None, requires_grad=False) -> torch.Tensor:
-    return from_data(torch.tensor, data, dtype=dtype or tensor.dtype, device=device or tensor.device)
-
-
-FROM_DATA = (torch.tensor, torch.as_tensor)
-
-
-def from_data(func, data, *args, device=None, **kwargs) -> torch.Tensor:
-    """`torch.tensor(data, device="cuda")` made as a real CPU tensor, then copied into one made on the stand-in: the
-    fake mode keeps a small tensor made under it as a real constant and moves that for real, to a CUDA the build
-    lacks."""
-    with unset_fake_temporarily():
-        made = func(data, *args, **kwargs)
-    if device is None:
-        return made
-    return torch.ops.aten.copy_.default(torch.empty(made.shape, dtype=made.dtype, device=_indexed(device)), made)
+    return torch.tensor(data, dtype=dtype or tensor.dtype, device=_indexed(device) or tensor.device)
 
 
 def _indexed(device):
