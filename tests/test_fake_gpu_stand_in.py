@@ -36,6 +36,7 @@ INDEXING = {
     "an integer tensor": lambda x: (x[torch.tensor([1, 0], device=x.device)],),
     "a slice set": lambda x: (x.clone().__setitem__((slice(None), 0), 5.0) or x,),
     "a bool mask set": lambda x: _masked(x),
+    "a bool mask of the last dims set": lambda x: _masked_after_an_ellipsis(x),
     "torch.tensor on the device": lambda x: (x + torch.tensor(2.0, device=x.device),
                                              x * torch.tensor([3.0], dtype=x.dtype).to(x.device)),
     "invert, contiguous, new_tensor": lambda x: (
@@ -46,6 +47,12 @@ INDEXING = {
 def _masked(x):
     scores = x.clone()
     scores[torch.ones_like(scores, dtype=torch.bool).triu(1)] = float("-inf")
+    return (scores,)
+
+
+def _masked_after_an_ellipsis(x):
+    scores, keep = x.clone(), torch.ones(x.shape[-2:], dtype=torch.bool, device=x.device).tril()
+    scores[..., keep == False] = float("-inf")  # noqa: E712 (the idiom as students write it)
     return (scores,)
 
 

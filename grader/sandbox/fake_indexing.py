@@ -3,8 +3,9 @@
 On a CPU-only build torch's own `Tensor.__getitem__`, `__setitem__`, `__invert__`, `new_tensor`, `contiguous`,
 `copy_` and a move to "cuda" without an index open a CUDA device guard that the build lacks: on the fake
 stand-in they raise where a GPU would not. These say the same in operators the stand-in runs (select, slice, unsqueeze, index, index_put_,
-masked_fill_, copy_): basic indexing (integers, slices, None, Ellipsis), and a tensor index used alone. Any other
-index raises (`Unsupported`), which the device checks read as inconclusive.
+masked_fill_, copy_): basic indexing (integers, slices, None, Ellipsis), a tensor index used alone, and a boolean
+mask of the last dims set after an Ellipsis. Any other index raises (`Unsupported`), which the device checks read
+as inconclusive.
 """
 from __future__ import annotations
 
@@ -67,7 +68,9 @@ def getitem(tensor: torch.Tensor, index) -> torch.Tensor:
 
 def setitem(tensor: torch.Tensor, index, value) -> None:
     index = _as_tuple(index)
-    tensors = _tensor_index(index)
+    trailing_mask = len(index) == 2 and index[0] is Ellipsis and isinstance(index[1], torch.Tensor) \
+        and index[1].dtype == torch.bool  # `scores[..., future] = -inf`: the mask covers the last dims
+    tensors = _tensor_index(index[1:] if trailing_mask else index)
     if tensors and len(tensors) == 1 and tensors[0].dtype == torch.bool and not isinstance(value, torch.Tensor):
         tensor.masked_fill_(tensors[0], value)
     elif tensors:
