@@ -22,6 +22,11 @@ class DeviceMixGuard(TorchDispatchMode):
     ALLOWED = {"copy_", "_to_copy", "to", "_copy_from", "copy", "index", "index_put_", "index_put",
                "_index_put_impl_", "lift_fresh", "detach", "clone"}
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        """Without torch's dynamo-disabling shim at every operator, as the tracer's Recorder: nothing here compiles."""
+        return False
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if str(func.overloadpacket.__name__) not in self.ALLOWED:

@@ -31,9 +31,15 @@ _mode: FakeTensorMode | None = None
 class _StandInMode(FakeTensorMode):
     """A fake mode that knows the build has no CUDA even while `torch.cuda.is_available()` answers True for the
     student's code (`probes._cuda_as_present`): it then never runs an operator on a small constant for real on
-    "cuda"."""
+    "cuda". Its dispatch runs without torch's dynamo-disabling shim (a frame and a lookup at every operator, as
+    for the tracer's `Recorder`): nothing in the worker compiles."""
 
     avoid_device_init = True
+    __torch_dispatch__ = FakeTensorMode.__dict__["__torch_dispatch__"].__wrapped__
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False
 
 
 def _fake_mode() -> FakeTensorMode:
@@ -60,8 +66,10 @@ def place(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def move(module: torch.nn.Module) -> torch.nn.Module:
+    """`module.to("cuda")` on the stand-in: each parameter and buffer replaced by a fake CUDA tensor of its shape
+    and dtype (its values are sent to the parent from before the move, as on meta)."""
     with torch.no_grad(), _fake_mode():
-        return module.to(GPU)
+        return module._apply(lambda tensor: torch.empty(tensor.shape, dtype=tensor.dtype, device=GPU))
 
 
 class OnTheFake(TorchFunctionMode):
