@@ -97,7 +97,7 @@ def decode(data: bytes, constants: int) -> Graph:
     return Graph(inputs, tuple(nodes), _built_in(raw.get("built_in", [])))
 
 
-MAX_BUILT_IN = 8
+MAX_BUILT_IN = 8  # notes of built-in attention composites in one graph (the worker keeps to it too)
 BUILT_IN_NAME = re.compile(r"^torch(\.[A-Za-z_][A-Za-z0-9_]*){1,6}$")
 
 
