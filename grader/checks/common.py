@@ -11,6 +11,7 @@ import torch
 from grader.checks import diagnosis, reference
 from grader.assignment import GRADED_NAME
 from grader.checks import Context, Outcome, failed, passed
+from grader.graph.devices import STAND_INS
 
 # Tolerances against the float64 reference, per input dtype. float32: unit roundoff 6e-8, a
 # d_k-term dot product, a softmax and a T-term average of O(1) values stay far below 1e-5;
@@ -232,14 +233,14 @@ def low_precision_passed(notes: list[tuple[str, str, list[str]]]) -> Outcome:
 
 def device_sweep(ctx: Context, cases: list[tuple[str, object]], run: Callable[[object, str], tuple[dict | None, dict]],
                  mistake: Callable[[object, dict], str], agrees_on_cuda: Callable[[object, torch.Tensor], Outcome | None]) -> Outcome:
-    """Each case (label, case) on every device the machine offers; the meta device stands in for a
-    GPU everywhere. `run(case, device)` -> (error, the output's description). A device mismatch
+    """Each case (label, case) on every device the machine offers; two stand-ins for a GPU, the meta device and a
+    FakeTensor on "cuda" (`STAND_INS`), everywhere, each held to the same verdict. `run(case, device)` -> (error, the output's description). A device mismatch
     names `mistake(case, error)`; an output left on another device is `hardcoded-device`; on a real GPU
     the output must agree with the same code's CPU output (`agrees_on_cuda`), and on the stand-in too where the
     parent knows every value of the graph (a GPU branch that returns zeros). Any other error says nothing about
     devices: inconclusive, never a failure. Values are not otherwise this check's business."""
     notes_zh, notes_en = [], []
-    for where in (["cuda"] if ctx.cuda else []) + ["meta"]:
+    for where in (["cuda"] if ctx.cuda else []) + list(STAND_INS):
         for label, case in cases:
             error, out = run(case, where)
             no_cuda = where == "cuda" and error and diagnosis.NO_CUDA.search(error.get("message", ""))
@@ -256,9 +257,9 @@ def device_sweep(ctx: Context, cases: list[tuple[str, object]], run: Callable[[o
             problem = agrees_on_cuda(case, out.get("value")) if where == "cuda" else None
             if problem:
                 return problem
-            if where == "meta" and out.get("value") is not None and agrees_on_cuda(case, out["value"]):
-                return failed(f"在代替 GPU 的 meta 设备上（{label}），输出与同一段代码在 CPU 上的输出不同："
-                              "代码在 GPU 上做的是另一件事。", f"On the meta device that stands in for a GPU ({label}), "
+            if where in STAND_INS and out.get("value") is not None and agrees_on_cuda(case, out["value"]):
+                return failed(f"在代替 GPU 的 {where} 设备上（{label}），输出与同一段代码在 CPU 上的输出不同："
+                              "代码在 GPU 上做的是另一件事。", f"On the {where} device that stands in for a GPU ({label}), "
                               "the output differs from the same code's output on the CPU: on a GPU the code does "
                               "something else.", ["device-probing"])
     return passed("；".join(notes_zh) or "输入在哪个设备，计算就在哪个设备。",

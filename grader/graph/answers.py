@@ -17,6 +17,7 @@ import torch
 from grader.assignment import PROJECTIONS
 from grader.graph import decode, run
 from grader.graph.decode import GraphRefused
+from grader.graph.devices import STAND_INS
 from grader.graph.run import GraphFailed
 
 GRADCHECK_STEP, GRADCHECK_ATOL, GRADCHECK_RTOL = 1e-3, 1e-3, 1e-2
@@ -66,22 +67,32 @@ class UnsupportedOperators(GraphRefused):
         self.targets = targets
 
 
-def _constants(traced: dict, graph: decode.Graph) -> tuple[list[torch.Tensor], list[str]]:
-    """The graph's constants and their devices in it; one on the meta stand-in has no values to send, and
+def _constants(traced: dict, graph: decode.Graph, device: str) -> tuple[list[torch.Tensor], list[str]]:
+    """The graph's constants and their devices in it; one made on a stand-in has no values to send, and
     stands as zeros of its shape (only devices are read on the stand-in)."""
     constants, devices = list(traced["constants"]), ["cpu"] * len(traced["constants"])
     for node in graph.nodes:
         if node.kind == "constant":
             devices[node.index] = node.meta["device"]
-            if node.meta["device"] == "meta":
+            if _valueless(node, constants[node.index], device):
                 constants[node.index] = torch.zeros(node.meta["shape"], dtype=getattr(torch, node.meta["dtype"]))
     return constants, devices
+
+
+def _valueless(node: decode.Node, value: torch.Tensor | None, device: str) -> bool:
+    """A constant of a graph traced on a stand-in that came without values: made on the stand-in's device (or
+    on meta), or sent empty."""
+    if node.meta["device"] == "meta":
+        return True
+    return device in STAND_INS and (node.meta["device"] != "cpu" or value is None
+                                    or list(value.shape) != node.meta["shape"])
 
 
 def evaluate(traced: dict, inputs: list[torch.Tensor], findings: Findings, seed: int | None = None,
              device: str = "cpu") -> tuple[list, list[str], dict | None]:
     """(outputs, their devices in the graph, None) or ([], [], error) for one traced call; the error is what
-    the checks read from a probe. On the stand-in ("meta") the values are the CPU's and devices are followed."""
+    the checks read from a probe. On a stand-in (`STAND_INS`) the values are the CPU's and devices are followed;
+    an output on the stand-in's device is said to be on the stand-in."""
     if "error" in traced:
         return [], [], traced["error"]
     if _is_place(traced.get("untraceable")):
@@ -90,11 +101,12 @@ def evaluate(traced: dict, inputs: list[torch.Tensor], findings: Findings, seed:
             "tensor's values), so it does not follow a change of inputs")}
     try:
         graph = _graph(traced, findings)
-        constants, constant_devices = _constants(traced, graph)
+        constants, constant_devices = _constants(traced, graph, device)
+        in_graph = STAND_INS.get(device)
         outputs, devices = run.run(graph, inputs, constants, seed=seed,
-                                   devices=[device] * len(inputs) if device == "meta" else None,
+                                   devices=[in_graph] * len(inputs) if in_graph else None,
                                    constant_devices=constant_devices)
-        return outputs, devices, None
+        return outputs, [device if in_graph and d == in_graph else d for d in devices], None
     except UnsupportedOperators as refused:
         return [], [], _error("UnsupportedOperator", f"graded code used {refused} (not on the grader's list of operators)")
     except GraphRefused as refused:
@@ -123,23 +135,24 @@ def ops_counted(traced: dict, findings: Findings) -> tuple[int, list[str]]:
 def described(tensor, fact: dict | None, device: str | None = None, known: bool = False) -> dict:
     """The checks' form of one output: kind, shape, dtype, device and the value, all the parent's own;
     whether it needed grad and whether it was a subclass come from the worker (facts, not values). An output on
-    the stand-in has a device and no value, as a meta tensor has, unless every value of its graph is `known`."""
+    a stand-in has a device and no value, as a meta tensor has, unless every value of its graph is `known`."""
     fact = fact if isinstance(fact, dict) else {}
     if not isinstance(tensor, torch.Tensor):
         return {"kind": str(fact.get("kind", "none"))}
     device = device or tensor.device.type
     info = {"kind": "tensor", "shape": list(tensor.shape), "dtype": str(tensor.dtype).removeprefix("torch."),
             "device": device, "requires_grad": fact.get("requires_grad") is True, "subclass": fact.get("subclass") is True}
-    if device != "meta" or known:
+    if device not in STAND_INS or known:
         info["value"] = tensor.detach().to("cpu").clone()
     return info
 
 
-def _known_on_the_stand_in(traced: dict) -> bool:
-    """Whether the parent computed every value of a graph traced on the stand-in: its inputs are the parent's own
-    and what the call made it computed on the CPU; only a constant made on the meta device has no value (zeros)."""
+def _known_on_the_stand_in(traced: dict, device: str) -> bool:
+    """Whether the parent computed every value of a graph traced on a stand-in: its inputs are the parent's own
+    and what the call made it computed on the CPU; only a constant made on the stand-in has no value (zeros)."""
     graph = decode.decode(bytes(traced["graph"].numpy().tobytes()), len(traced["constants"]))
-    return not any(node.kind == "constant" and node.meta["device"] == "meta" for node in graph.nodes)
+    return not any(node.kind == "constant" and _valueless(node, traced["constants"][node.index], device)
+                   for node in graph.nodes)
 
 
 def _facts(traced: dict) -> list:
@@ -161,7 +174,7 @@ def sdpa(traced: dict, fields: dict, findings: Findings) -> dict:
     facts = _facts(traced)
     if answer["structure"].get("length") != 2 or len(outputs) < 2:
         return answer
-    known = fields["device"] != "meta" or _known_on_the_stand_in(traced)
+    known = fields["device"] not in STAND_INS or _known_on_the_stand_in(traced, fields["device"])
     answer["out"], answer["weights"] = (described(outputs[i], facts[i] if len(facts) > i else None, devices[i], known)
                                         for i in (0, 1))
     if fields["grad"]:
@@ -203,8 +216,8 @@ def _gradcheck(traced: dict, inputs: list, cotangent, grads: list, findings: Fin
 
 
 def _to(tensor: torch.Tensor, device: str) -> torch.Tensor:
-    """An input where the graph runs: the CPU stands in for the stand-in (`run.run` follows its device)."""
-    return tensor if device == "meta" else tensor.to(device)
+    """An input where the graph runs: the CPU stands in for a stand-in (`run.run` follows its device)."""
+    return tensor if device in STAND_INS else tensor.to(device)
 
 
 def _placed(tensors: list, device: str, transposed: bool) -> list:
@@ -270,7 +283,7 @@ def _mha_call(traced: dict, call: dict, fields: dict, state: list, names: list, 
     if structure.get("kind") != "tensor":  # forward returns one tensor; anything else is named by what it was
         result["out"] = {"kind": str(structure.get("kind", "none"))[:200]}
         return result
-    known = fields["device"] != "meta" or (state_known and _known_on_the_stand_in(traced))
+    known = fields["device"] not in STAND_INS or (state_known and _known_on_the_stand_in(traced, fields["device"]))
     result["out"] = described(outputs[0] if outputs else None, facts[0] if facts else None,
                               devices[0] if devices else None, known)
     if fields["grad"] and result["out"].get("kind") == "tensor":
@@ -304,11 +317,11 @@ def _state(state, fields: dict) -> tuple[list, list, int, bool] | None:
         owner, _, leaf = name.rpartition(".")
         if leaf == "weight" and owner in weights:
             value = weights[owner]
-        elif fields["device"] != "meta" and list(value.shape) != meta["shape"]:
+        elif fields["device"] not in STAND_INS and list(value.shape) != meta["shape"]:
             return None
-        if fields["device"] == "meta" and not (leaf == "weight" and owner in weights) \
+        if fields["device"] in STAND_INS and not (leaf == "weight" and owner in weights) \
                 and list(value.shape) != meta["shape"]:
             value, known = torch.zeros(meta["shape"], dtype=dtype), False  # no values came: only devices are read
-        value = value.to(dtype=dtype, device="cpu" if fields["device"] == "meta" else fields["device"])
+        value = value.to(dtype=dtype, device="cpu" if fields["device"] in STAND_INS else fields["device"])
         tensors.append(value)
     return tensors, state["names"], state["parameters"], known

@@ -46,6 +46,7 @@ class Node:
 class Graph:
     inputs: int
     nodes: tuple[Node, ...]
+    built_in: tuple[tuple[str, int], ...] = ()  # the worker's note: a built-in attention composite, the line calling it
 
     def calls(self) -> list[Node]:
         return [node for node in self.nodes if node.kind == "call"]
@@ -93,7 +94,21 @@ def decode(data: bytes, constants: int) -> Graph:
     if inputs != raw["inputs"] or not nodes or nodes[-1].kind != "output" or \
             sum(node.kind == "output" for node in nodes) != 1:
         raise GraphRefused("a graph whose inputs or output do not add up")
-    return Graph(inputs, tuple(nodes))
+    return Graph(inputs, tuple(nodes), _built_in(raw.get("built_in", [])))
+
+
+MAX_BUILT_IN = 8  # notes of built-in attention composites in one graph (the worker keeps to it too)
+BUILT_IN_NAME = re.compile(r"^torch(\.[A-Za-z_][A-Za-z0-9_]*){1,6}$")
+
+
+def _built_in(notes) -> tuple[tuple[str, int], ...]:
+    """The composites of the built-in attention the worker saw on the stack, each with the student's line."""
+    if not (type(notes) is list and len(notes) <= MAX_BUILT_IN and all(
+            type(note) is dict and set(note) == {"name", "line"} and type(note["name"]) is str
+            and len(note["name"]) <= 200 and BUILT_IN_NAME.match(note["name"]) and type(note["line"]) is int
+            and 0 <= note["line"] < 1 << 31 for note in notes)):
+        raise GraphRefused("a graph whose built-in attention notes are not the tracer's")
+    return tuple((note["name"], note["line"]) for note in notes)
 
 
 def _node(entry, position: int, constants: int) -> Node:
@@ -157,7 +172,8 @@ def _argument(value, position: int, depth: int):
 
 def verdicts(graph: Graph) -> dict[str, set[str]]:
     """The graph's targets by `ops.verdict`: {"forbidden": {...}, "unsupported": {...}} (allowed ones left out)."""
-    found: dict[str, set[str]] = {"forbidden": set(), "unsupported": set()}
+    found: dict[str, set[str]] = {"forbidden": {f"{name} (line {line})" for name, line in graph.built_in},
+                                  "unsupported": set()}
     for target in graph.targets():
         kind = ops.verdict(target)
         if kind != "allowed":

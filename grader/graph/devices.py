@@ -1,22 +1,31 @@
-"""What a GPU refuses, said on the meta device that stands in for one: used by the worker while it
-traces on the stand-in, and by the parent when it runs that graph itself (`grader/graph/run.py`)."""
+"""What a GPU refuses, said on the stand-ins for one: used by the worker while it traces on a stand-in, and by
+the parent when it runs that graph itself (`grader/graph/run.py`)."""
 from __future__ import annotations
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+STAND_INS = {"meta": "meta", "fake-cuda": "cuda"}
+"""Each stand-in for a GPU a probe may ask for, and the device its tensors have in the graph: the meta device,
+and a FakeTensor on "cuda" (`grader/sandbox/fake_gpu.py`). Their graphs run here on the CPU with devices followed."""
 
 CPU_OPERAND_SHAPES = "shapes of the cpu operands:"
 """Said in the guard's message: which tensor strayed tells a CPU mask from a CPU constant (grader/checks/diagnosis.py)."""
 
 
 class DeviceMixGuard(TorchDispatchMode):
-    """On the meta stand-in for a GPU, what a GPU refuses: an op that mixes a meta tensor with a CPU
-    tensor of one or more dims. Meta kernels let some of these through (an in-place `scores += bias`
-    with a CPU bias); a GPU raises on every one. CPU scalars (0-dim) mix legitimately, and copies and
-    indexing take operands on another device by design."""
+    """On a stand-in for a GPU, what a GPU refuses: an op that mixes a stand-in tensor with a CPU tensor of one
+    or more dims. Meta kernels let some of these through (an in-place `scores += bias` with a CPU bias); a GPU
+    raises on every one. CPU scalars (0-dim) mix legitimately, and copies and indexing take operands on another
+    device by design."""
 
     ALLOWED = {"copy_", "_to_copy", "to", "_copy_from", "copy", "index", "index_put_", "index_put",
                "_index_put_impl_", "lift_fresh", "detach", "clone"}
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        """Without torch's dynamo-disabling shim at every operator, as the tracer's Recorder: nothing here compiles."""
+        return False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -24,9 +33,10 @@ class DeviceMixGuard(TorchDispatchMode):
             tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
             tensors += [t for a in args if isinstance(a, (list, tuple)) for t in a if isinstance(t, torch.Tensor)]
             strays = [t for t in tensors if t.device.type == "cpu" and t.dim() > 0]
-            if strays and any(t.device.type == "meta" for t in tensors):
+            other = next((t.device.type for t in tensors if t.device.type != "cpu"), None)
+            if strays and other is not None:
                 shapes = ", ".join(str(list(t.shape)) for t in strays[:4])
                 raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
-                                   f"devices, meta and cpu! (in {func.overloadpacket.__name__}; "
+                                   f"devices, {other} and cpu! (in {func.overloadpacket.__name__}; "
                                    f"{CPU_OPERAND_SHAPES} {shapes})")
         return func(*args, **kwargs)

@@ -21,8 +21,10 @@ DENIED_EVENTS = frozenset({
     "os.chdir", "os.utime", "signal.pthread_kill", "subprocess.Popen", "builtins.input", "webbrowser.open",
     "sqlite3.connect", "urllib.Request", "open"})
 DENIED_PREFIXES = ("ctypes.", "socket.", "os.exec", "os.posix_spawn", "os.spawn", "_thread.", "shutil.")
-# the code generators of the standard library that honest classes use (@dataclass, namedtuple, NamedTuple)
-CODE_GENERATORS = ("dataclasses.py", "collections/__init__.py")
+# the code generators of the standard library that honest classes use (@dataclass, namedtuple, NamedTuple), and
+# torch's reading of an operator's schema types (strings of the registered schema, never the caller's), which the
+# FakeTensor stand-in for a GPU does at an operator's first use (grader/sandbox/fake_gpu.py)
+CODE_GENERATORS = ("dataclasses.py", "collections/__init__.py", "torch/fx/operator_schemas.py")
 SOURCE_SUFFIXES = (".py", ".pyc", ".so")
 IMPORT_MACHINERY = "<frozen importlib._bootstrap"
 

@@ -17,9 +17,10 @@ import inspect
 import torch
 
 from grader.graph import decode, run
-from grader.sandbox import probes, tracing
-from grader.sandbox.probes import (SUBMISSION_FILE, _build, _device_guard, _graded, _place, _seed, _structure,
-                                   describe_error)
+from grader.graph.devices import STAND_INS
+from grader.sandbox import fake_gpu, probes, tracing
+from grader.sandbox.probes import (SUBMISSION_FILE, _build, _device_guard, _graded, _moved, _place, _seed,
+                                   _structure, describe_error)
 
 
 def _described(tensor) -> dict:
@@ -28,7 +29,7 @@ def _described(tensor) -> dict:
         return {"kind": type(tensor).__name__}
     return {"kind": "tensor", "shape": list(tensor.shape), "dtype": str(tensor.dtype).removeprefix("torch."),
             "device": tensor.device.type, "requires_grad": bool(tensor.requires_grad),
-            "subclass": type(tensor) not in (torch.Tensor, torch.nn.Parameter)}
+            "subclass": type(tensor) not in (torch.Tensor, torch.nn.Parameter, fake_gpu.FakeTensor)}
 
 
 def _graph_answer(recorder: tracing.Recorder) -> dict:
@@ -43,14 +44,14 @@ def _recorded(call, inputs: list, varied: int, device: str, lines: list[str]) ->
     (`untraceable`), which the parent reports with the student's line instead of wrong values."""
     leaving = tracing.ValuesLeaving(SUBMISSION_FILE, lines)
     try:
-        recorder = tracing.trace(call, inputs, leaving)
+        recorder = tracing.trace(call, inputs, leaving, SUBMISSION_FILE)
     except Exception:
-        if leaving.where is not None and device == "meta":  # the stand-in has no values to hand to Python
+        if leaving.where is not None and device in STAND_INS:  # a stand-in has no values to hand to Python
             return {"untraceable": leaving.where}
         raise
     answer = _graph_answer(recorder)
     # on the stand-in there are no values to replay on: a graph that used values stands for nothing there
-    if leaving.where is not None and (device == "meta" or not _faithful(answer, call, inputs, varied)):
+    if leaving.where is not None and (device in STAND_INS or not _faithful(answer, call, inputs, varied)):
         answer["untraceable"] = leaving.where
     return answer
 
@@ -147,7 +148,7 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
         # taken before the move: on the stand-in a moved module has no values, so the parent gets these
         before = {name: tracing.value_for_the_parent(t) for name, t in named}
         if device != "cpu":
-            module = module.to(device)
+            module = _moved(module, device)
             named = [*module.named_parameters(), *module.named_buffers()]
     except BaseException as error:
         answer["error"] = describe_error(error, lines)

@@ -14,7 +14,8 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from grader.assignment import DROPOUTS, MODEL_ARGS, MODEL_ARGS_TYPES, PROJECTIONS
-from grader.graph.devices import DeviceMixGuard
+from grader.graph.devices import STAND_INS, DeviceMixGuard
+from grader.sandbox import fake_gpu
 from grader.sandbox.guard import STAND_IN_DEVICE
 
 SUBMISSION_FILE = "<submission>"
@@ -50,14 +51,15 @@ class StandInAsAGpu(TorchFunctionMode):
     """On the meta stand-in, what student code can read of a tensor says GPU (grader/sandbox/guard.py answers
     `.device` with STAND_IN_DEVICE): that device object, passed back to torch, means meta; a meta tensor's repr,
     str and format show zeros on cuda:0, as a GPU's tensor would show values. Code that special-cases the
-    stand-in (`"meta" in str(Q.device)`, in `repr(Q)`, in an f-string) takes the GPU's path, and is graded on it."""
+    stand-in (`"meta" in str(Q.device)`, in `repr(Q)`, in an f-string) takes the GPU's path, and is graded on it.
+    A FakeTensor (the second stand-in) shows the same text, not its class name."""
 
     TEXT = {torch.Tensor.__repr__, torch.Tensor.__format__}
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         format_spec = args[1] if len(args) > 1 else ""  # a spec (f"{t:.3f}") formats values: torch's own path
-        if func in self.TEXT and args and isinstance(args[0], torch.Tensor) and args[0].is_meta and not format_spec:
+        if func in self.TEXT and args and _stand_in_tensor(args[0]) and not format_spec:
             return _as_on_a_gpu(args[0])
         if func is torch.Tensor.type and len(args) == 1 and not kwargs and args[0].is_meta:  # Q.type() names its type
             return GPU_TENSOR_TYPES.get(args[0].dtype, "torch.cuda.FloatTensor")
@@ -94,6 +96,10 @@ def _cuda_as_present():
             function.__code__ = code
 
 
+def _stand_in_tensor(value) -> bool:
+    return isinstance(value, torch.Tensor) and (value.is_meta or fake_gpu.is_fake(value))
+
+
 def _meta_for_stand_in(value):
     return torch.device("meta") if value is STAND_IN_DEVICE else value
 
@@ -111,10 +117,11 @@ def _as_on_a_gpu(tensor: torch.Tensor) -> str:
 
 @contextlib.contextmanager
 def _device_guard(device: str):
-    if device != "meta":
+    if device not in STAND_INS:
         yield
         return
-    with DeviceMixGuard(), StandInAsAGpu(), _cuda_as_present():
+    with fake_gpu.active() if device == "fake-cuda" else contextlib.nullcontext(), DeviceMixGuard(), \
+            StandInAsAGpu(), _cuda_as_present():
         yield
 
 
@@ -129,13 +136,18 @@ def _place(tensor: torch.Tensor, device: str) -> torch.Tensor:
     dtype exist.
 
     The meta device stands in for a GPU on CPU-only machines: it raises on any mix with CPU
-    tensors, which is exactly what a mask made without device= does on a GPU. (FakeTensorMode
-    could fake "cuda" too, but it imports torch._dynamo, seconds per grading run, and adds
-    nothing: a hard-coded "cuda" already fails the plain CPU run on such a machine.)
+    tensors, which is exactly what a mask made without device= does on a GPU. A FakeTensor on "cuda"
+    (`fake_gpu`) is the second stand-in: code that tells meta from a GPU meets the mismatch there.
     """
     if device == "meta":
         return torch.empty(tensor.shape, dtype=tensor.dtype, device="meta")
+    if device == "fake-cuda":
+        return fake_gpu.place(tensor)
     return tensor.to(device, copy=True)
+
+
+def _moved(module: torch.nn.Module, device: str) -> torch.nn.Module:
+    return fake_gpu.move(module) if device == "fake-cuda" else module.to(device)
 
 
 def _graded(namespace: dict, name: str):
@@ -211,3 +223,4 @@ def warm_up() -> None:
     mask = torch.ones(2, 2, dtype=torch.bool, device="meta").triu(1)
     (x @ x.transpose(-2, -1) / 2).masked_fill(mask, float("-inf")).softmax(-1)
     torch.nn.functional.linear(x, x).view(1, 2, 2).transpose(0, 1).contiguous()
+    fake_gpu.warm_up()

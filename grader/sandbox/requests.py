@@ -16,7 +16,7 @@ import torch
 from grader.assignment import DROPOUTS, MODEL_ARGS, MODEL_ARGS_TYPES, PROJECTIONS
 from grader.errors import GraderError
 
-DEVICES = ("cpu", "cuda", "meta")  # meta stands in for a GPU on CPU-only machines (`probes._place`)
+DEVICES = ("cpu", "cuda", "meta", "fake-cuda")  # meta and a FakeTensor stand in for a GPU (`probes._place`)
 DTYPES = ("float16", "bfloat16", "float32", "float64")
 MODES = ("eval", "train")
 FIELD_TYPES = {"int": int, "float": float}

@@ -9,6 +9,11 @@ a custom `autograd.Function.backward` included, and the tensors autograd saved a
 made them. The built-in attention reaches the dispatcher as its own kernel (`_scaled_dot_product_*`),
 or, on its math path, through `_safe_softmax`, which only it uses.
 
+A library composite of the built-in attention (`F.multi_head_attention_forward`, `nn.MultiheadAttention`:
+the names of `runtime_rules.FORBIDDEN_API`) dispatches only ordinary operators, as hand-written attention
+does; the recorder notes each such composite found on the Python stack of an operator it records, with the
+student's line that called it (`built_in` in the graph), which the parent names `forbidden-api`.
+
 The graph goes to the parent as JSON bytes (`encode`), which checks it as hostile data and runs it
 on inputs of its own (`grader/graph/`): nothing the worker computes is believed. Code that computes
 outside the recorder leaves a constant in the graph, wrong on the parent's inputs.
@@ -24,7 +29,12 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from grader.graph.decode import MAX_BUILT_IN
+from grader.runtime_rules import FORBIDDEN_API
+from grader.sandbox import fake_gpu
+
 GRAPH_FORMAT = 1
+PRIM_DEVICE = torch.ops.prim.device.default
 
 
 class Untraceable(Exception):
@@ -35,8 +45,10 @@ class Recorder(TorchDispatchMode):
     """Records each dispatched operator as a node; tensors are known by identity (each kept alive for the
     recording, so no id is reused)."""
 
-    def __init__(self, inputs: list[torch.Tensor]) -> None:
+    def __init__(self, inputs: list[torch.Tensor], source_file: str | None = None) -> None:
         super().__init__()
+        self.source_file = source_file
+        self.built_in: dict[str, int] = {}  # a composite of the built-in attention -> the student's line calling it
         self.nodes: list[list] = []
         self.constants: list[torch.Tensor] = []
         self.made: dict[int, int] = {}  # id(tensor) -> the node whose value it is
@@ -68,6 +80,9 @@ class Recorder(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if func is PRIM_DEVICE:  # a FakeTensor's `.device` asks the modes; it computes nothing
+            return func(*args, **kwargs)
+        self._note_built_in(sys._getframe(1))
         entry = ["call", _target(func), self.value(list(args)), {"kwargs": self.value(kwargs)["kwargs"]}]
         result = func(*args, **kwargs)
         node = self._add(entry)
@@ -78,6 +93,15 @@ class Recorder(TorchDispatchMode):
                 if isinstance(item, torch.Tensor):
                     self._bind(item, self._add(["call", "getitem", [{"n": node}, position], {"kwargs": {}}]))
         return result
+
+    def _note_built_in(self, frame) -> None:
+        """The built-in attention's composite, if one is between this operator and the student's code."""
+        composite = None
+        while frame is not None and frame.f_code.co_filename != self.source_file:
+            composite = BUILT_IN_COMPOSITES.get(frame.f_code, composite)
+            frame = frame.f_back
+        if composite is not None and len(self.built_in) < MAX_BUILT_IN:
+            self.built_in.setdefault(composite, frame.f_lineno if frame is not None else 0)
 
     def value(self, value):
         """One argument in the JSON form the parent decodes (`grader/graph/decode.py`)."""
@@ -129,9 +153,11 @@ class ValuesLeaving(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
-def trace(function, inputs: list[torch.Tensor], leaving: ValuesLeaving | None = None) -> Recorder:
-    """Call `function(*inputs)` under a recorder; the list of tensors it returns is the graph's output."""
-    recorder = Recorder(inputs)
+def trace(function, inputs: list[torch.Tensor], leaving: ValuesLeaving | None = None,
+          source_file: str | None = None) -> Recorder:
+    """Call `function(*inputs)` under a recorder; the list of tensors it returns is the graph's output. Composites
+    of the built-in attention are noted with the line of `source_file` that called them."""
+    recorder = Recorder(inputs, source_file)
     with recorder, leaving if leaving is not None else contextlib.nullcontext():
         outputs = function(*inputs)
     recorder.nodes.append(["output", [recorder.ref(t) for t in outputs]])
@@ -142,20 +168,44 @@ def encode(recorder: Recorder) -> tuple[torch.Tensor, list[torch.Tensor]]:
     """The graph as UTF-8 JSON in a uint8 tensor (the answer channel carries tensors up to its element cap,
     not long nested lists), and its constant tensors in order."""
     inputs = sum(entry[0] == "input" for entry in recorder.nodes)
-    text = json.dumps({"format": GRAPH_FORMAT, "inputs": inputs, "nodes": recorder.nodes}, separators=(",", ":"))
-    return torch.frombuffer(bytearray(text.encode()), dtype=torch.uint8), recorder.constants
+    built_in = [{"name": name, "line": line} for name, line in recorder.built_in.items()]
+    text = json.dumps({"format": GRAPH_FORMAT, "inputs": inputs, "nodes": recorder.nodes, "built_in": built_in},
+                      separators=(",", ":"))
+    with fake_gpu.real():
+        return torch.frombuffer(bytearray(text.encode()), dtype=torch.uint8), recorder.constants
 
 
 def value_for_the_parent(tensor: torch.Tensor) -> torch.Tensor:
-    """A plain CPU copy of a tensor's values (none on the meta stand-in: the parent rebuilds it from `_meta_of`)."""
-    if tensor.device.type == "meta":
-        return torch.empty(0)
-    return torch.Tensor.as_subclass(tensor.detach().to("cpu", copy=True), torch.Tensor)
+    """A plain CPU copy of a tensor's values (none on a stand-in: the parent rebuilds it from `_meta_of`); made
+    with the fake stand-in's mode set aside, so that a real tensor's copy is real."""
+    with fake_gpu.real():
+        if tensor.device.type == "meta" or fake_gpu.is_fake(tensor):
+            return torch.empty(0)
+        return torch.Tensor.as_subclass(tensor.detach().to("cpu", copy=True), torch.Tensor)
 
 
 def _meta_of(tensor: torch.Tensor) -> dict:
-    """A constant on the meta stand-in has no values: the parent rebuilds it from shape and dtype."""
+    """A constant on a stand-in has no values: the parent rebuilds it from shape and dtype."""
     return {"shape": list(tensor.shape), "dtype": str(tensor.dtype).removeprefix("torch."), "device": tensor.device.type}
+
+
+def _composites() -> dict:
+    """The code of each torch function or class method named as the built-in attention (`FORBIDDEN_API`) in the
+    modules that define them in Python, by its qualified name."""
+    found = {}
+    for module in (torch.nn.functional, torch.nn.modules.activation):
+        for name, value in vars(module).items():
+            if not FORBIDDEN_API.match(name):
+                continue
+            functions = vars(value).values() if isinstance(value, type) else [value]
+            for function in functions:
+                code = getattr(function, "__code__", None)
+                if code is not None:
+                    found[code] = f"{module.__name__}.{code.co_qualname}"
+    return found
+
+
+BUILT_IN_COMPOSITES = _composites()
 
 
 def _target(func) -> str:

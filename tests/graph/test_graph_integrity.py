@@ -20,8 +20,9 @@ RECIPES = sorted(p for p in (SUBMISSIONS / "graph_recipes").glob("*.py") if head
     SUBMISSIONS / "forgery" / name for name in ("a_loop_with_dispatch_modes_off.py", "b_aten_math_alias.py")]
 STAND_IN_RECIPES = [SUBMISSIONS / "forgery" / name for name in ("f_mask_moved_only_on_meta.py",
                                                                 "o_meta_in_the_tensor_text.py")]
-"""What tells the meta stand-in from a GPU when the guard is off (`is_meta`, a tensor's own text): the guard
-holds these (device-probing), not the graph. docs/isolation.md says so (what the graph cannot tell)."""
+"""What tells the meta stand-in from a GPU when the guard is off (`is_meta`, a tensor's own text): the guard names
+these (device-probing); with it off, the second stand-in (a FakeTensor on "cuda") meets their CPU mask
+(mask-device)."""
 
 
 def _part_points(report: dict, part: str) -> float:
@@ -45,7 +46,7 @@ def test_a_recipe_gains_nothing_with_the_worker_rules_in_place(graded, path):
     assert report["score"] <= twin["score"], (report["score"], twin["score"], report["mistakes"])
 
 
-@pytest.mark.parametrize("path", [_open(p, "open-off") for p in RECIPES])
+@pytest.mark.parametrize("path", [_open(p, "open-off") for p in RECIPES + STAND_IN_RECIPES])
 def test_a_recipe_gains_nothing_with_every_worker_rule_off(rules_bypassed, path):
     from grader.grade import grade_submission
 

@@ -1,10 +1,12 @@
-"""Does the meta device, standing in for a GPU, answer as a GPU in everything student code can read?
+"""Do the stand-ins for a GPU (the meta device, a FakeTensor on "cuda") answer as a GPU in everything student code
+can read?
 
 Code that moves a CPU mask to the input's device only when it sees that it is not on a real GPU would
 earn the device point here and crash on a GPU. Each observable below is read by code loaded as a
 submission is (through the worker's guard), on a tensor on the stand-in, inside the device probe's
-modes (grader/sandbox/probes.py): each must say GPU. What stays visible is listed in
-docs/isolation.md; the device point is graded from the graph the parent re-runs.
+modes (grader/sandbox/probes.py): each must say GPU. The FakeTensor stand-in says it with the guard off too:
+code that tells the meta stand-in apart from a GPU without the guard meets the mismatch there. What stays
+visible is listed in docs/isolation.md; the device point is graded from the graph the parent re-runs.
 """
 import pytest
 import torch
@@ -41,13 +43,18 @@ OBSERVABLES = {
 }
 
 
+STAND_INS = {"meta, guarded": ("meta", True), "fake-cuda, guarded": ("fake-cuda", True),
+             "fake-cuda, guard off": ("fake-cuda", False)}
+
+
+@pytest.mark.parametrize("stand_in, guarded", STAND_INS.values(), ids=STAND_INS.keys())
 @pytest.mark.parametrize("expression", OBSERVABLES.values(), ids=OBSERVABLES.keys())
-def test_the_stand_in_answers_as_a_gpu(expression):
+def test_the_stand_in_answers_as_a_gpu(expression, stand_in, guarded):
     source = f"import torch\nfrom torch.cuda import is_available\n\n\ndef says_gpu(Q):\n    return bool({expression})\n"
-    namespace, errors = load_student(source, Guard())
+    namespace, errors = load_student(source, Guard() if guarded else None)
     assert errors == []
-    Q = torch.empty(2, 3, device="meta")
+    Q = probes._place(torch.empty(2, 3), stand_in)
     before = torch.cuda.is_available(), torch.cuda.device_count()
-    with probes._device_guard("meta"):
+    with probes._device_guard(stand_in):
         assert namespace["says_gpu"](Q) is True
     assert (torch.cuda.is_available(), torch.cuda.device_count()) == before, "torch.cuda answers as before afterwards"

@@ -2,6 +2,7 @@
 # passes the meta-device check on a CPU-only host and still fails on a real GPU
 # twin: twins/sdpa_mask_without_device.py
 # expect: device-probing
+# expect-off: mask-device
 # affected: sdpa
 import math
 from dataclasses import dataclass

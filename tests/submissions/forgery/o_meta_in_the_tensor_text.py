@@ -2,6 +2,7 @@
 # f-string of Q, as a debug print would make) mentions meta
 # twin: twins/sdpa_mask_without_device.py
 # expect: device-probing
+# expect-off: mask-device
 # affected: sdpa
 import math
 from dataclasses import dataclass

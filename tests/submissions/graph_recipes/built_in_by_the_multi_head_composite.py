@@ -2,7 +2,6 @@
 # twin: twin_plain_sdpa.py
 # expect: forbidden-api
 # affected: sdpa
-# open-off: the composite dispatches only linear, bmm, baddbmm and _softmax, as hand-written attention does; only the rules in the worker name it (a record of torch-level calls while tracing would)
 import math
 from dataclasses import dataclass
 
