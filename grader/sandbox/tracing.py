@@ -10,7 +10,7 @@ made them. The built-in attention reaches the dispatcher as its own kernel (`_sc
 or, on its math path, through `_safe_softmax`, which only it uses.
 
 A library composite of the built-in attention (`F.multi_head_attention_forward`, `nn.MultiheadAttention`:
-the names of `runtime_rules.FORBIDDEN_API`) dispatches only ordinary operators, as hand-written attention
+the names of `rules.table.FORBIDDEN_API`) dispatches only ordinary operators, as hand-written attention
 does; the recorder notes each such composite found on the Python stack of an operator it records, with the
 student's line that called it (`built_in` in the graph), which the parent names `forbidden-api`.
 
@@ -30,7 +30,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from grader.graph.decode import MAX_BUILT_IN
-from grader.runtime_rules import FORBIDDEN_API
+from grader.rules.table import FORBIDDEN_API
 from grader.sandbox import fake_gpu
 
 GRAPH_FORMAT = 1
