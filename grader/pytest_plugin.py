@@ -117,11 +117,11 @@ class CheckItem(pytest.Item):
     def repr_failure(self, excinfo, style=None):
         if not excinfo.errisinstance(CheckFailed):
             return super().repr_failure(excinfo, style)
-        from grader.report.text import check_lines
+        from grader.report.text import BOTH, check_lines
 
         entry = excinfo.value.args[0]
         # each mistake's catalog explanation once per session, as on the feedback page; the same text as every report
-        lines = check_lines(entry, ("zh", "en"), self.graders.explained)
+        lines = check_lines(entry, BOTH, self.graders.explained)
         if entry["mistakes"]:
             lines.insert(1, f"mistakes: {', '.join(entry['mistakes'])}")
         return "\n".join(lines)

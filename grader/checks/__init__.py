@@ -71,7 +71,7 @@ class Context:
     student: StudentCode
     static: dict  # mistake id -> places, from static_pass.analyse
     cuda: bool  # run the real-CUDA variants too
-    violations: list[Violation] = field(default_factory=list)  # grading rules broken, from policy.violations
+    violations: list[Violation] = field(default_factory=list)  # grading rules broken, from rules.violations
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # check id -> outcome, for the checks run so far
     probed: dict[str, list] = field(default_factory=dict)  # part -> its shape probe's results, computed once
 

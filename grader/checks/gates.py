@@ -63,7 +63,7 @@ def forbidden_api_gate(ctx: Context, part: str) -> Outcome:
 
 
 def rules_gate(ctx: Context, part: str) -> Outcome:
-    """The grading rules (policy.py), read in the text before anything ran, and tampering the worker
+    """The grading rules (grader/rules/), read in the text before anything ran, and tampering the worker
     saw while this part's probes ran: either zeroes the part, quoting what was seen."""
     broken = for_part(ctx.violations, part)
     seen = sorted(ctx.student.tampering_by_part.get(part, set()))

@@ -13,7 +13,7 @@ What only the instructor should read (isolation layers the container refused) is
 from __future__ import annotations
 
 from grader.build.config import ASSIGNMENT
-from grader.report.text import fix_lines
+from grader.report.text import BOTH, fixes_said
 
 VISIBILITY = {"public": "visible", "hidden": "after_published"}
 TEST_VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
@@ -27,7 +27,7 @@ def check_output(check: dict, fixes: list[dict], hidden_ids: set[str]) -> str:
     shown = [fix for fix in fixes if check["id"] in set(fix.get("checks", []))
              and (check["id"] in hidden_ids or not set(fix.get("checks", [])) & hidden_ids)]
     if shown:
-        lines += [""] + fix_lines({"checks": [], "fixes": shown}, ("zh", "en"))
+        lines += [""] + fixes_said(shown, BOTH)
     return "\n".join(lines).strip()
 
 

@@ -34,7 +34,7 @@ from traitlets import Float, Unicode
 from grader import assignment  # torch-free: nbgrader imports this module at start-up
 from grader.handin import parent_budget
 from grader.handin.clean_text import printable
-from grader.report.text import check_lines, fix_lines, part_lines
+from grader.report.text import BOTH, check_lines, fix_lines, part_lines
 from grader.nbgrader.attention_figure import display_data
 from grader.nbgrader.hide_hidden_tests import remove_hidden_blocks
 from grader.nbgrader.release_cells import kit_metadata
@@ -43,7 +43,6 @@ from grader.sandbox.worker_process import start_fork_server_unless_cached
 from grader.handin.source import submission_from_cells
 
 PARTS = {part.id: part.label for part in assignment.PARTS}
-BOTH = ("zh", "en")
 
 PART_CALL = re.compile(r"""score_part\(\s*["'](\w+)["']""")
 """How an autograder cell names the part it grades (its hidden block calls grader.hidden.score_part)."""

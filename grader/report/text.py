@@ -14,6 +14,8 @@ from grader.handin.clean_text import printable
 from grader.report.repeats import repeated_messages
 
 PARTS = {part.id: part.label for part in DECLARED_PARTS}  # part id -> its heading
+BOTH = ("zh", "en")
+"""The languages of a text both kinds of student read (the nbgrader cell, the pytest plugin, Gradescope)."""
 
 
 def in_language(report: dict, lang: str) -> dict:
@@ -107,20 +109,26 @@ def fix_lines(report: dict, langs: tuple[str, ...], part: str | None = None) -> 
     fixes = [f for f in report.get("fixes") or [] if part is None or part in {part_of_check.get(c) for c in f["checks"]}]
     if not fixes:
         return []
-    out = [said("验证过的修改（已在评分沙盒中重新评分确认）：", "Verified fixes (regraded in the sandbox):", langs)]
-    for fix in fixes:
-        out += [f"  {'-' if n == 0 else ' '} {fix[f'message_{lang}']}" for n, lang in enumerate(langs)]
+    out = fixes_said(fixes, langs)
     for behind in report.get("found_behind") or []:
-        if part is None or any(part_of_check.get(c) == part for f in fixes for c in f["checks"]):
-            fronts = ", ".join(behind["behind"])
-            out.append("  " + said(f"修改之后还发现：[{behind['mistake']}]（藏在 {fronts} 后面）",
-                                   f"Found behind {fronts} once fixed: [{behind['mistake']}]", langs))
-    if any(edit.get("cell") or edit.get("defines") for f in fixes for edit in f.get("edits", [f])):
-        out.append("  " + " ".join(places.LINE_NUMBERS_HINT[lang] for lang in langs))
+        fronts = ", ".join(behind["behind"])
+        out.append("  " + said(f"修改之后还发现：[{behind['mistake']}]（藏在 {fronts} 后面）",
+                               f"Found behind {fronts} once fixed: [{behind['mistake']}]", langs))
     granted = report.get("fix_credit") or {}
     points = granted.get("by_part", {}).get(part) if part else granted.get("points")
     if points:
         out.append("  " + said(f"修改后多得分数的 {granted['fraction']:g} 计入{'本部分' if part else '总分'}：+{points:g}",
                                f"{granted['fraction']:g} of the points the fixed code earns count"
                                f"{' here' if part else ''}: +{points:g}", langs))
+    return out
+
+
+def fixes_said(fixes: list[dict], langs: tuple[str, ...]) -> list[str]:
+    """Verified fixes as every report words them: the heading, each fix in each language, and where a fix names
+    a notebook cell, how to show Colab's line numbers."""
+    out = [said("验证过的修改（已在评分沙盒中重新评分确认）：", "Verified fixes (regraded in the sandbox):", langs)]
+    for fix in fixes:
+        out += [f"  {'-' if n == 0 else ' '} {fix[f'message_{lang}']}" for n, lang in enumerate(langs)]
+    if any(edit.get("cell") or edit.get("defines") for fix in fixes for edit in fix.get("edits", [fix])):
+        out.append("  " + " ".join(places.LINE_NUMBERS_HINT[lang] for lang in langs))
     return out

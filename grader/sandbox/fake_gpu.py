@@ -54,6 +54,11 @@ def is_fake(value) -> bool:
     return isinstance(value, FakeTensor)
 
 
+def on_a_stand_in(value) -> bool:
+    """A tensor on either stand-in for a GPU: the meta device, or a FakeTensor."""
+    return isinstance(value, torch.Tensor) and (value.is_meta or is_fake(value))
+
+
 def real():
     """Operators on real tensors while the stand-in is active (the tracer's copies of constants, its encoding)."""
     return unset_fake_temporarily()

@@ -24,7 +24,7 @@ from grader.rules.table import (ALLOWED_DUNDERS, ALLOWED_SYS, CLASS_DUNDERS,
                                 DENIED_STDLIB_NAMES, FORBIDDEN_API,
                                 INDIRECT_ACCESS_NAMES, INTERPRETER_ATTRIBUTE, STAND_IN_ATTRIBUTES, WRITABLE_MODULES,
                                 denied_attribute_of_torch, module_allowed)
-from grader.sandbox.fake_gpu import is_fake
+from grader.sandbox.fake_gpu import on_a_stand_in
 
 STUDENT_MODULE = "submission"
 READ, WRITE, ITEM, REFUSE = "__guard_read__", "__guard_write__", "__guard_item__", "__guard_refuse__"
@@ -122,7 +122,7 @@ class Guard:
         return None
 
     def read(self, obj, name):
-        if name == "__cuda_array_interface__" and isinstance(obj, torch.Tensor) and (obj.is_meta or is_fake(obj)):
+        if name == "__cuda_array_interface__" and on_a_stand_in(obj):
             return _cuda_array_interface(obj)
         if name in ("format", "format_map") and (obj is str or isinstance(obj, str)):
             return _GuardedFormat(self, obj, name)  # "{0.device}".format(Q) reads Q.device through this guard
@@ -168,7 +168,7 @@ class Guard:
             raise
 
     def hasattr_(self, obj, name) -> bool:
-        if name == "__cuda_array_interface__" and isinstance(obj, torch.Tensor) and (obj.is_meta or is_fake(obj)):
+        if name == "__cuda_array_interface__" and on_a_stand_in(obj):
             return True
         refusal = self._reading_refusal(obj, name)
         if refusal:

@@ -59,7 +59,7 @@ class StandInAsAGpu(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         format_spec = args[1] if len(args) > 1 else ""  # a spec (f"{t:.3f}") formats values: torch's own path
-        if func in self.TEXT and args and _stand_in_tensor(args[0]) and not format_spec:
+        if func in self.TEXT and args and fake_gpu.on_a_stand_in(args[0]) and not format_spec:
             return _as_on_a_gpu(args[0])
         if func is torch.Tensor.type and len(args) == 1 and not kwargs and args[0].is_meta:  # Q.type() names its type
             return GPU_TENSOR_TYPES.get(args[0].dtype, "torch.cuda.FloatTensor")
@@ -94,10 +94,6 @@ def _cuda_as_present():
     finally:
         for function, code in saved.items():
             function.__code__ = code
-
-
-def _stand_in_tensor(value) -> bool:
-    return isinstance(value, torch.Tensor) and (value.is_meta or fake_gpu.is_fake(value))
 
 
 def _meta_for_stand_in(value):

@@ -179,7 +179,7 @@ def value_for_the_parent(tensor: torch.Tensor) -> torch.Tensor:
     """A plain CPU copy of a tensor's values (none on a stand-in: the parent rebuilds it from `_meta_of`); made
     with the fake stand-in's mode set aside, so that a real tensor's copy is real."""
     with fake_gpu.real():
-        if tensor.device.type == "meta" or fake_gpu.is_fake(tensor):
+        if fake_gpu.on_a_stand_in(tensor):
             return torch.empty(0)
         return torch.Tensor.as_subclass(tensor.detach().to("cpu", copy=True), torch.Tensor)
 
