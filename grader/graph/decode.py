@@ -144,22 +144,27 @@ def _argument(value, position: int, depth: int):
     device, layout or memory format, a non-finite float, or a bounded list or keyword dict of those."""
     if depth > MAX_DEPTH:
         raise GraphRefused(f"node {position}: arguments nested deeper than {MAX_DEPTH}")
-    if value is None or type(value) in (bool, int, float):
-        if type(value) is int and not -(1 << 63) <= value < 1 << 63:
+    kind = type(value)  # the kinds in the order a graph holds them most (its decoding is per node, per probe)
+    if kind is int:
+        if not -(1 << 63) <= value < 1 << 63:
             raise GraphRefused(f"node {position}: an integer out of range")
         return value
-    if type(value) is str:
-        if len(value) > 256:
-            raise GraphRefused(f"node {position}: a string of {len(value)} characters")
-        return value
-    if type(value) is list:
+    if kind is dict and len(value) == 1 and "n" in value:
+        if type(value["n"]) is int and 0 <= value["n"] < position:
+            return Ref(value["n"])
+        raise GraphRefused(f"node {position}: an argument the tracer never writes")
+    if kind is list:
         if len(value) > MAX_LIST:
             raise GraphRefused(f"node {position}: a list of {len(value)} items")
         return [_argument(item, position, depth + 1) for item in value]
-    if type(value) is dict and len(value) == 1:
+    if value is None or kind is bool or kind is float:
+        return value
+    if kind is str:
+        if len(value) > 256:
+            raise GraphRefused(f"node {position}: a string of {len(value)} characters")
+        return value
+    if kind is dict and len(value) == 1:
         (key, item), = value.items()
-        if key == "n" and type(item) is int and 0 <= item < position:
-            return Ref(item)
         if key == "float" and item in FLOATS:
             return FLOATS[item]
         if key == "kwargs" and type(item) is dict and len(item) <= 32 and all(type(k) is str for k in item):

@@ -15,6 +15,7 @@ the probe's seed, inside a forked RNG state.
 from __future__ import annotations
 
 import functools
+import math
 import operator
 import time
 
@@ -75,10 +76,11 @@ class _Devices:
         self.of: dict[int, str] = {}  # node -> device of its tensor value
 
     def label(self, target: str, node: int, args: list, kwargs: dict, values: list) -> None:
-        given = [v.name for v in _walk([*args, *kwargs.values()]) if isinstance(v, Tagged) and v.kind == "device"]
-        operands = [(self.of.get(r.node, "cpu"), values[r.node]) for r in _walk([*args, *kwargs.values()])
+        leaves = _leaves([*args, *kwargs.values()])
+        given = [v.name for v in leaves if isinstance(v, Tagged) and v.kind == "device"]
+        operands = [(self.of.get(r.node, "cpu"), values[r.node]) for r in leaves
                     if isinstance(r, Ref) and isinstance(values[r.node], torch.Tensor)]
-        packet = target.split(".")[1] if "." in target else target
+        packet = _packet(target)
         if packet not in self.MOVES:
             strays = [t for device, t in operands if device == "cpu" and t.dim() > 0]
             if strays and any(device != "cpu" for device, _ in operands):
@@ -96,14 +98,22 @@ class _Devices:
                                  operands[0][0] if operands else "cpu")
 
 
-def _walk(values: list):
+def _leaves(values, found: list | None = None) -> list:
+    """What lists and keyword dicts hold, in order, at any depth (a tuple is a leaf: an operator's results)."""
+    found = [] if found is None else found
     for value in values:
         if isinstance(value, list):
-            yield from _walk(value)
+            _leaves(value, found)
         elif isinstance(value, dict):
-            yield from _walk(list(value.values()))
+            _leaves(value.values(), found)
         else:
-            yield value
+            found.append(value)
+    return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _packet(target: str) -> str:
+    return target.split(".")[1] if "." in target else target
 
 
 class _Run:
@@ -172,11 +182,11 @@ def _call(target: str, args: list, kwargs: dict, generator: torch.Generator):
             raise GraphRefused("getitem on something that is no list of results")
         return args[0][args[1]]
     operator_ = _operator(target)
-    packet = target.split(".")[1]
+    packet = _packet(target)
     if packet in ops.RANDOM:
         return _random(packet, operator_, args, kwargs, generator)
     result = operator_(*args, **kwargs)
-    if target.split(".")[1] in ops.UNINITIALISED:
+    if packet in ops.UNINITIALISED:
         result.untyped_storage().fill_(0)  # the whole storage: strides with gaps own bytes no element shows
     return result
 
@@ -225,15 +235,16 @@ def _bounded(target: str, args: list, kwargs: dict) -> None:
         if isinstance(value, (list, tuple)) and value and all(type(v) is int for v in value):
             if _numel(value) > MAX_ELEMENTS:  # a size; a list of dims (small, maybe negative) is far below
                 refuse(_numel(value))
-    packet = target.split(".")[1] if "." in target else target
+    packet = _packet(target)
     if packet in ops.STRIDED:  # the storage under the strides is what gets allocated, gaps and all
         sizes, strides = ([v for v in values if isinstance(v, (list, tuple)) and all(type(n) is int for n in v)]
                           + [[], []])[:2]
         if _extent(sizes, strides) > MAX_ELEMENTS:
             refuse(_extent(sizes, strides))
-    shapes = [tuple(t.shape) for t in _tensors(values)]
-    if _numel(_broadcast(shapes)) > MAX_ELEMENTS:
-        refuse(_numel(_broadcast(shapes)))
+    shapes = [t.shape for t in _leaves(values) if isinstance(t, torch.Tensor)]
+    elements = shapes[0].numel() if len(shapes) == 1 else math.prod(_broadcast(shapes))
+    if elements > MAX_ELEMENTS:
+        refuse(elements)
     if packet in ops.SHAPED_ON_META:
         meta = _operator(target)(*_on_meta(args), **dict(zip(kwargs, _on_meta(list(kwargs.values())))))
         for tensor in meta if isinstance(meta, (list, tuple)) else (meta,):
@@ -244,10 +255,6 @@ def _bounded(target: str, args: list, kwargs: dict) -> None:
 def _extent(sizes, strides) -> int:
     """The elements of storage a tensor of these sizes and strides spans (its gaps included)."""
     return 1 + sum((max(int(size), 1) - 1) * abs(int(stride)) for size, stride in zip(sizes, strides))
-
-
-def _tensors(values) -> list[torch.Tensor]:
-    return [value for value in _walk(list(values)) if isinstance(value, torch.Tensor)]
 
 
 def _on_meta(values: list) -> list:

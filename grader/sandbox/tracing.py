@@ -21,6 +21,7 @@ outside the recorder leaves a constant in the graph, wrong on the parent's input
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import sys
@@ -105,6 +106,9 @@ class Recorder(TorchDispatchMode):
 
     def value(self, value):
         """One argument in the JSON form the parent decodes (`grader/graph/decode.py`)."""
+        kind = type(value)
+        if kind is int or kind is bool or value is None:  # most arguments: sizes and dims, before the checks below
+            return value
         if isinstance(value, torch.Tensor):
             return self.ref(value)
         if value is None or isinstance(value, (bool, int, str)):
@@ -208,5 +212,6 @@ def _composites() -> dict:
 BUILT_IN_COMPOSITES = _composites()
 
 
+@functools.lru_cache(maxsize=4096)
 def _target(func) -> str:
     return f"{func.namespace}.{func.overloadpacket.__name__}.{func._overloadname}"
