@@ -238,6 +238,16 @@ MUTATIONS = [
              (('if layers_off and "pytest" not in sys.modules:', "if False:"),),
              ("tests/sandbox/test_sandbox_layers_alone.py::test_no_grading_outside_the_test_suite_can_switch_a_layer_off",),
              "sandbox"),
+    Mutation("job-uid-share", "grader/sandbox/worker_identity.py",
+             (("if (uid - BAND.start) % count == index and uid not in used", "if uid not in used"),),
+             ("tests/grade_all/test_parallel_jobs.py::test_a_share_hands_out_only_its_own_uids",), "unit"),
+    Mutation("job-killed-keeps-rows", "grader/grade_all/parallel.py",
+             (("    except BrokenProcessPool:\n        return work(item)", "    except ZeroDivisionError:\n        raise"),),
+             ("tests/grade_all/test_parallel_jobs.py::test_a_job_the_kernel_kills_loses_no_row",), "unit"),
+    Mutation("job-shared-fork-server", "grader/sandbox/worker_process.py",
+             (("    server.ensure_running = ensure_running\n", ""),),
+             ("tests/grade_all/test_parallel_jobs.py::test_every_job_forks_its_workers_from_the_commands_fork_server",),
+             "unit"),
 ]
 
 

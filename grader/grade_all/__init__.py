@@ -1,9 +1,10 @@
 """`python -m grader grade-all DIR`: grade a whole class, in parallel, each submission isolated.
 
-Submissions are graded by a thread pool of `--jobs` threads in this one process (`parallel`); each
-submission runs in its own confined worker forked from the one fork server that imported torch once
-(grader.sandbox), so a submission costs a fork, not an interpreter and a torch import. Every
-verdict is computed here, in the trusted parent, from seeded inputs, so results do not depend on
+Submissions are graded `--jobs` at a time, each job a process forked from this one (`parallel`; one job
+is a thread of this process); each submission runs in its own confined worker forked from the one fork
+server that imported torch once (grader.sandbox), which every job shares, so a submission costs a fork,
+not an interpreter and a torch import. Every
+verdict is computed in the trusted parent (a job), from seeded inputs, so results do not depend on
 `--jobs` or on the order submissions finish in. Every submission gets a row, whatever it does,
 even when the grader itself fails on it (the row then carries an `error`).
 

@@ -3,13 +3,13 @@
 The caps (grader.handin.source) bound what is read and every pass over it is linear, so an honest hand-in costs
 the parent about a second; the budget is the wall behind them, for a pass that is slower than it should
 be. A submission is charged from the moment its reading starts (`charged`) to the end of its report,
-fixes included: the CPU clock of the thread grading it (grade-all grades one submission per thread, and
+fixes included: the CPU clock of the thread grading it (grade-all grades one submission at a time per job, and
 torch runs single-threaded there) and the growth of this process's resident memory. The passes call
 `check()` between steps and once per statement; a hand-in over the budget is refused like one over a
 cap: 0 points and a row that says so (`submission-too-costly`), as a timeout does.
 
-Memory is the process's, so with `grade-all --jobs N` a neighbour's growth is seen too; the budget is
-far above what the capped passes take (a few hundred MiB at worst), so only a pass gone wrong trips it.
+Memory is the process's (each of `grade-all --jobs N`'s jobs is a process of its own, one submission at a time);
+the budget is far above what the capped passes take (a few hundred MiB at worst), so only a pass gone wrong trips it.
 """
 from __future__ import annotations
 

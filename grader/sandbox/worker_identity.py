@@ -22,6 +22,17 @@ SUBORDINATE_IDS = ("/etc/subuid", "/etc/subgid")  # uids and gids delegated to u
 _taken: set[int] = set()
 _lock = threading.Lock()
 _turn = itertools.count()
+_share = (0, 1)  # (index, count): this process hands out only the uids of its share of the band
+
+
+def take_share(index: int, count: int) -> None:
+    """For one of `count` processes of one grading run (grade-all's job processes): this one hands out only every
+    `count`-th uid of the band, from `index`, so two of them never pick the same uid before its worker runs as it
+    (the live-process check below sees a uid only once a worker has taken it)."""
+    global _share
+    if not 0 <= index < count:
+        raise ValueError(f"share {index} of {count}")
+    _share = (index, count)
 
 
 def _has_an_account(uid: int) -> bool:
@@ -70,9 +81,10 @@ def allocate() -> int:
         used = _taken | _ids_of_live_processes()
         delegated = _subordinate_ranges()
         start = (os.getpid() * 7 + next(_turn)) % len(BAND)  # apart from another grader's workers
+        index, count = _share
         for offset in range(len(BAND)):
             uid = BAND[(start + offset) % len(BAND)]
-            if uid not in used and not any(uid in band for band in delegated) and not _has_an_account(uid):
+            if (uid - BAND.start) % count == index and uid not in used and not any(uid in band for band in delegated) and not _has_an_account(uid):
                 _taken.add(uid)
                 return uid
     raise OSError(f"no unused uid left in {BAND.start}-{BAND.stop - 1}")

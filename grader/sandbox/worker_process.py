@@ -13,6 +13,7 @@ import atexit
 import contextlib
 import multiprocessing
 import multiprocessing.forkserver
+import multiprocessing.resource_tracker
 import os
 import sys
 import signal
@@ -51,6 +52,32 @@ def start_fork_server() -> None:
     imports for nothing."""
     _fork_server()
     multiprocessing.forkserver.ensure_running()
+
+
+def in_a_job_process(index: int, count: int) -> None:
+    """In one of `count` processes forked from a grading run to grade beside each other (grade-all's jobs): its
+    workers take uids from this process's share of the band only, and its workers come from the run's fork server,
+    which this process can see but not wait for (the run is its parent), instead of a torch import of its own."""
+    worker_identity.take_share(index, count)
+    server = multiprocessing.forkserver._forkserver
+    relaunch = server.ensure_running
+
+    def ensure_running() -> None:
+        if server._forkserver_pid is not None and _lives(server._forkserver_pid):
+            multiprocessing.resource_tracker.ensure_running()
+            return
+        server._forkserver_pid = None  # gone, or never started: this process starts a fork server of its own
+        relaunch()
+
+    server.ensure_running = ensure_running
+
+
+def _lives(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
 
 
 def _stop_fork_server_if_unused() -> None:
