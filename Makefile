@@ -39,7 +39,7 @@ test: $(STAMP) test-setup  ## every test tier: what CI runs (docs/developing.md)
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
 test-fast: $(STAMP)  ## the unit tier: no sandbox, no nbgrader, no browser
-	$(PY) -m pytest -q -m unit
+	$(PY) -m pytest -q -m unit -n 2
 
 test-setup: $(STAMP)  ## install once what the slow tiers need (Chromium, PostgreSQL, two venvs); skipped when there
 	$(PY) tests/support/e2e_tools.py
