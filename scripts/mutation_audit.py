@@ -61,14 +61,14 @@ MUTATIONS = [
              ((NEW_ROOT, "pass"),),
              ("tests/sandbox/test_isolation.py",), "sandbox"),
     # issue 17: the meta stand-in reads as a GPU through its device object and its text too
+    # the meta stand-in's own answers, read directly: a recipe that reads them (test_runtime_rules' n_/o_meta_...)
+    # now meets the mismatch on the second stand-in too, so it no longer shows one of them gone
     Mutation("stand-in-device", "grader/sandbox/guard.py",
              ((', "device": STAND_IN_DEVICE, "get_device": lambda: 0}', "}"),),
-             ("tests/rules/test_runtime_rules.py::test_a_bypass_of_the_static_rules_gains_nothing_at_run_time"
-              "[n_meta_in_the_device_text]",), "sandbox"),
+             ("tests/sandbox/test_stand_in.py::test_the_stand_in_answers_as_a_gpu[str(device)-meta, guarded]",), "unit"),
     Mutation("stand-in-text", "grader/sandbox/probes.py",
              (("            return _as_on_a_gpu(args[0])", "            return func(*args, **kwargs)"),),
-             ("tests/rules/test_runtime_rules.py::test_a_bypass_of_the_static_rules_gains_nothing_at_run_time"
-              "[o_meta_in_the_tensor_text]",), "sandbox"),
+             ("tests/sandbox/test_stand_in.py::test_the_stand_in_answers_as_a_gpu[repr(tensor)-meta, guarded]",), "unit"),
     # issue 19: a CPU constant is not blamed on the mask
     Mutation("constant-device", "grader/checks/diagnosis.py", (('        return "constant-device"', '        return "mask-device"'),),
              ("tests/checks/test_graders.py::test_mutant_loses_points_and_is_diagnosed[constant-device]",), "sandbox"),
