@@ -239,7 +239,7 @@ MUTATIONS = [
              ("tests/sandbox/test_sandbox_layers_alone.py::test_no_grading_outside_the_test_suite_can_switch_a_layer_off",),
              "sandbox"),
     Mutation("job-uid-share", "grader/sandbox/worker_identity.py",
-             (("if (uid - BAND.start) % count == index and uid not in used", "if uid not in used"),),
+             (("in_share = (uid - BAND.start) % count == index", "in_share = True"),),
              ("tests/grade_all/test_parallel_jobs.py::test_a_share_hands_out_only_its_own_uids",), "unit"),
     Mutation("job-killed-keeps-rows", "grader/grade_all/parallel.py",
              (("    except BrokenProcessPool:\n        return work(item)", "    except ZeroDivisionError:\n        raise"),),

@@ -111,7 +111,7 @@ class Recorder(TorchDispatchMode):
             return value
         if isinstance(value, torch.Tensor):
             return self.ref(value)
-        if value is None or isinstance(value, (bool, int, str)):
+        if isinstance(value, (bool, int, str)):  # an int subclass (an enum) or a string
             return value
         if isinstance(value, float):
             return value if math.isfinite(value) else {"float": repr(value)}

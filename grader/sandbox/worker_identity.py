@@ -84,7 +84,8 @@ def allocate() -> int:
         index, count = _share
         for offset in range(len(BAND)):
             uid = BAND[(start + offset) % len(BAND)]
-            if (uid - BAND.start) % count == index and uid not in used and not any(uid in band for band in delegated) and not _has_an_account(uid):
+            in_share = (uid - BAND.start) % count == index
+            if in_share and uid not in used and not any(uid in band for band in delegated) and not _has_an_account(uid):
                 _taken.add(uid)
                 return uid
     raise OSError(f"no unused uid left in {BAND.start}-{BAND.stop - 1}")
