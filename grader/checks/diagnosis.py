@@ -162,23 +162,40 @@ def close_where_defined(actual: torch.Tensor, expected: torch.Tensor, atol: floa
     (row 0 unmasked by hand as a band-aid), the other rows still name the bugs. Only one such row, and only with two
     rows left to compare: a variant whose NaN spreads over most rows leaves too little to name anything by; and only
     where the student's numbers are finite throughout (a band-aid leaves no NaN; NaN of its own is another finding)."""
-    if actual is None or tuple(actual.shape) != tuple(expected.shape) or actual.dim() < 2 \
-            or not bool(torch.isfinite(actual).all()):
-        return close(actual, expected, atol, rtol)
-    patched = torch.isnan(expected).all(-1) & torch.isfinite(actual).all(-1)  # (..., rows)
-    if not bool(patched.any()):
-        return close(actual, expected, atol, rtol)
-    if actual.shape[-2] < 3 or bool((patched.sum(-1) > 1).any()):
-        return False
-    defined = ~patched.unsqueeze(-1).expand_as(expected)
-    return close(actual[defined], expected[defined], atol, rtol)
+    return _Observed(actual).close_where_defined(expected, atol, rtol)
+
+
+class _Observed:
+    """The student's numbers, read once for comparing with many variants (a search compares thousands)."""
+
+    def __init__(self, actual: torch.Tensor | None) -> None:
+        self.shape = None if actual is None else tuple(actual.shape)
+        self.finite = actual is not None and actual.dim() >= 2 and bool(torch.isfinite(actual).all())
+        self.double = None if actual is None else actual.double()
+
+    def close(self, expected: torch.Tensor, atol: float, rtol: float) -> bool:
+        if self.shape != tuple(expected.shape):
+            return False
+        return bool(torch.allclose(self.double, expected.double(), atol=atol, rtol=rtol, equal_nan=True))
+
+    def close_where_defined(self, expected: torch.Tensor, atol: float, rtol: float) -> bool:
+        if not self.finite or self.shape != tuple(expected.shape):
+            return self.close(expected, atol, rtol)
+        patched = torch.isnan(expected).all(-1)  # (..., rows): the student's rows are all finite
+        if not bool(patched.any()):
+            return self.close(expected, atol, rtol)
+        if self.shape[-2] < 3 or bool((patched.sum(-1) > 1).any()):
+            return False
+        defined = ~patched.unsqueeze(-1).expand_as(expected)
+        return close(self.double[defined], expected[defined], atol, rtol)
 
 
 def matching_variant(actual: torch.Tensor, variants: dict[str, torch.Tensor], atol: float = 1e-3,
                      rtol: float = 1e-3) -> str | None:
     """The first wrong variant whose numbers the student's reproduce."""
+    observed = _Observed(actual)
     for mistake, expected in variants.items():
-        if close_where_defined(actual, expected, atol, rtol):
+        if observed.close_where_defined(expected, atol, rtol):
             return mistake
     return None
 
@@ -187,7 +204,8 @@ def matching_combination(actual: torch.Tensor, compute, combinations: list[tuple
                          rtol: float = 1e-3) -> tuple[str, ...] | None:
     """The first combination of wrong variants (`compute(combination)` -> its numbers) the student's reproduce:
     several bugs in one function, each named because together they explain every number."""
+    observed = _Observed(actual)
     for combination in combinations:
-        if close_where_defined(actual, compute(combination), atol, rtol):
+        if observed.close_where_defined(compute(combination), atol, rtol):
             return combination
     return None

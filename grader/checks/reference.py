@@ -103,32 +103,45 @@ def attention(Q, K, V, is_causal: bool = True, variant=None, scale: float | None
 
 
 def multi_head_attention(q, k, v, weights: dict, n_heads: int, is_causal: bool, variant=None,
-                         scale: float | None = None):
+                         scale: float | None = None, memo: dict | None = None):
     """The MultiHeadAttention forward (eval mode) in float64 with the given wq/wk/wv/wo weights;
-    `scale` multiplies every head's scores (default 1/√head_dim); `variant`: one mistake, or a combination."""
+    `scale` multiplies every head's scores (default 1/√head_dim); `variant`: one mistake, or a combination.
+    `memo`: one dict kept by a search that calls this many times on the same q, k, v, weights and n_heads (the
+    variants of a diagnosis, the factors of a scale fit): the projections and attention steps two calls share
+    are computed once, by the same operations."""
     variants = chosen(variant)
-    W = {name: w.double() for name, w in weights.items()}
-    q, k, v = q.double(), k.double(), v.double()
+    memo = {} if memo is None else memo
     B, T, C = q.shape  # batch, sequence length, model width
     d = C // n_heads
     wrong = "".join(WRONG_SPLITS.get(name, "") for name in variants)
-
-    def split(x, name):
-        if name in wrong:  # viewed straight to (B, H, T, d): positions and heads mix
-            return x.reshape(B, n_heads, T, d)
-        return x.view(B, T, n_heads, d).transpose(1, 2)  # (B, H, T, d)
-
     given = {"q": q, "k": k, "v": v}
+
+    def weight(name: str) -> torch.Tensor:
+        if ("weight", name) not in memo:
+            memo["weight", name] = weights[name].double().T
+        return memo["weight", name]
+
+    def projected(name: str, read: str) -> torch.Tensor:  # (B, H, T, d)
+        key = ("projected", name, read, name in wrong)
+        if key not in memo:
+            x = given[read].double() @ weight(f"w{name}")  # (B, T, C)
+            # a wrong split views straight to (B, H, T, d): positions and heads mix
+            memo[key] = x.reshape(B, n_heads, T, d) if name in wrong else x.view(B, T, n_heads, d).transpose(1, 2)
+        return memo[key]
+
     reads = _reads(variants, MHA_WRONG_INPUTS, "qkv")
-    xq, xk, xv = (split(given[read] @ W[f"w{name}"].T, name) for name, read in zip("qkv", reads))
     scale = 1.0 / math.sqrt(C) if "wrong-scale-width" in variants else scale
     inner = frozenset(name for name in variants if name in SDPA_VARIANTS or name == "softmax-dim-heads")
-    y, _ = attention(xq, xk, xv, is_causal, inner, scale)  # (B, H, T, d)
+    key = ("attention", reads, tuple(name in wrong for name in "qkv"), inner, scale, is_causal)
+    if key not in memo:
+        xq, xk, xv = (projected(name, read) for name, read in zip("qkv", reads))
+        memo[key] = attention(xq, xk, xv, is_causal, inner, scale)[0]  # (B, H, T, d)
+    y = memo[key]
     if variants & {"head-split", "head-split-out"}:  # merged without transposing back
         y = y.reshape(B, T, C)
     else:
         y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, C)
-    return y if "missing-out-proj" in variants else y @ W["wo"].T
+    return y if "missing-out-proj" in variants else y @ weight("wo")
 
 
 def combinations(variants: list[str], largest: int = 3) -> list[tuple[str, ...]]:

@@ -85,3 +85,20 @@ def test_combinations_change_each_step_once():
     for combination in reference.combinations(list(reference.MHA_VARIANTS)):
         steps = [reference.STEP_OF[v] for v in combination]
         assert len(steps) == len(set(steps)) and 2 <= len(combination) <= 3
+
+
+@pytest.mark.parametrize("is_causal", [True, False])
+def test_a_search_sharing_steps_computes_each_variant_as_alone(is_causal):
+    """The diagnosis and the scale fit keep one memo across thousands of calls: each variant, combination and scale
+    computed through it equals the same one computed alone (a memo key that forgets what a variant changes, such as
+    which projection a wrong split reads, serves another variant's numbers)."""
+    B, T, C, H = 2, 5, 16, 4
+    q, k, v = tensors((B, T, C), (B, T, C), (B, T, C), seed=5)
+    W = dict(zip(PROJECTIONS, tensors(*[(C, C)] * 4, seed=6)))
+    variants = reference.variants_for(reference.MHA_VARIANTS, is_causal)
+    memo: dict = {}
+    for variant in [None, *variants, *reference.combinations(variants)[::7]]:
+        for scale in (None, 0.3):
+            shared = reference.multi_head_attention(q, k, v, W, H, is_causal, variant, scale, memo=memo)
+            alone = reference.multi_head_attention(q, k, v, W, H, is_causal, variant, scale)
+            assert torch.equal(torch.nan_to_num(shared, nan=7.0), torch.nan_to_num(alone, nan=7.0)), (variant, scale)

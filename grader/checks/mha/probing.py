@@ -105,8 +105,11 @@ def accepted_config(ctx: Context) -> tuple | None:
 
 
 def diagnose_numbers(actual: torch.Tensor, call: dict, weights: dict, n_heads: int, is_causal: bool, static: dict) -> list[str]:
+    shared: dict = {}  # the steps the variants have in common, computed once (reference.multi_head_attention)
+
     def computed(variant):
-        return reference.multi_head_attention(call["q"], call["k"], call["v"], weights, n_heads, is_causal, variant)
+        return reference.multi_head_attention(call["q"], call["k"], call["v"], weights, n_heads, is_causal, variant,
+                                              memo=shared)
 
     if nan_from_an_infinity(static, actual):
         return ["mask-nan"]
