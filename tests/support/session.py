@@ -26,6 +26,13 @@ os.environ[SESSION_REPORTS_ENV] = os.environ[REPORT_CACHE_ENV] = str(SESSION_REP
 SESSION_PROBE_SECONDS = "3"
 os.environ[PROBE_SECONDS_ENV] = SESSION_PROBE_SECONDS
 
+# Every process a test starts (a Colab-like self-check, a notebook's kernel, nbgrader, the grader's CLI) runs torch
+# on one thread, as the grader's own entry points do (grader.process.single_threaded_torch): on this suite's tiny
+# tensors a second OpenMP thread only spins, and with the suite's two workers on two cores each spin takes a core
+# from the other worker. The mutant self-check test beside one busy loop: 38.1 s of CPU with the default, 29.6 s
+# with one thread. No result depends on it: tiny tensors are never split across threads.
+os.environ["OMP_NUM_THREADS"] = "1"
+
 # Files that share a session fixture too costly to build twice (a class of notebooks through nbgrader's
 # zip_collect, autograde and generate_feedback: about a minute of CPU): `make test`'s `--dist loadfile`
 # hands each group to one xdist worker, as it hands each other file.
