@@ -96,25 +96,32 @@ def unit_tier_starts_no_sandbox(request, monkeypatch):
 @pytest.fixture(scope="session")
 def graded():
     """graded(path) -> the JSON report as `grade --json --lang en` prints it; graded once per session,
-    whatever the language, through the session's report cache. With the rules bypassed (below) it grades
-    afresh and keeps nothing: the cache's key does not hold those switches."""
-    memo: dict[str, dict] = {}
+    whatever the language, through the session's report cache. With the rules switched off (below) the
+    cache's key does not hold the switches: such a report is graded afresh once per switch state and kept in
+    this process only, and any other patch of the rules grades afresh every time."""
+    memo: dict[tuple, dict] = {}
 
     def grade(path: Path, lang: str = "en") -> dict:
-        if rules.violations is not ENFORCED_RULES or not worker_process.RUNTIME_GUARDS:
+        static = {ENFORCED_RULES: "on", no_static_rules: "off"}.get(rules.violations)
+        if static is None:
             return in_language(grade_submission(path), lang)
-        if str(path) not in memo:
-            memo[str(path)] = grade_submission(path, cache=SESSION_REPORTS)
-        return in_language(memo[str(path)], lang)
+        key = (str(path), static, worker_process.RUNTIME_GUARDS)
+        if key not in memo:
+            enforced = static == "on" and worker_process.RUNTIME_GUARDS
+            memo[key] = grade_submission(path, cache=SESSION_REPORTS if enforced else None)
+        return in_language(memo[key], lang)
 
     return grade
 
 
+def no_static_rules(source: str) -> list:
+    """The static pass switched off (`static_rules_off`): it finds nothing in any source."""
+    return []
+
+
 @pytest.fixture
 def static_rules_off(monkeypatch):
-    from grader import rules
-
-    monkeypatch.setattr(rules, "violations", lambda source: [])
+    monkeypatch.setattr(rules, "violations", no_static_rules)
 
 
 @pytest.fixture

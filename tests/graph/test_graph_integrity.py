@@ -47,10 +47,8 @@ def test_a_recipe_gains_nothing_with_the_worker_rules_in_place(graded, path):
 
 
 @pytest.mark.parametrize("path", [_open(p, "open-off") for p in RECIPES + STAND_IN_RECIPES])
-def test_a_recipe_gains_nothing_with_every_worker_rule_off(rules_bypassed, path):
-    from grader.grade import grade_submission
-
-    report, twin = grade_submission(path), grade_submission((path.parent / header(path, "twin")).resolve())
+def test_a_recipe_gains_nothing_with_every_worker_rule_off(graded, rules_bypassed, path):
+    report, twin = graded(path), graded((path.parent / header(path, "twin")).resolve())  # a shared twin: once
     assert report["score"] <= twin["score"], (report["score"], twin["score"], report["mistakes"])
     expected = header(path, "expect-off") or header(path, "expect")
     assert expected in report["mistakes"], report["mistakes"]

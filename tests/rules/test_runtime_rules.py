@@ -243,10 +243,8 @@ BYPASSES = ["i_module_attribute_undoes_the_block", "j_getattr_on_a_module_named_
 @pytest.mark.parametrize("name", BYPASSES)
 def test_a_bypass_of_the_static_rules_gains_nothing_at_run_time(graded, static_rules_off, name):
     """Scored with the static pass off: the worker's guards alone hold it to its honest twin."""
-    from grader.grade import grade_submission
-
     path = FORGERY / f"{name}.py"
-    report = grade_submission(path)
+    report = graded(path)
     twin = graded((path.parent / header(path, "twin")).resolve())
     assert report["score"] <= twin["score"], (report["score"], twin["score"], report["mistakes"])
     affected = {"both": ["sdpa", "mha"]}.get(header(path, "affected"), [header(path, "affected")])

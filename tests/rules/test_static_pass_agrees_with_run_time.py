@@ -2,8 +2,9 @@
 
 The static pass only explains a refusal on the student's line; it may never refuse what the run time
 allows. Every honest hand-in in tests/ (the correct styles, the reference, the honest forgery twin, the
-corpus files the float64 truth calls correct) is graded with the static pass on and off: the scores must
-be equal, and full marks. Also: a `%` continuation line in a notebook cell is Python, not a magic.
+corpus files the float64 truth calls correct) gets full marks with the static pass on, and the pass finds
+nothing in it: grading reads the pass only through `rules.violations`, so the score is the one the run time
+alone gives (graded afresh without the pass wherever it does find something, to show both scores). Also: a `%` continuation line in a notebook cell is Python, not a magic.
 """
 import sys
 
@@ -27,12 +28,18 @@ HONEST = sorted((SUBMISSIONS / "correct").glob("*.py")) + sorted((SUBMISSIONS / 
 def test_the_static_pass_refuses_nothing_the_run_time_allows(graded, monkeypatch, path):
     from grader import rules
     from grader.grade import grade_submission
+    from grader.handin.source import load_submission
 
     both = graded(path)  # the session's report: the static pass on
-    monkeypatch.setattr(rules, "violations", lambda source: [])
-    run_time_alone = grade_submission(path)
+    # Grading reads the static pass only through `rules.violations`: where it finds nothing, grading without it
+    # is the same computation, so the run time alone is graded afresh only where the pass found something.
+    found = rules.violations(load_submission(path).source)
+    if found:
+        monkeypatch.setattr(rules, "violations", lambda source: [])
+    run_time_alone = grade_submission(path) if found else both
     assert both["score"] == run_time_alone["score"] == MAX_SCORE, (both["mistakes"], run_time_alone["mistakes"])
-    assert both["mistakes"] == run_time_alone["mistakes"] == []
+    assert both["mistakes"] == run_time_alone["mistakes"] == [], found
+    assert found == [], found
 
 
 def test_a_percent_continuation_line_in_a_notebook_cell_keeps_full_marks(graded, tmp_path):
