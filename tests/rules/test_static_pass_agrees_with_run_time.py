@@ -4,7 +4,8 @@ The static pass only explains a refusal on the student's line; it may never refu
 allows. Every honest hand-in in tests/ (the correct styles, the reference, the honest forgery twin, the
 corpus files the float64 truth calls correct) gets full marks with the static pass on, and the pass finds
 nothing in it: grading reads the pass only through `rules.violations`, so the score is the one the run time
-alone gives (graded afresh without the pass wherever it does find something, to show both scores). Also: a `%` continuation line in a notebook cell is Python, not a magic.
+alone gives (graded afresh without the pass wherever it does find something, to show both scores).
+Also: a `%` continuation line in a notebook cell is Python, not a magic.
 """
 import sys
 
@@ -25,18 +26,18 @@ HONEST = sorted((SUBMISSIONS / "correct").glob("*.py")) + sorted((SUBMISSIONS / 
 
 
 @pytest.mark.parametrize("path", HONEST, ids=[f"{p.parent.name}/{p.stem}" for p in HONEST])
-def test_the_static_pass_refuses_nothing_the_run_time_allows(graded, monkeypatch, path):
+def test_the_static_pass_refuses_nothing_the_run_time_allows(graded, request, path):
     from grader import rules
-    from grader.grade import grade_submission
     from grader.handin.source import load_submission
 
     both = graded(path)  # the session's report: the static pass on
     # Grading reads the static pass only through `rules.violations`: where it finds nothing, grading without it
     # is the same computation, so the run time alone is graded afresh only where the pass found something.
     found = rules.violations(load_submission(path).source)
+    run_time_alone = both
     if found:
-        monkeypatch.setattr(rules, "violations", lambda source: [])
-    run_time_alone = grade_submission(path) if found else both
+        request.getfixturevalue("static_rules_off")
+        run_time_alone = graded(path)
     assert both["score"] == run_time_alone["score"] == MAX_SCORE, (both["mistakes"], run_time_alone["mistakes"])
     assert both["mistakes"] == run_time_alone["mistakes"] == [], found
     assert found == [], found
