@@ -238,6 +238,11 @@ MUTATIONS = [
              (('if layers_off and "pytest" not in sys.modules:', "if False:"),),
              ("tests/sandbox/test_sandbox_layers_alone.py::test_no_grading_outside_the_test_suite_can_switch_a_layer_off",),
              "sandbox"),
+    # torch.save's first call imports it: without it, a worker whose uid cannot reach the venv cannot answer
+    Mutation("worker-answers-without-venv", "grader/sandbox/worker_process.py",
+             (('"torch.nn.functional", "torch.utils.serialization",', '"torch.nn.functional",'),),
+             ("tests/sandbox/test_clone_anywhere.py::test_the_tests_run_as_another_uid_pass_in_a_clone_inside_a_private_folder",),
+             "sandbox"),
     Mutation("job-uid-share", "grader/sandbox/worker_identity.py",
              (("in_share = (uid - BAND.start) % count == index", "in_share = True"),),
              ("tests/grade_all/test_parallel_jobs.py::test_a_share_hands_out_only_its_own_uids",), "unit"),

@@ -38,8 +38,12 @@ def _fork_server():
         if _context is None:
             fork_server.install()
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["torch", "torch.nn.functional", "grader.sandbox.worker",
-                                            "grader.sandbox.worker_process", "grader.sandbox.syscall_filter"])
+            # torch.save imports torch.utils.serialization on its first call: loaded here, a worker whose uid cannot
+            # reach the venv (no mount namespace to bind it: a container that refuses namespaces, a clone in a 0700
+            # home) still sends its answers.
+            context.set_forkserver_preload(["torch", "torch.nn.functional", "torch.utils.serialization",
+                                            "grader.sandbox.worker", "grader.sandbox.worker_process",
+                                            "grader.sandbox.syscall_filter"])
             _context = context
             atexit.register(_stop_fork_server_if_unused)  # once, whoever starts the fork server
     return _context

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from support import e2e_tools
 from support.capabilities import needs_root
+from support.for_other_users import copied_for_other_users
 from support.paths import REFERENCE, ROOT, SUBMISSIONS
 from support.rules_off import BYPASS_RULES, GRADER_WITHOUT_RULES
 from grader.assignment import MAX_SCORE
@@ -121,15 +121,14 @@ def _run_under_a_pty(command: list[str], uid: int | None = None, **popen) -> tup
 
 
 def test_nothing_is_typed_into_the_terminal_that_runs_the_grader():
-    closed = e2e_tools.others_cannot_read(ROOT)  # the positive control runs as an ordinary uid from the clone
-    if closed:
-        pytest.skip(closed)
     hostile = HOSTILE / "type_into_terminal.py"
     injected = b"touch /tmp/attention-kit-typed-by-student"
     # Positive control: the same file run as a plain unprivileged process on such a terminal does
-    # type (the system's Python: the venv's may sit in root's home, out of that uid's reach).
-    plain = str(hostile.relative_to(ROOT))
-    status, queued = _run_under_a_pty(["/usr/bin/python3", plain], uid=70999, cwd=ROOT)
+    # type (the system's Python: the venv's may sit in root's home, out of that uid's reach; and a copy of the
+    # file, which that uid may read wherever the clone lives).
+    with copied_for_other_users(hostile) as copy:
+        plain = str(hostile.relative_to(ROOT))
+        status, queued = _run_under_a_pty(["/usr/bin/python3", plain], uid=70999, cwd=copy)
     assert status == 0 and injected in queued, ("the pty check must see a real injection", queued)
 
     status, queued = _run_under_a_pty([*GRADER_WITHOUT_RULES, "grade", str(hostile), "--lang", "en"], cwd=ROOT)

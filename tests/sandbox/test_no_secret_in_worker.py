@@ -14,11 +14,14 @@ import pwd
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from support.capabilities import needs_root
 
+from support.for_other_users import copied_for_other_users
 from support.paths import ROOT
 
 from support.rules_off import BYPASS_RULES
@@ -36,24 +39,28 @@ GRADE = (BYPASS_RULES + "; import json, sys; from grader.grade import default_li
 
 
 @pytest.fixture(params=["root", "nobody"])
-def grader_as(request, tmp_path) -> tuple[str, dict, dict]:
-    """(interpreter, the user to run as, its base environment): root as CI runs, or an ordinary user
-    with the system Python's venv (test_unprivileged.py), whose worker lives in user namespaces."""
+def grader_as(request, tmp_path) -> Iterator[tuple[str, dict, dict, Path]]:
+    """(interpreter, the user to run as, its base environment, the kit's folder): root as CI runs, or an ordinary
+    user with the system Python's venv (test_unprivileged.py), whose worker lives in user namespaces, grading a copy
+    of the kit it may read wherever the clone lives."""
     if request.param == "root":
-        return sys.executable, {}, dict(os.environ)
+        yield sys.executable, {}, dict(os.environ), ROOT
+        return
     nobody = pwd.getpwnam("nobody")
     os.chown(tmp_path, nobody.pw_uid, nobody.pw_gid)
-    return (str(request.getfixturevalue("user_python")), {"user": nobody.pw_uid, "group": nobody.pw_gid, "extra_groups": []},
-            {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8", "PYTHONPATH": str(ROOT)})
+    with copied_for_other_users(ROOT / "grader", HOSTILE) as kit:
+        yield (str(request.getfixturevalue("user_python")), {"user": nobody.pw_uid, "group": nobody.pw_gid, "extra_groups": []},
+               {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8", "PYTHONPATH": str(kit)}, kit)
 
 
 def test_no_secret_of_the_grader_is_in_any_worker_nor_in_the_report(grader_as):
-    python, user, base = grader_as
+    python, user, base, kit = grader_as
     database, cloud, argument = canary(), canary(), canary()
     env = {**base, "ATTENTION_KIT_DB_URL": f"postgresql+psycopg2://grader:{database}@db.example/gradebook",
            "AWS_SECRET_ACCESS_KEY": cloud}
-    grading = subprocess.Popen([python, "-c", GRADE, str(HOSTILE), f"--db=postgresql://grader:{argument}@db/gb"],
-                               cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **user)
+    hostile = kit / HOSTILE.relative_to(ROOT)
+    grading = subprocess.Popen([python, "-c", GRADE, str(hostile), f"--db=postgresql://grader:{argument}@db/gb"],
+                               cwd=kit, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **user)
     scanned, seen = set(), {}
     try:
         deadline = time.monotonic() + 240

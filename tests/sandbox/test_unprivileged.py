@@ -19,6 +19,7 @@ import pytest
 
 from support import e2e_tools
 from support.capabilities import needs_root
+from support.for_other_users import copied_for_other_users
 from support.paths import REFERENCE, ROOT, SUBMISSIONS
 from support.rules_off import BYPASS_RULES
 from grader.assignment import MAX_SCORE
@@ -54,11 +55,13 @@ def reports(user_python, tmp_path_factory) -> dict[str, dict]:
         listener.listen()
     except OSError:
         pass
-    try:
-        done = subprocess.run([str(user_python), "-c", GRADE_ALL, json.dumps({k: str(v) for k, v in HOSTILE.items()})],
-                              cwd=ROOT, user=nobody.pw_uid, group=nobody.pw_gid, extra_groups=[],
-                              env={"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8", "PYTHONPATH": str(ROOT)},
-                              capture_output=True, text=True, timeout=900)
+    try:  # the kit and the files where `nobody` may read them, wherever the clone lives (the reference among them)
+        with copied_for_other_users(ROOT / "grader", *HOSTILE.values()) as kit:
+            files = {name: str(kit / path.relative_to(ROOT)) for name, path in HOSTILE.items()}
+            done = subprocess.run([str(user_python), "-c", GRADE_ALL, json.dumps(files)],
+                                  cwd=kit, user=nobody.pw_uid, group=nobody.pw_gid, extra_groups=[],
+                                  env={"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8", "PYTHONPATH": str(kit)},
+                                  capture_output=True, text=True, timeout=900)
     finally:
         listener.close()
     assert done.returncode == 0, done.stderr[-3000:]
