@@ -21,6 +21,11 @@ DEBIAN_PACKAGES = {  # package -> how to tell it is installed
     "fonts-wqy-microhei": lambda: Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc").is_file(),  # Chinese glyphs
     "postgresql": lambda: postgres_bin() is not None,
 }
+SKIPPED_WITHOUT = {  # package -> the test file that skips without it
+    "chromium": "tests/nbgrader_plugins/test_nbgrader_feedback_browser.py",
+    "fonts-wqy-microhei": "tests/nbgrader_plugins/test_nbgrader_feedback_browser.py",
+    "postgresql": "tests/grade_all/test_grade_all_postgres.py",
+}
 COLAB_PACKAGES = ("torch==2.13.0", "pytest", "numpy", "matplotlib", "nbformat")
 COLAB_VENV = Path("/tmp/attention-kit-colab-like-venv")  # outside the clone: every clone on the machine reuses it
 SYSTEM_PYTHON = Path("/usr/bin/python3.11")  # readable by every user (root's own Python may not be)
@@ -78,15 +83,25 @@ def make_venv(folder: Path, python: Path | str, packages: list[str]) -> None:
 
 
 def install_debian_packages(packages: list[str]) -> str | None:
-    """None when installed, else why not."""
+    """None when installed, else why not, in one line."""
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        return f"installing {' '.join(packages)} needs root and apt-get (apt-get install -y {' '.join(packages)})"
+        return f"installing them needs root and apt-get (apt-get install -y {' '.join(packages)})"
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     for command in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends", *packages]):
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800)
         if done.returncode != 0:
-            return f"{' '.join(command)} failed:\n{(done.stdout + done.stderr)[-1500:]}"
+            said = [line.strip() for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+            errors = [line for line in said if line.startswith(("E:", "W:"))] or said[-1:]
+            return f"`{' '.join(command)}` failed ({' '.join(errors[-2:])[:300] or f'exit status {done.returncode}'})"
     return None
+
+
+def skipped_without(packages: list[str]) -> str:
+    """One line: which test files skip without `packages`, and why."""
+    files = {}
+    for package in packages:
+        files.setdefault(SKIPPED_WITHOUT[package], []).append(package)
+    return "; ".join(f"{file} skips (no {', '.join(missing)})" for file, missing in files.items())
 
 
 def main() -> int:
@@ -95,7 +110,8 @@ def main() -> int:
     if missing:
         problem = install_debian_packages(missing)
         if problem:
-            print(f"test-setup: {problem}\ntest-setup: the e2e tests that need them skip, saying so", file=sys.stderr)
+            print(f"test-setup: {' '.join(missing)} not installed: {problem}; {skipped_without(missing)}; "
+                  f"fix that and run `make test-setup` again", file=sys.stderr)
         else:
             done += missing
     if colab_python() is None:
