@@ -1,6 +1,7 @@
 """How long the test suite takes, tier by tier, on this machine: the figures README's *Developing* quotes.
 
-By default it clones the repository's HEAD into a temporary folder and times there what a newcomer runs:
+By default it clones the repository's HEAD into a temporary folder (closed to other users, as a user's own
+`mktemp -d` or home folder is) and times there what a newcomer runs:
 `make test-fast` (the unit tier, on a clone whose .venv was just made), then `make test` (every tier; the
 venv made from nothing when --with-venv), each with the load average, and the
 number of tests pytest reports, with the 1-minute load average sampled every 5 s during each command
@@ -48,8 +49,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--with-venv", action="store_true", help="time `make test` with .venv made from nothing")
     args = parser.parse_args()
-    clone = Path(tempfile.mkdtemp(prefix="attention-kit-tiers-")) / "clone"
-    clone.parent.chmod(0o755)  # as a clone anywhere others may read: some tests run as `nobody` from it
+    clone = Path(tempfile.mkdtemp(prefix="attention-kit-tiers-")) / "clone"  # 0700, as `mktemp -d` and most homes are
     try:
         subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
         results = []
