@@ -1,5 +1,5 @@
-"""When `make test-setup` cannot install what the e2e tier needs (no package mirror, a broken /tmp), does it say,
-in one line and before the suite runs, which tests will skip and why, and let the suite run?"""
+"""When `make test-setup` cannot install what the slow tiers need (no package mirror, a broken /tmp), does it say,
+in one line each and before the suite runs, which tests will skip and why, and let the suite run?"""
 from __future__ import annotations
 
 import os
@@ -42,9 +42,26 @@ def test_a_failed_apt_update_is_told_in_one_line_naming_the_tests_that_skip(fail
             "tests/grade_all/test_grade_all_postgres.py skips (no postgresql)") in told, told
 
 
+def test_a_venv_that_cannot_be_made_is_told_in_one_line_naming_the_tests_that_skip(tmp_path, monkeypatch, capsys):
+    """As under a broken /tmp: here the venv's folder lies under a file, so `python -m venv` really fails."""
+    for package in e2e_tools.DEBIAN_PACKAGES:
+        monkeypatch.setitem(e2e_tools.DEBIAN_PACKAGES, package, lambda: True)
+    (tmp_path / "a-file").write_text("")
+    broken = tmp_path / "a-file" / "venv"
+    monkeypatch.setitem(e2e_tools.SKIPPED_WITHOUT_VENV, broken, e2e_tools.SKIPPED_WITHOUT_VENV[e2e_tools.COLAB_VENV])
+    monkeypatch.setattr(e2e_tools, "COLAB_VENV", broken)
+    monkeypatch.setattr(e2e_tools, "colab_python", lambda: None)
+    monkeypatch.setattr(e2e_tools, "unprivileged_python", lambda: Path("/made/already"))
+    assert e2e_tools.main() == 0
+    told = capsys.readouterr().err
+    assert told.count("\n") == 1 and told.startswith(f"test-setup: the Colab-like venv at {broken} not made: "), told
+    assert "tests/student/test_public_selfcheck.py skips (the self-check as a student runs it)" in told, told
+
+
 def test_each_package_names_a_test_file_that_looks_for_it():
     """The files the line names are those that check for the tool: a test moved or renamed fails here."""
     assert set(e2e_tools.SKIPPED_WITHOUT) == set(e2e_tools.DEBIAN_PACKAGES)
+    assert set(e2e_tools.SKIPPED_WITHOUT_VENV) == {e2e_tools.COLAB_VENV, e2e_tools.UNPRIVILEGED_VENV}
     looks_for = {"chromium": "e2e_tools.chromium()", "postgresql": "e2e_tools.postgres_bin()",
                  "fonts-wqy-microhei": "e2e_tools.chromium()"}  # the browser draws the Chinese text with it
     for package, file in e2e_tools.SKIPPED_WITHOUT.items():

@@ -21,7 +21,7 @@ DEBIAN_PACKAGES = {  # package -> how to tell it is installed
     "fonts-wqy-microhei": lambda: Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc").is_file(),  # Chinese glyphs
     "postgresql": lambda: postgres_bin() is not None,
 }
-SKIPPED_WITHOUT = {  # package -> the test file that skips without it
+SKIPPED_WITHOUT = {  # a Debian package -> the test file that skips without it
     "chromium": "tests/nbgrader_plugins/test_nbgrader_feedback_browser.py",
     "fonts-wqy-microhei": "tests/nbgrader_plugins/test_nbgrader_feedback_browser.py",
     "postgresql": "tests/grade_all/test_grade_all_postgres.py",
@@ -31,6 +31,11 @@ COLAB_VENV = Path("/tmp/attention-kit-colab-like-venv")  # outside the clone: ev
 SYSTEM_PYTHON = Path("/usr/bin/python3.11")  # readable by every user (root's own Python may not be)
 UNPRIVILEGED_VENV = Path("/tmp/attention-kit-unprivileged-venv")
 SETUP_HINT = "run `make test-setup` (docs/developing.md)"
+SKIPPED_WITHOUT_VENV = {  # a venv -> the tests that skip without it
+    COLAB_VENV: "tests/student/test_public_selfcheck.py skips (the self-check as a student runs it)",
+    UNPRIVILEGED_VENV: "tests/sandbox/test_unprivileged.py and test_no_secret_in_worker.py[nobody] skip "
+                       "(grading as an ordinary user)",
+}
 
 
 def chromium() -> str | None:
@@ -75,11 +80,23 @@ def unprivileged_python() -> Path | None:
     return UNPRIVILEGED_VENV / "bin" / "python" if made else None
 
 
-def make_venv(folder: Path, python: Path | str, packages: list[str]) -> None:
+def make_venv(folder: Path, python: Path | str, packages: list[str]) -> str | None:
+    """None when made, else why not, in one line."""
     shutil.rmtree(folder, ignore_errors=True)
-    subprocess.run([str(python), "-m", "venv", str(folder)], check=True)
-    subprocess.run([str(folder / "bin" / "python"), "-m", "pip", "install", "-q", *packages], check=True, timeout=1800)
-    (folder / ".ready").write_text(" ".join(packages))
+    for command in ([str(python), "-m", "venv", str(folder)],
+                    [str(folder / "bin" / "python"), "-m", "pip", "install", "-q", *packages]):
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return f"`{' '.join(command[1:4])}` did not run ({error})"
+        if done.returncode != 0:
+            said = [line.strip() for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+            return f"`{' '.join(command[1:4])}` failed ({(said[-1] if said else f'exit status {done.returncode}')[:300]})"
+    try:
+        (folder / ".ready").write_text(" ".join(packages))
+    except OSError as error:
+        return f"{folder} could not be marked ready ({error})"
+    return None
 
 
 def install_debian_packages(packages: list[str]) -> str | None:
@@ -114,12 +131,18 @@ def main() -> int:
                   f"fix that and run `make test-setup` again", file=sys.stderr)
         else:
             done += missing
-    if colab_python() is None:
-        make_venv(COLAB_VENV, sys.executable, list(COLAB_PACKAGES))
-        done.append("the Colab-like venv")
-    if unprivileged_python() is None and SYSTEM_PYTHON.exists():
-        make_venv(UNPRIVILEGED_VENV, SYSTEM_PYTHON, grading_requirements())
-        done.append("the unprivileged user's venv")
+    venvs = [("the Colab-like venv", colab_python, COLAB_VENV, sys.executable, list(COLAB_PACKAGES))]
+    if SYSTEM_PYTHON.exists():
+        venvs.append(("the unprivileged user's venv", unprivileged_python, UNPRIVILEGED_VENV, SYSTEM_PYTHON,
+                      grading_requirements()))
+    for name, made, folder, python, packages in venvs:
+        if made() is None:
+            problem = make_venv(folder, python, packages)
+            if problem:
+                print(f"test-setup: {name} at {folder} not made: {problem}; {SKIPPED_WITHOUT_VENV[folder]}; "
+                      f"fix that and run `make test-setup` again", file=sys.stderr)
+            else:
+                done.append(name)
     print(f"test-setup: installed {', '.join(done)}" if done else "test-setup: everything was there already")
     return 0
 
