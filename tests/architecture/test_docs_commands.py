@@ -5,7 +5,7 @@ Each fenced `bash` block of those pages carries a mark on the line before its fe
 `<!-- docs-test: skip: why -->` for a synopsis with placeholders, an LMS download, a PostgreSQL server and root,
 or the test suite itself. Per page, the runnable blocks go, in page order, into one `bash` (so an `export` holds
 for the rest of the page) in a fresh copy of the repository's files: the files git tracks or would track, this
-checkout's `.venv/` linked in, and a class of two Colab downloads in `downloaded/attention/extracted/` (what
+session's `.venv/` linked in, and a class of two Colab downloads in `downloaded/attention/extracted/` (what
 Grading a class asks the instructor to save there). `PATH` holds only the system's folders: a command that needs
 `.venv/bin` must say so. Every command's exit status is held to the page's. The session's report cache is
 passed on, so a notebook another test graded is not graded again. On the shared 2-core machine the six pages
@@ -19,6 +19,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +37,7 @@ SESSION_VARIABLES = ("ATTENTION_KIT_REPORT_CACHE", "ATTENTION_KIT_PROBE_SECONDS"
                      "OMP_NUM_THREADS")  # the session's conventions (tests/support/session.py), not a tool's place
 FENCE = re.compile(r"^(\s*)```\s*(\S*)")
 MARK = re.compile(r"^\s*<!-- docs-test: (run(?:, exit (\d+) \(\S.*\))?|skip: \S.*) -->\s*$")
+VENV = Path(sys.prefix)  # the session's own .venv (a mutation audit's copy of the repository has none of its own)
 CLASS = {"s2026001_attention.ipynb": "answered", "s2026002_Copy of attention.ipynb": "untouched"}
 
 
@@ -91,7 +93,7 @@ RUNNABLE = {page: [block for block in bash_blocks(page) if block.runs] for page 
 
 def fresh_course(folder: Path) -> Path:
     """The repository's files as a fresh clone has them (tracked, or new and not ignored, as in this checkout),
-    times kept so that make finds .venv up to date, and this checkout's .venv linked in."""
+    times kept so that make finds .venv up to date, and the session's .venv linked in."""
     listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
                             capture_output=True, check=True, timeout=60).stdout.decode().split("\0")
     for name in filter(None, listed):
@@ -99,7 +101,7 @@ def fresh_course(folder: Path) -> Path:
         if source.is_file() and not source.is_symlink():
             (folder / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, folder / name)
-    (folder / ".venv").symlink_to(ROOT / ".venv")
+    (folder / ".venv").symlink_to(VENV)
     release = nbformat.read(folder / "release" / "attention" / "attention.ipynb", as_version=4)
     notebooks = {"answered": cn.answered(release, cn.reference_answers()), "untouched": release}
     for name, state in CLASS.items():
@@ -141,8 +143,9 @@ def test_the_reader_finds_the_blocks_and_their_marks():
 
 @pytest.mark.parametrize("page", [page for page in PAGES if RUNNABLE[page]], ids=lambda page: page.name)
 def test_the_pages_commands_run_as_printed(page, tmp_path):
-    assert (ROOT / ".venv" / ".installed").stat().st_mtime >= (ROOT / "pyproject.toml").stat().st_mtime, \
-        "run `make venv` first: make would otherwise reinstall the linked .venv from the copy"
+    stamp = VENV / ".installed"
+    assert stamp.is_file() and stamp.stat().st_mtime >= (ROOT / "pyproject.toml").stat().st_mtime, \
+        f"run the suite with .venv/bin/python after `make venv`: make would otherwise reinstall {VENV} from the copy"
     course = fresh_course(tmp_path / "course")
     statuses, home = tmp_path / "statuses", tmp_path / "home"
     home.mkdir()
