@@ -12,6 +12,8 @@ import warnings
 
 from sqlalchemy.exc import SAWarning
 
+from grader.process import put_nbgrader_tools_on_path
+
 KIT = "grader.nbgrader"
 NB = "nbgrader.preprocessors"
 """Classes are named by import path, so nbgrader commands that do not use them (generate_assignment in
@@ -27,6 +29,9 @@ graders' sandbox has its own per-probe and per-submission limits (grader.sandbox
 c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this file)
 
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+# nbgrader runs `alembic` through PATH to create or stamp a new gradebook: this Python's bin folder goes first, so
+# `.venv/bin/nbgrader …` works as printed without .venv/bin on the instructor's PATH.
+put_nbgrader_tools_on_path()
 c.CourseDirectory.course_id = "attention-kit"
 # A gradebook URL with a password comes through the environment, never a command line (which every
 # user can read in /proc): `grade-all --nbgrader` hands it to its `nbgrader autograde` child this way,

@@ -43,7 +43,8 @@ def nbgrader_env(base: dict[str, str] | None = None) -> dict[str, str]:
 
 def put_nbgrader_tools_on_path() -> None:
     """For nbgrader's Gradebook in this process, which runs `alembic` through this process's PATH and
-    takes no environment of its own: an entry point calls this once."""
+    takes no environment of its own: an entry point calls this once (the CLI, and nbgrader_config.py for every
+    nbgrader command)."""
     if os.environ.get("PATH", "").split(os.pathsep)[0] != str(Path(sys.executable).parent):
         os.environ["PATH"] = nbgrader_env()["PATH"]
 

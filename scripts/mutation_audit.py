@@ -96,6 +96,9 @@ MUTATIONS = [
              "unit"),
     Mutation("release-gate", "grader/build/release_solutions.py", (("if problems and not force:", "if False:"),),
              ("tests/nbgrader_plugins/test_nbgrader_release_solutions.py",), "e2e"),
+    # issue 44: `.venv/bin/nbgrader` on a new gradebook finds `alembic` without .venv/bin on PATH
+    Mutation("nbgrader-tools-on-path", "nbgrader_config.py", (("\nput_nbgrader_tools_on_path()\n", "\n"),),
+             ("tests/architecture/test_docs_commands.py::test_the_pages_commands_run_as_printed[lms.md]",), "e2e"),
     # issue 18: nothing leaks, a bounded trusted side, one reading of a notebook
     Mutation("environment-scrub", "grader/sandbox/fork_server.py",
              (("if name in KEPT_NAMES or name.startswith(KEPT_PREFIXES)}", "if True}"),),

@@ -19,6 +19,7 @@ PAGES = [ROOT / "README.md", ROOT / "benchmarks" / "RESULTS.md", *sorted((ROOT /
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^\s*```")
 ASSIGNMENT_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
+SHELL_BUILTINS = {"export", "cd"}  # `export PATH="$PWD/.venv/bin:$PATH"`
 
 
 def outside_code(text: str) -> list[str]:
@@ -91,7 +92,7 @@ def missing_program(command: str) -> str | None:
         return f"{command}: no make target {unknown[0]}" if unknown else None
     if "/" in first:
         return None if (ROOT / first).exists() else f"{command}: no {first} in the repository"
-    if shutil.which(first) or (ROOT / ".venv" / "bin" / first).exists():
+    if first in SHELL_BUILTINS or shutil.which(first) or (ROOT / ".venv" / "bin" / first).exists():
         return None
     return f"{command}: {first} is neither on PATH nor in .venv/bin"
 
@@ -123,3 +124,4 @@ def test_the_checks_see_a_broken_link_and_a_missing_command(tmp_path):
     assert broken(page, "#a-gpu-machine") is None and broken(page, "../README.md#who-are-you") is None
     assert missing_program("no-such-program --flag") and missing_program("make no-such-target")
     assert missing_program("make build") is None and missing_program("DB=x .venv/bin/python -m grader") is None
+    assert missing_program('export PATH="$PWD/.venv/bin:$PATH"') is None
