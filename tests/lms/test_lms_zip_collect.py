@@ -47,13 +47,25 @@ def empty_gradebook() -> Path:
 
 
 def course(root: Path, due: datetime | None = DUE) -> Path:
+    """A course whose gradebook has the assignment worth 20 points (one grade cell), as generate_assignment records it."""
     release = root / "release" / ASSIGNMENT
     release.mkdir(parents=True)
     (release / "attention.ipynb").write_text(lms_exports.NOTEBOOK, encoding="utf-8")
     shutil.copyfile(empty_gradebook(), root / "gradebook.db")
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
         gradebook.add_assignment(ASSIGNMENT, duedate=due)
+        gradebook.add_notebook("attention", ASSIGNMENT)
+        gradebook.add_grade_cell("sdpa", "attention", ASSIGNMENT, max_score=20.0, cell_type="code")
     return root
+
+
+def scored(root: Path, student: str, points: float, **names) -> None:
+    """`student` in the gradebook with a submission worth `points` of the 20."""
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        gradebook.add_student(student, **names)
+        gradebook.add_submission(ASSIGNMENT, student)
+        gradebook.find_grade("sdpa", "attention", ASSIGNMENT, student).manual_score = points
+        gradebook.db.commit()
 
 
 def zip_collect(root: Path, zip_path: Path, caplog, force: bool = False, extractor: dict | None = None,
@@ -165,7 +177,7 @@ def test_grades_back_to_canvas_through_the_roster(tmp_path):
         ["Wang, Xiaoming", "1001", "2026001", "wxm", "LLM 101", ""],
         ["李, 雷", "1002", "2026002", "ll", "LLM 101", ""]])
     rows = list(csv.DictReader(io.StringIO(export(root, lms="canvas", roster=str(roster)))))
-    assert [(r["ID"], r["SIS User ID"], r["attention (777)"]) for r in rows] == [("1001", "2026001", "0"),
+    assert [(r["ID"], r["SIS User ID"], r["attention (777)"]) for r in rows] == [("", "", "20.00"), ("1001", "2026001", "0"),
                                                                                  ("1002", "2026002", "")]
 
 
@@ -406,3 +418,47 @@ def test_a_clean_extraction_is_information_not_a_warning(tmp_path, caplog):
     assert set(submitted(root)) == set(expected)
     summary = [r for r in caplog.records if "Safe extractor:" in r.getMessage()]
     assert len(summary) == 1 and summary[0].levelno == logging.INFO, [r.getMessage() for r in summary]
+
+
+def lms_roster(folder: Path, lms: str, maximum: str) -> tuple[Path, str]:
+    """(the LMS's own roster of student 2026001 with the assignment's column worth `maximum`, the grade column's name)."""
+    if lms == "moodle":
+        header, *people = lms_exports.MOODLE_WORKSHEET
+        return lms_exports.write_csv(folder / "worksheet.csv", [header, people[0][:6] + [maximum] + people[0][7:]]), "Grade"
+    if lms == "canvas":
+        return lms_exports.write_csv(folder / "canvas.csv", [
+            ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Attention (2291)"],
+            ["    Points Possible", "", "", "", "", maximum],
+            ["王, 小明", "1001", "2026001", "wxm", "LLM 101", ""]]), "Attention (2291)"
+    header = f"Attention [Total Pts: {maximum} Score] |4401"
+    return lms_exports.write_csv(folder / "gc.csv", [["Last Name", "First Name", "Username", "Student ID", header],
+                                                     ["王", "小明", "wxm", "2026001", ""]]), header
+
+
+@pytest.mark.parametrize("lms", ["moodle", "canvas", "blackboard"])
+@pytest.mark.parametrize("maximum, written", [("100.00", "100"), ("20.00", "20")])
+def test_a_full_marks_student_is_exported_as_the_lms_columns_maximum_and_the_log_says_how(tmp_path, caplog, lms,
+                                                                                          maximum, written):
+    """A 20/20 student and the LMS's own roster with the column worth 100 (Moodle's default) or 20: is the exported
+    grade the column's maximum, with an INFO line naming both maxima and no WARNING?"""
+    root = course(tmp_path / "course")
+    scored(root, "2026001", 20.0)
+    roster, column = lms_roster(tmp_path, lms, maximum)
+    with caplog.at_level(logging.INFO):
+        rows = list(csv.DictReader(io.StringIO(export(root, lms=lms, roster=str(roster)))))
+    assert [row[column] for row in rows if row[column] != maximum] == [written]
+    said = [r for r in caplog.records if r.getMessage().startswith("Grades: the LMS column is worth")]
+    assert len(said) == 1 and said[0].levelno == logging.INFO and f"worth {written}" in said[0].getMessage()
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+@pytest.mark.parametrize("lms", ["moodle", "canvas", "blackboard"])
+def test_an_lms_column_worth_zero_is_refused_naming_both_maxima(tmp_path, lms):
+    """The roster's column worth 0 (an LMS assignment left without points): is nothing written, the refusal naming the
+    LMS's 0 and the assignment's 20?"""
+    root = course(tmp_path / "course")
+    scored(root, "2026001", 20.0)
+    roster, _ = lms_roster(tmp_path, lms, "0")
+    with pytest.raises(SystemExit, match=r"nothing written: the LMS column's maximum cannot be read.*'0'.*worth 20\b"):
+        export(root, lms=lms, roster=str(roster))
+    assert not (root / "out.csv").exists()
