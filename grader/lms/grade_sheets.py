@@ -22,7 +22,7 @@ A student the roster cannot place is returned apart, never written under someone
 only the identifying columns and the assignment's, so an import cannot revert another column edited since the export.
 Every cell the LMS itself exported (a roster's row) is written back as the LMS wrote it (Moodle's own `-` stays `-`):
 the instructor already holds that text in the LMS's own file. A cell the kit writes from elsewhere (a name from the
-gradebook, which came from the students' file names) that begins with `=`, `+`, `-`, `@`, a tab or a carriage return
+gradebook, which may come from the students' own file names) that begins with `=`, `+`, `-`, `@`, a tab or a carriage return
 gets a leading `'` (OWASP's advice against CSV injection), so a spreadsheet shows it as text; the scores are numbers.
 """
 from __future__ import annotations

@@ -13,7 +13,8 @@
   beside one receipt `<assignment>_<username>_attempt_<time>.txt` per attempt (grader.lms.blackboard reads them).
 - The kit's own: `<student_id>_<any name>` (grader.nbgrader.collector).
 
-`reader(layout, paths)` reads each file's relative path; `detect(paths)` picks the layout most names follow.
+`reader(layout, paths)` reads each file's relative path; `detect(paths)` picks the layout most names follow;
+`class_download(paths)` tells an archive that is an LMS's class download by its members, whatever its own name.
 """
 from __future__ import annotations
 
@@ -136,6 +137,33 @@ def submitter_key(path: PurePosixPath) -> str:
         return f"blackboard {attempt[0]}"
     found = student_id(path)
     return f"student {found.who}" if isinstance(found, HandIn) else ""
+
+
+def routine(layout: str, path: PurePosixPath) -> bool:
+    """Whether a file is one the LMS itself adds beside the hand-ins, left out as a matter of course: Blackboard's
+    receipt of each attempt, Moodle's online text (and every other non-file submission plugin)."""
+    if layout == "blackboard":
+        return blackboard.is_receipt_name(_nfc(path.name))
+    if layout == "moodle":
+        found = next((match for part in path.parts if (match := _MOODLE.match(_nfc(part)))), None)
+        return bool(found) and found["plugin"] != "file"
+    return False
+
+
+_SHAPES: dict[str, Callable[[PurePosixPath], bool]] = {
+    "canvas": lambda path: bool(_CANVAS.match(_nfc(path.name))),
+    "moodle": lambda path: any(_MOODLE.match(_nfc(part)) for part in path.parts),
+    "blackboard": lambda path: blackboard.looks_like(_nfc(path.name)),
+}
+"""Each LMS's naming of a class download's files, every plugin and receipt included (not whose they are: only its shape)."""
+
+
+def class_download(paths: list[PurePosixPath]) -> str:
+    """The LMS whose class download an archive is, by its own members: every file (system folders such as
+    `__MACOSX` and hidden files aside) named in that LMS's shape; "" when none fits all. A Moodle download named
+    `LLM_2026-Attention-88.zip` is Moodle's by its `<name>_<id>_assignsubmission_…` members, not student `LLM`'s."""
+    files = [path for path in paths if not path.name.startswith(".") and "__MACOSX" not in path.parts]
+    return next((layout for layout, shaped in _SHAPES.items() if files and all(map(shaped, files))), "")
 
 
 def is_lms_export_archive(stem: str) -> bool:

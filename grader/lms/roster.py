@@ -80,8 +80,9 @@ class Roster:
     def key_of(self, row: dict[str, str]) -> str:
         if self.key_column is None:
             return ""
-        match = _PARTICIPANT.match(row.get(self.key_column, ""))
-        return match.group(1) if match else row.get(self.key_column, "")
+        key = row.get(self.key_column, "")
+        match = _PARTICIPANT.match(key) if self.key_column.strip().lower() == "identifier" else None
+        return match.group(1) if match else key  # only Moodle's Identifier wraps its id: `user07` is a username
 
     def add(self, row: dict[str, str]) -> None:
         self.rows.append(row)
@@ -90,6 +91,20 @@ class Roster:
             self.by_key[self.key_of(row)] = row
         if self.name_column and name_key(row.get(self.name_column, "")):
             self.by_name.setdefault(name_key(row[self.name_column]), []).append(row)
+
+    def names_of(self, student: str) -> tuple[str, str]:
+        """(last name, first name) of a course's student as the roster writes them: its own `Last Name`/`First Name`
+        columns (Blackboard's), else its name column split at the comma of a sortable `Last, First` (Canvas's), else
+        the whole name as the last name (Moodle's `Full name`, whose order the site chooses); ("", "") for no row."""
+        row = self.by_student.get(student)
+        if row is None:
+            return "", ""
+        last, first = _column(self.fieldnames, ("last name",)), _column(self.fieldnames, ("first name",))
+        if last or first:
+            return row.get(last, "") if last else "", row.get(first, "") if first else ""
+        name = row.get(self.name_column, "") if self.name_column else ""
+        surname, comma, given = name.partition(",")
+        return (surname.strip(), given.strip()) if comma else (name, "")
 
     def student_for(self, hand_in: HandIn) -> tuple[str | None, str]:
         """(the course's student id, "") for a hand-in, or (None, why it matches no one)."""

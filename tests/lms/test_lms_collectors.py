@@ -28,7 +28,8 @@ def plan(extracted: Path, **traits) -> LmsCollector:
 
 
 def collected(collector: LmsCollector, folder: Path) -> dict[str, str]:
-    return {c.student_id: str(Path(path).relative_to(folder)) for path, c in collector.plan.items()}
+    """student id -> the student's file collected (the kit may collect it from its own copy)."""
+    return {c.student_id: str(c.student_file.relative_to(folder)) for c in collector.plan.values()}
 
 
 def left_out(collector: LmsCollector, folder: Path) -> dict[str, str]:
@@ -163,3 +164,35 @@ def test_roster_reads_canvas_gradebook_export(tmp_path):
 def test_a_blackboard_username_that_is_no_id_is_refused(name):
     """Is a username that could climb out of submitted/ (`..`) or is no id refused, not used as a folder name?"""
     assert isinstance(names.hand_in("blackboard", PurePosixPath(name)), str)
+
+
+def test_a_student_id_file_the_roster_does_not_know_is_left_out_and_said(tmp_path):
+    """`<student_id>_…` files with a roster: is a file whose id no roster row has (`intruder_attention.ipynb`) left
+    out with the reason, and the roster's student collected?"""
+    roster = lms_exports.write_csv(tmp_path / "worksheet.csv", lms_exports.MOODLE_WORKSHEET)
+    folder = tmp_path / "extracted"
+    folder.mkdir()
+    for name in ("2026001_attention.ipynb", "intruder_attention.ipynb"):
+        (folder / name).write_text(lms_exports.NOTEBOOK, encoding="utf-8")
+    collector = plan(folder, roster=str(roster))
+    assert collector.layout == "student_id"
+    assert collected(collector, folder) == {"2026001": "2026001_attention.ipynb"}
+    assert "not in the roster" in left_out(collector, folder)["intruder_attention.ipynb"]
+
+
+@pytest.mark.parametrize("in_folders", [True, False], ids=["folder per participant", "flat"])
+def test_a_class_download_is_told_by_its_members_whatever_its_own_name(tmp_path, in_folders):
+    """Moodle's members (`<name>_<id>_assignsubmission_…`, online text included), Canvas's and Blackboard's: is each
+    download told as its LMS's by the names inside it, and a student's own archive (`attention.ipynb`, a stray file)
+    as no LMS's?"""
+    def members(zip_path: Path) -> list[PurePosixPath]:
+        import zipfile
+        with zipfile.ZipFile(zip_path) as archive:
+            return [PurePosixPath(name) for name in archive.namelist()]
+
+    assert names.class_download(members(lms_exports.moodle_zip(tmp_path, in_folders)[0])) == "moodle"
+    assert names.class_download(members(lms_exports.canvas_zip(tmp_path)[0])) == "canvas"
+    assert names.class_download(members(lms_exports.blackboard_zip(tmp_path)[0])) == "blackboard"
+    assert names.class_download([PurePosixPath("attention.ipynb"), PurePosixPath("__MACOSX/._attention.ipynb")]) == ""
+    assert names.class_download([PurePosixPath("王 小明_1001_assignsubmission_file_/attention.ipynb"),
+                                 PurePosixPath("notes.txt")]) == ""

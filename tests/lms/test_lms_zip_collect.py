@@ -462,3 +462,77 @@ def test_an_lms_column_worth_zero_is_refused_naming_both_maxima(tmp_path, lms):
     with pytest.raises(SystemExit, match=r"nothing written: the LMS column's maximum cannot be read.*'0'.*worth 20\b"):
         export(root, lms=lms, roster=str(roster))
     assert not (root / "out.csv").exists()
+
+
+def test_a_moodle_download_named_with_an_underscore_is_the_class_not_one_student(tmp_path, caplog):
+    """Moodle's download of a course whose short name holds `_` (`LLM_2026-Attention-88.zip`), collected with the
+    worksheet and no `--LmsCollector.lms`: is every participant the roster knows collected under their own id, and no
+    student `LLM` made up from the zip's name?"""
+    root = course(tmp_path / "course")
+    zip_path, expected, _ = lms_exports.moodle_zip(tmp_path)
+    named = zip_path.rename(zip_path.with_name("LLM_2026-Attention-88.zip"))
+    roster = lms_exports.write_csv(tmp_path / "worksheet.csv", lms_exports.MOODLE_WORKSHEET)
+    log = zip_collect(root, named, caplog, roster=str(roster), timezone="Asia/Shanghai")
+    assert set(submitted(root)) == set(expected)
+    assert "not student 'LLM''s own archive" in log and "the files are a moodle export" in log
+
+
+def test_a_blackboard_class_of_twenty_with_receipts_gives_no_warning(tmp_path, caplog):
+    """Twenty Blackboard students, each attempt with the receipt Blackboard writes beside it, collected as lms.md's
+    step 2 says (roster and zone named): is every student collected with no WARNING at all (nbgrader's own lines
+    included), the receipts said at INFO and counted in the summary?"""
+    root = course(tmp_path / "course")
+    hw, attempt = "Attention", "2026-11-30-20-00-00"
+    entries, roster = {}, [["Last Name", "First Name", "Username", "Student ID", "Attention [Total Pts: 20 Score] |4401"]]
+    for n in range(20):
+        user = f"user{n:02d}"
+        entries[f"{hw}_{user}_attempt_{attempt}.txt"] = (
+            lms_exports.blackboard_receipt(hw, f"Student{n} Li", user, ["attention.ipynb"]), lms_exports.NOV30)
+        entries[f"{hw}_{user}_attempt_{attempt}_attention.ipynb"] = (lms_exports.NOTEBOOK, lms_exports.NOV30)
+        roster.append(["Li", f"Student{n}", user, f"2026{n:03d}", ""])
+    zip_path = lms_exports.write_zip(tmp_path / "gradebook_CS101_Attention_2026-12-03-10-00-00.zip", entries)
+    zip_collect(root, zip_path, caplog, roster=str(lms_exports.write_csv(tmp_path / "gc.csv", roster)),
+                timezone="Asia/Shanghai")
+    assert set(submitted(root)) == {f"2026{n:03d}" for n in range(20)}
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    (summary,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Colab collector:")]
+    assert "20 student(s)" in summary and "0 file(s) left out" in summary and "20 routine file(s)" in summary
+    receipts = [r for r in caplog.records if r.getMessage().startswith("Not collected:") and "receipt" in r.getMessage()]
+    assert len(receipts) == 20 and {r.levelno for r in receipts} == {logging.INFO}
+
+
+def test_the_rosters_names_reach_the_gradebook(tmp_path, caplog):
+    """Collected with Canvas's export as the roster: does each student's gradebook entry carry the roster's last and
+    first names (Canvas's sortable `Last, First`), so that `nbgrader export` has them?"""
+    root = course(tmp_path / "course")
+    roster = lms_exports.write_csv(tmp_path / "canvas.csv", [
+        ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Attention (2291)"],
+        ["    Points Possible", "", "", "", "", "20.00"],
+        ["Wang, Xiaoming", "1001", "2026001", "wxm", "LLM 101", ""],
+        ["O'Brien, Mary Ann", "1003", "2026003", "mao", "LLM 101", ""]])
+    zip_path = lms_exports.write_zip(tmp_path / "submissions.zip", {
+        "wangxiaoming_1001_5001_attention.ipynb": (lms_exports.NOTEBOOK, lms_exports.NOV30),
+        "obrienmaryann_1003_5003_attention (1).ipynb": (lms_exports.NOTEBOOK, lms_exports.NOV30)})
+    zip_collect(root, zip_path, caplog, roster=str(roster))
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        names = {s.id: (s.last_name, s.first_name) for s in gradebook.students}
+    assert names == {"2026001": ("Wang", "Xiaoming"), "2026003": ("O'Brien", "Mary Ann")}
+
+
+def test_zip_collect_leaves_extracted_as_the_archive_made_it(tmp_path, caplog):
+    """A class archive holding Colab's `s2026004_attention.ipynb 的副本` (no .ipynb suffix): after zip_collect, is every
+    file the archive made still in extracted/ under its own name with its own bytes, nothing of the student's renamed,
+    and the notebook collected all the same?"""
+    root = course(tmp_path / "course")
+    made = {"s2026004_attention.ipynb 的副本": lms_exports.notebook_of("s2026004"),
+            "s2026001_Copy of attention.ipynb": lms_exports.notebook_of("s2026001")}
+    zip_path = lms_exports.write_zip(tmp_path / "class.zip", {name: (text, lms_exports.NOV30) for name, text in made.items()})
+    zip_collect(root, zip_path, caplog)
+    extracted = root / "downloaded" / ASSIGNMENT / "extracted" / "class"
+    students_files = {p.name: p.read_text(encoding="utf-8") for p in extracted.rglob("*")
+                      if p.is_file() and ".kit-copies" not in p.relative_to(extracted.parent).parts}
+    assert students_files == made
+    assert set(submitted(root)) == {"s2026001", "s2026004"}
+    collected = root / "submitted" / "s2026004" / ASSIGNMENT / "attention.ipynb"
+    assert collected.read_text(encoding="utf-8") == made["s2026004_attention.ipynb 的副本"]
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
