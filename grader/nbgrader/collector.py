@@ -83,7 +83,6 @@ class Candidate:
     path: Path
     student_id: str
     notebook: str  # the released notebook it maps to, e.g. attention.ipynb
-    copy_number: int
     identity: Identity | None = None
     handed_in: Path | None = None  # the student's own file, when `path` is the kit's copy of it (KIT_COPIES)
 
@@ -284,7 +283,7 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
                 path = copy
         if not is_notebook_file(path):
             return None, "not a notebook (no readable nbformat JSON)"
-        stem, number = notebook_stem(identity.file_name)
+        stem = notebook_stem(identity.file_name)[0]
         if released is None or f"{stem}.ipynb" in released:
             notebook = f"{stem}.ipynb"
         elif len(released) == 1:
@@ -299,7 +298,7 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
             path = suffixed_copy(path, self.extracted_root)
             self.log.info("%r: collected from a copy named to end in .ipynb (%s), the file left as it is",
                           name, os.path.relpath(path, self.extracted_root))
-        return Candidate(path, identity.student_id, notebook, number, identity,
+        return Candidate(path, identity.student_id, notebook, identity,
                          handed_in if path != handed_in else None), ""
 
     def identify(self, path: Path) -> Identity | str:
