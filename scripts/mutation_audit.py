@@ -257,7 +257,7 @@ MUTATIONS = [
              ("tests/lms/test_lms_collectors.py::test_a_student_id_file_the_roster_does_not_know_is_left_out_and_said",),
              "unit"),
     Mutation("class-download-by-members", "grader/nbgrader/safe_extractor.py",
-             (("        elif owner is not None and (layout := self.class_download_by_members(path)):",
+             (("        elif owner is not None and (layout := self.class_download_by_members(path, stem)):",
                "        elif False:"),),
              ("tests/lms/test_lms_zip_collect.py::test_a_moodle_download_named_with_an_underscore_is_the_class_not_one_student",),
              "e2e"),

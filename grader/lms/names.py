@@ -14,7 +14,7 @@
 - The kit's own: `<student_id>_<any name>` (grader.nbgrader.collector).
 
 `reader(layout, paths)` reads each file's relative path; `detect(paths)` picks the layout most names follow;
-`class_download(paths)` tells an archive that is an LMS's class download by its members, whatever its own name.
+`class_download(stem, paths)` tells Moodle's class download by its members, whatever its name starts with.
 """
 from __future__ import annotations
 
@@ -150,20 +150,20 @@ def routine(layout: str, path: PurePosixPath) -> bool:
     return False
 
 
-_SHAPES: dict[str, Callable[[PurePosixPath], bool]] = {
-    "canvas": lambda path: bool(_CANVAS.match(_nfc(path.name))),
-    "moodle": lambda path: any(_MOODLE.match(_nfc(part)) for part in path.parts),
-    "blackboard": lambda path: blackboard.looks_like(_nfc(path.name)),
-}
-"""Each LMS's naming of a class download's files, every plugin and receipt included (not whose they are: only its shape)."""
+_MOODLE_ARCHIVE = re.compile(r"-\d+$")
+"""Moodle names its download `<course short name>-<assignment name>-<course module id>.zip`."""
 
 
-def class_download(paths: list[PurePosixPath]) -> str:
-    """The LMS whose class download an archive is, by its own members: every file (system folders such as
-    `__MACOSX` and hidden files aside) named in that LMS's shape; "" when none fits all. A Moodle download named
-    `LLM_2026-Attention-88.zip` is Moodle's by its `<name>_<id>_assignsubmission_…` members, not student `LLM`'s."""
+def class_download(stem: str, paths: list[PurePosixPath]) -> str:
+    """"moodle" when an archive is Moodle's class download by its own structure, whatever its name starts with: named
+    as Moodle names its download (ending in `-<course module id>`) and every file in it (system folders such as
+    `__MACOSX` and hidden files aside) under a `<full name>_<participant id>_assignsubmission_<plugin>_` Moodle wrote.
+    `LLM_2026-Attention-88.zip` is then the class's, not student `LLM`'s; "" otherwise. (Canvas's `submissions.zip`
+    and Blackboard's `gradebook_…` are told by their names; a student's own `<id>_….zip` holding files named as
+    another LMS's stays theirs, so its members still cannot name a classmate.)"""
     files = [path for path in paths if not path.name.startswith(".") and "__MACOSX" not in path.parts]
-    return next((layout for layout, shaped in _SHAPES.items() if files and all(map(shaped, files))), "")
+    moodle_named = all(any(_MOODLE.match(_nfc(part)) for part in path.parts) for path in files)
+    return "moodle" if files and moodle_named and _MOODLE_ARCHIVE.search(_nfc(stem)) else ""
 
 
 def is_lms_export_archive(stem: str) -> bool:

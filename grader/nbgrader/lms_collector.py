@@ -11,8 +11,9 @@ counted in the summary, so a WARNING is what needs a person.
 - Student ids: with `c.LmsCollector.roster` (a CSV: Moodle's grading worksheet, Canvas's gradebook
   export, or any with a student id column; grader.lms.roster) the LMS's people become the course's
   student ids, by the LMS's own id, else by name; a hand-in the roster does not know is left out and
-  named, in every layout (a `<student_id>_…` file whose id no row has, too). Without a roster the LMS's own id is the student id (Canvas user id, Moodle participant id,
-  Blackboard username), which the grade export maps back as it is.
+  named, in every layout (a `<student_id>_…` file whose id no row has, too). Without a roster the LMS's own id
+  is the student id (Canvas user id, Moodle participant id, Blackboard username), which the grade export maps
+  back as it is.
 - Time and lateness, into nbgrader's `timestamp.txt` (so `AssignLatePenalties` applies the course's
   late policy against the assignment's due date): Blackboard's attempt time from the name; Moodle's
   file time in its zip (when the file was uploaded); Canvas gives only its `LATE` mark, recorded as

@@ -5,6 +5,7 @@ here; the collector plans over them without nbgrader running (tests/lms/test_lms
 """
 from __future__ import annotations
 
+import zipfile
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
@@ -180,19 +181,27 @@ def test_a_student_id_file_the_roster_does_not_know_is_left_out_and_said(tmp_pat
     assert "not in the roster" in left_out(collector, folder)["intruder_attention.ipynb"]
 
 
-@pytest.mark.parametrize("in_folders", [True, False], ids=["folder per participant", "flat"])
-def test_a_class_download_is_told_by_its_members_whatever_its_own_name(tmp_path, in_folders):
-    """Moodle's members (`<name>_<id>_assignsubmission_…`, online text included), Canvas's and Blackboard's: is each
-    download told as its LMS's by the names inside it, and a student's own archive (`attention.ipynb`, a stray file)
-    as no LMS's?"""
-    def members(zip_path: Path) -> list[PurePosixPath]:
-        import zipfile
-        with zipfile.ZipFile(zip_path) as archive:
-            return [PurePosixPath(name) for name in archive.namelist()]
+def zip_names(zip_path: Path) -> list[PurePosixPath]:
+    with zipfile.ZipFile(zip_path) as archive:
+        return [PurePosixPath(name) for name in archive.namelist()]
 
-    assert names.class_download(members(lms_exports.moodle_zip(tmp_path, in_folders)[0])) == "moodle"
-    assert names.class_download(members(lms_exports.canvas_zip(tmp_path)[0])) == "canvas"
-    assert names.class_download(members(lms_exports.blackboard_zip(tmp_path)[0])) == "blackboard"
-    assert names.class_download([PurePosixPath("attention.ipynb"), PurePosixPath("__MACOSX/._attention.ipynb")]) == ""
-    assert names.class_download([PurePosixPath("王 小明_1001_assignsubmission_file_/attention.ipynb"),
-                                 PurePosixPath("notes.txt")]) == ""
+
+@pytest.mark.parametrize("in_folders", [True, False], ids=["folder per participant", "flat"])
+def test_moodles_download_is_told_by_its_members_whatever_its_name_starts_with(tmp_path, in_folders):
+    """Moodle's members (`<name>_<id>_assignsubmission_…`, online text included) in a zip named as Moodle names it: is it
+    Moodle's class download, even named `LLM_2026-Attention-88`?"""
+    members = zip_names(lms_exports.moodle_zip(tmp_path, in_folders)[0])
+    assert names.class_download("LLM_2026-Attention-88", members) == "moodle"
+    assert names.class_download("CS101 注意力-Attention-88", members) == "moodle"
+
+
+def test_a_students_own_archive_is_no_class_download_whatever_its_members_are_named(tmp_path):
+    """A student's `alice_hw.zip` holding files named as Moodle, Canvas or Blackboard name a classmate's, or Moodle's
+    members beside a file of the student's own: is none of them taken for a class download (whose members would name
+    anyone), so that the archive still delivers only Alice's notebook?"""
+    moodle = [PurePosixPath("Bob Li_1002_assignsubmission_file_attention.ipynb")]
+    assert names.class_download("alice_hw", moodle) == ""
+    assert names.class_download("alice_hw-2", zip_names(lms_exports.canvas_zip(tmp_path)[0])) == ""
+    assert names.class_download("alice_hw-2", zip_names(lms_exports.blackboard_zip(tmp_path)[0])) == ""
+    assert names.class_download("alice_hw-2", [*moodle, PurePosixPath("attention.ipynb")]) == ""
+    assert names.class_download("alice_hw-2", [PurePosixPath("__MACOSX/._x"), PurePosixPath(".DS_Store")]) == ""
