@@ -18,14 +18,16 @@ import reads that row as each column's points, so another value would change the
 `[Total Pts: 100 Score]` in the column's header. A score is written as score / the assignment's maximum × the
 column's, rounded to two decimals (halves up; Canvas too compares scores at two decimals): 17.5 of 20 is 87.5 in a
 column worth 100. Where the roster (or Blackboard's header) is given but its maximum is missing, unreadable or zero,
-nothing is written (`NoMaximum` names both maxima). Without a roster Canvas and Moodle state none: the points are written as they are.
+nothing is written (`NoMaximum` names both maxima). Without a roster Canvas and Moodle state none: the points are
+written as they are.
 A student the roster cannot place is returned apart, never written under someone else's row. Canvas's sheet holds
 only the identifying columns (in the export's order: its import requires `Section` last before the grades) and the
 assignment's, so an import cannot revert another column (or a custom column such as Notes) edited since the export.
 Every cell the LMS itself exported (a roster's row) is written back as the LMS wrote it (Moodle's own `-` stays `-`):
 the instructor already holds that text in the LMS's own file. A cell the kit writes from elsewhere (a name from the
 gradebook, which may come from the students' own file names) that begins with `=`, `+`, `-`, `@`, a tab or a
-carriage return gets a leading `'` (OWASP's advice against CSV injection), so a spreadsheet shows it as text; the scores are numbers.
+carriage return gets a leading `'` (OWASP's advice against CSV injection), so a spreadsheet shows it as text; the
+scores are numbers.
 """
 from __future__ import annotations
 
