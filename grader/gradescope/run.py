@@ -30,9 +30,12 @@ def pick_submission(folder: Path) -> tuple[Path | None, list[str]]:
     gradable = [p for p in files if p.suffix in (".ipynb", ".py")]
     if not gradable:
         return None, [str(p.relative_to(folder)) for p in files]
-    best = min((notebook_stem(p.name)[0] != ASSIGNMENT, p.suffix != ".ipynb") for p in gradable)
-    chosen = max((p for p in gradable if (notebook_stem(p.name)[0] != ASSIGNMENT, p.suffix != ".ipynb") == best),
-                 key=newest_key)
+    def preference(path: Path) -> tuple[bool, bool]:  # the assignment's name first, then a notebook before a .py
+        own_name = notebook_stem(path.name if path.suffix == ".ipynb" else path.stem)[0]
+        return own_name != ASSIGNMENT, path.suffix != ".ipynb"
+
+    best = min(map(preference, gradable))
+    chosen = max((p for p in gradable if preference(p) == best), key=newest_key)
     return chosen, [str(p.relative_to(folder)) for p in files]
 
 

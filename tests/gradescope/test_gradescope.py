@@ -212,3 +212,12 @@ def test_of_two_notebooks_the_newest_is_graded_and_the_other_named(tmp_path, new
     for name in (newer, older):
         os.utime(tmp_path / name, (1_700_000_000, 1_700_000_000))
     assert pick_submission(tmp_path)[0] == tmp_path / "attention (1).ipynb"
+
+
+@pytest.mark.unit
+def test_a_file_named_as_the_assignment_is_graded_before_a_newer_notebook_named_otherwise(tmp_path):
+    """`attention.py` and a newer `draft.ipynb`: is the file named as the assignment graded, however new the other?"""
+    for name, mtime in (("attention.py", 1_700_000_000), ("draft.ipynb", 1_700_000_100)):
+        (tmp_path / name).write_text("", encoding="utf-8")
+        os.utime(tmp_path / name, (mtime, mtime))
+    assert pick_submission(tmp_path)[0] == tmp_path / "attention.py"
