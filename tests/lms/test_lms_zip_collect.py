@@ -467,7 +467,8 @@ def test_an_lms_column_worth_zero_is_refused_naming_both_maxima(tmp_path, lms):
 def test_a_moodle_download_named_with_an_underscore_is_the_class_not_one_student(tmp_path, caplog):
     """Moodle's download of a course whose short name holds `_` (`LLM_2026-Attention-88.zip`), collected with the
     worksheet and no `--LmsCollector.lms`: is every participant the roster knows collected under their own id, and no
-    student `LLM` made up from the zip's name?"""
+    student `LLM` made up from the zip's name? Is Moodle's online text said at INFO, and someone the roster does not
+    know as a WARNING?"""
     root = course(tmp_path / "course")
     zip_path, expected, _ = lms_exports.moodle_zip(tmp_path)
     named = zip_path.rename(zip_path.with_name("LLM_2026-Attention-88.zip"))
@@ -475,6 +476,9 @@ def test_a_moodle_download_named_with_an_underscore_is_the_class_not_one_student
     log = zip_collect(root, named, caplog, roster=str(roster), timezone="Asia/Shanghai")
     assert set(submitted(root)) == set(expected)
     assert "not student 'LLM''s own archive" in log and "the files are a moodle export" in log
+    levels = {("onlinetext" in r.getMessage(), "Zhang San" in r.getMessage()): r.levelno for r in caplog.records
+              if r.getMessage().startswith("Not collected:")}
+    assert levels[(True, False)] == logging.INFO and levels[(False, True)] == logging.WARNING  # routine, a stranger
 
 
 def test_a_blackboard_class_of_twenty_with_receipts_gives_no_warning(tmp_path, caplog):
