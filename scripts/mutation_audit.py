@@ -256,6 +256,19 @@ MUTATIONS = [
              (("    server.ensure_running = ensure_running\n", ""),),
              ("tests/grade_all/test_parallel_jobs.py::test_every_job_forks_its_workers_from_the_commands_fork_server",),
              "unit"),
+    # issue 44: grades on the LMS column's own scale; a roster filters every layout; a class download told by its members
+    Mutation("lms-column-scale", "grader/lms/grade_sheets.py",
+             (("        if self.lms_maximum is not None:\n            value = value *", "        if False:\n            value = value *"),),
+             ("tests/lms/test_lms_grade_sheets.py::test_grades_are_written_on_the_lms_columns_own_scale",), "unit"),
+    Mutation("roster-filter-student-id", "grader/nbgrader/lms_collector.py",
+             (("            if student not in self.roster_table.by_student:", "            if False:"),),
+             ("tests/lms/test_lms_collectors.py::test_a_student_id_file_the_roster_does_not_know_is_left_out_and_said",),
+             "unit"),
+    Mutation("class-download-by-members", "grader/nbgrader/safe_extractor.py",
+             (("        elif owner is not None and (layout := self.class_download_by_members(path, stem)):",
+               "        elif False:"),),
+             ("tests/lms/test_lms_zip_collect.py::test_a_moodle_download_named_with_an_underscore_is_the_class_not_one_student",),
+             "e2e"),
 ]
 
 

@@ -39,8 +39,8 @@ def summary(report: dict, graded: str, not_graded: list[str] = ()) -> str:
     passed = sum(c["passed"] for c in public)
     lines = [f"评分文件 / Graded file: {graded}"]
     if not_graded:
-        lines.append(f"未评分的其他文件 / Also uploaded, not graded: {', '.join(not_graded)}（只评一个文件 / one file "
-                     f"is graded: {ASSIGNMENT}.ipynb first）")
+        lines.append(f"未评分的其他文件 / Also uploaded, not graded: {', '.join(not_graded)}"
+                     f"（只评一个文件：名为 {ASSIGNMENT} 的最新一份 / one file is graded: the newest named {ASSIGNMENT}）")
     lines += [f"公开检查 / Public checks: {passed} / {len(public)} 通过 passed, {got:g} / {top:g} 分 points"
               f"（其余检查在成绩发布后显示 / the other checks show once grades are published）",
               f"公开检查诊断出的错误 / Mistakes the public checks found: {mistakes}"]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from grader.build.config import ASSIGNMENT
 from grader.gradescope.results import instructor_log, no_submission, results_json
+from grader.handin.newest import newest_key, notebook_stem
 
 DEFAULT_ROOT = Path("/autograder")
 FIX_CREDIT_ENV = "ATTENTION_KIT_FIX_CREDIT"
@@ -21,12 +22,21 @@ FIX_CREDIT_ENV = "ATTENTION_KIT_FIX_CREDIT"
 
 
 def pick_submission(folder: Path) -> tuple[Path | None, list[str]]:
-    """The file to grade: the assignment's notebook by name, else a notebook, else a .py; and every name seen."""
+    """The file to grade, and every name seen: of the files named as the assignment's (Colab's decorations aside:
+    `Copy of attention.ipynb`, `attention (1).ipynb`), else of the notebooks, else of the .py files, the newest by the
+    rule the LMS collector keeps a student's newest with (grader.handin.newest)."""
     files = sorted(p for p in folder.rglob("*") if not p.name.startswith(".") and (p.is_file() or p.is_symlink())) \
         if folder.is_dir() else []
-    ranked = sorted((p for p in files if p.suffix in (".ipynb", ".py")),
-                    key=lambda p: (p.stem != ASSIGNMENT, p.suffix != ".ipynb", len(p.parts), p.name))
-    return (ranked[0] if ranked else None), [str(p.relative_to(folder)) for p in files]
+    gradable = [p for p in files if p.suffix in (".ipynb", ".py")]
+    if not gradable:
+        return None, [str(p.relative_to(folder)) for p in files]
+    def preference(path: Path) -> tuple[bool, bool]:  # the assignment's name first, then a notebook before a .py
+        own_name = notebook_stem(path.name if path.suffix == ".ipynb" else path.stem)[0]
+        return own_name != ASSIGNMENT, path.suffix != ".ipynb"
+
+    best = min(map(preference, gradable))
+    chosen = max((p for p in gradable if preference(p) == best), key=newest_key)
+    return chosen, [str(p.relative_to(folder)) for p in files]
 
 
 def run_autograder(root: Path = DEFAULT_ROOT, *, cache: Path | None = None, limits=None,

@@ -13,7 +13,8 @@
   beside one receipt `<assignment>_<username>_attempt_<time>.txt` per attempt (grader.lms.blackboard reads them).
 - The kit's own: `<student_id>_<any name>` (grader.nbgrader.collector).
 
-`reader(layout, paths)` reads each file's relative path; `detect(paths)` picks the layout most names follow.
+`reader(layout, paths)` reads each file's relative path; `detect(paths)` picks the layout most names follow;
+`class_download(stem, paths)` tells Moodle's class download by its members, whatever its name starts with.
 """
 from __future__ import annotations
 
@@ -136,6 +137,33 @@ def submitter_key(path: PurePosixPath) -> str:
         return f"blackboard {attempt[0]}"
     found = student_id(path)
     return f"student {found.who}" if isinstance(found, HandIn) else ""
+
+
+def routine(layout: str, path: PurePosixPath) -> bool:
+    """Whether a file is one the LMS itself adds beside the hand-ins, left out as a matter of course: Blackboard's
+    receipt of each attempt, Moodle's online text (and every other non-file submission plugin)."""
+    if layout == "blackboard":
+        return blackboard.is_receipt_name(_nfc(path.name))
+    if layout == "moodle":
+        found = next((match for part in path.parts if (match := _MOODLE.match(_nfc(part)))), None)
+        return bool(found) and found["plugin"] != "file"
+    return False
+
+
+_MOODLE_ARCHIVE = re.compile(r"-\d+$")
+"""Moodle names its download `<course short name>-<assignment name>-<course module id>.zip`."""
+
+
+def class_download(stem: str, paths: list[PurePosixPath]) -> str:
+    """"moodle" when an archive is Moodle's class download by its own structure, whatever its name starts with: named
+    as Moodle names its download (ending in `-<course module id>`) and every file in it (system folders such as
+    `__MACOSX` and hidden files aside) under a `<full name>_<participant id>_assignsubmission_<plugin>_` Moodle wrote.
+    `LLM_2026-Attention-88.zip` is then the class's, not student `LLM`'s; "" otherwise. (Canvas's `submissions.zip`
+    and Blackboard's `gradebook_…` are told by their names; a student's own `<id>_….zip` holding files named as
+    another LMS's stays theirs, so its members still cannot name a classmate.)"""
+    files = [path for path in paths if not path.name.startswith(".") and "__MACOSX" not in path.parts]
+    moodle_named = all(any(_MOODLE.match(_nfc(part)) for part in path.parts) for path in files)
+    return "moodle" if files and moodle_named and _MOODLE_ARCHIVE.search(_nfc(stem)) else ""
 
 
 def is_lms_export_archive(stem: str) -> bool:

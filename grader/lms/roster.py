@@ -9,7 +9,8 @@ The course's student id is, row by row, the first of these columns with a value:
 LMS's own key (a Canvas student enrolled by hand has no SIS id). A hand-in is matched by the LMS's own key first
 (Moodle participant id, Canvas user id, a `username`), then by name (letters and digits only,
 case-folded: `Wang, Xiaoming` and Canvas's `wangxiaoming` are one name); a name two rows share matches none.
-The rows are kept as read, so a grade sheet can be written back in the same columns (grader.lms.grade_sheets).
+The rows are kept as read, so a grade sheet can be written back in the same columns (grader.lms.grade_sheets), and so
+is Canvas's `Points Possible` row (no student's: it holds each column's maximum), unstripped.
 """
 from __future__ import annotations
 
@@ -48,13 +49,15 @@ class Roster:
     by_name: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     student_columns: list[str] = field(default_factory=list)  # the id columns present, in STUDENT_ID_COLUMNS order
     by_student: dict[str, dict[str, str]] = field(default_factory=dict)
+    points_possible: dict[str, str] | None = None  # Canvas's row of each column's maximum, as Canvas wrote it
 
     @classmethod
     def read(cls, path: Path) -> "Roster":
         with open(path, encoding="utf-8-sig", newline="") as handle:
             reader = csv.DictReader(handle)
             fieldnames = list(reader.fieldnames or [])
-            rows = [{k: (v or "").strip() for k, v in row.items() if k is not None} for row in reader]
+            raw = [{k: v or "" for k, v in row.items() if k is not None} for row in reader]
+        rows = [{k: v.strip() for k, v in row.items()} for row in raw]
         student_columns = [column for choice in STUDENT_ID_COLUMNS if (column := _column(fieldnames, (choice,)))]
         student_column = student_columns[0] if student_columns else _column(fieldnames, KEY_COLUMNS)
         if student_column is None:
@@ -62,9 +65,11 @@ class Roster:
                              f"and no LMS key column (one of: {', '.join(KEY_COLUMNS)})")
         roster = cls(fieldnames, [], student_column, _column(fieldnames, KEY_COLUMNS), _column(fieldnames, NAME_COLUMNS),
                      student_columns=student_columns)
-        for row in rows:
+        for row, as_written in zip(rows, raw):
             if roster.student_of(row):  # Canvas's "Points Possible" row and empty lines have none
                 roster.add(row)
+            elif roster.name_column and row.get(roster.name_column, "").casefold() == "points possible":
+                roster.points_possible = as_written
         return roster
 
     def student_of(self, row: dict[str, str]) -> str:
@@ -75,8 +80,9 @@ class Roster:
     def key_of(self, row: dict[str, str]) -> str:
         if self.key_column is None:
             return ""
-        match = _PARTICIPANT.match(row.get(self.key_column, ""))
-        return match.group(1) if match else row.get(self.key_column, "")
+        key = row.get(self.key_column, "")
+        match = _PARTICIPANT.match(key) if self.key_column.strip().lower() == "identifier" else None
+        return match.group(1) if match else key  # only Moodle's Identifier wraps its id: `user07` is a username
 
     def add(self, row: dict[str, str]) -> None:
         self.rows.append(row)
@@ -85,6 +91,20 @@ class Roster:
             self.by_key[self.key_of(row)] = row
         if self.name_column and name_key(row.get(self.name_column, "")):
             self.by_name.setdefault(name_key(row[self.name_column]), []).append(row)
+
+    def names_of(self, student: str) -> tuple[str, str]:
+        """(last name, first name) of a course's student as the roster writes them: its own `Last Name`/`First Name`
+        columns (Blackboard's), else its name column split at the comma of a sortable `Last, First` (Canvas's), else
+        the whole name as the last name (Moodle's `Full name`, whose order the site chooses); ("", "") for no row."""
+        row = self.by_student.get(student)
+        if row is None:
+            return "", ""
+        last, first = _column(self.fieldnames, ("last name",)), _column(self.fieldnames, ("first name",))
+        if last or first:
+            return row.get(last, "") if last else "", row.get(first, "") if first else ""
+        name = row.get(self.name_column, "") if self.name_column else ""
+        surname, comma, given = name.partition(",")
+        return (surname.strip(), given.strip()) if comma else (name, "")
 
     def student_for(self, hand_in: HandIn) -> tuple[str | None, str]:
         """(the course's student id, "") for a hand-in, or (None, why it matches no one)."""

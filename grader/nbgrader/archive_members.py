@@ -67,6 +67,14 @@ def members(path: Path, limits: ArchiveLimits) -> Iterator[Member]:
         yield from tar_members(path, limits)
 
 
+def zip_file_names(path: Path, limits: ArchiveLimits) -> list[str] | None:
+    """The names of a zip's file members, read from its directory alone (no member's data), within the same bounds as
+    `members`; None for a tar, whose names cost decompressing it all (no LMS gives its class download as a tar)."""
+    if not zipfile.is_zipfile(path):
+        return None
+    return [member.name for member in zip_members(path, limits) if member.kind == "file"]
+
+
 def zip_directory(path: Path) -> tuple[int, int]:
     """(entry count, central directory bytes) as the end records declare them (zip64 included), read without
     zipfile: zipfile builds one object per entry, reading as many bytes as the directory size says."""

@@ -8,9 +8,15 @@ only has to be a notebook. Every file lands in `submitted/<student_id>/<assignme
 
 Nothing is dropped silently: a file that cannot be mapped (no student id, not a notebook, not
 readable) is named in a warning and again in the summary logged before collection starts. When a
-student has several files, the newest (modification time, then Colab's copy number) is collected
-and the others are named as skipped. A notebook without the `.ipynb` suffix is renamed in the
-extracted folder (suffix appended) so that nbgrader copies it under the right name.
+student has several files, the newest (grader.handin.newest: modification time, then Colab's copy number)
+is collected and the others are named at INFO, as are the files an LMS adds beside the hand-ins (the LMS
+collector says which): routine, counted in the summary, which is a WARNING only when something needs a person.
+nbgrader's own lines about the files the collector already reported follow the collector's level, and its line
+for each folder it creates is INFO.
+
+`extracted/` stays as the archive (or the instructor) made it: a notebook without the `.ipynb` suffix (nbgrader
+names the copy after the suffix) is collected from a copy with the suffix appended, and a notebook nested too deep
+for nbgrader from a cut-down copy, both in the kit's own `extracted/.kit-copies/`.
 
 A file larger than `max_notebook_bytes` (64 MiB: a Colab notebook with plots is a few MiB) is left
 out before it is read, and so is a link (never followed) or any other non-regular file.
@@ -24,7 +30,7 @@ from __future__ import annotations
 
 import json
 import os
-import re
+import shutil
 import stat
 import unicodedata
 from dataclasses import dataclass
@@ -36,17 +42,18 @@ from nbgrader.plugins import FileNameCollectorPlugin
 from nbgrader.utils import find_all_notebooks
 from traitlets import Int
 
+from grader.handin.newest import newest_key, notebook_stem
 from grader.handin.student_id import STUDENT_ID
 
 from . import earlier_collect
+from .collect_log import NbgraderLinesAtTheCollectorsLevel
 from .bounded_depth import MAX_DEPTH, bounded
 
-_COPY_PREFIX = re.compile(r"^(?:copy of\s+)+", re.IGNORECASE)
-_COPY_NUMBER = re.compile(r"\s*\((\d+)\)\s*$")
-_COPY_SUFFIX = re.compile(r"\s*(?:的副本|副本|- copy|copy)\s*$", re.IGNORECASE)
-BOUNDED_DIR = ".kit-depth-bounded"
-"""Where in extracted/ the collector writes a notebook it had to cut down to a readable depth (bounded_depth)."""
-_IGNORED_DIRS = {"__MACOSX", ".ipynb_checkpoints", BOUNDED_DIR}
+KIT_COPIES = ".kit-copies"
+"""Where in extracted/ the collector writes the copies it collects instead of a student's file (a notebook cut down to
+a readable depth, one given the `.ipynb` suffix): the student's file itself is left as it is."""
+_IGNORED_DIRS = {"__MACOSX", ".ipynb_checkpoints", KIT_COPIES}
+
 MAX_NOTEBOOK_BYTES = 64 << 20
 """Largest notebook collected. Real Colab notebooks with plots are a few MiB, rarely tens; a bigger file
 is padding or pasted data, and reading it costs the instructor's machine memory for nothing."""
@@ -76,31 +83,16 @@ class Candidate:
     path: Path
     student_id: str
     notebook: str  # the released notebook it maps to, e.g. attention.ipynb
-    copy_number: int
     identity: Identity | None = None
+    handed_in: Path | None = None  # the student's own file, when `path` is the kit's copy of it (KIT_COPIES)
+
+    @property
+    def student_file(self) -> Path:
+        return self.handed_in or self.path
 
     def newest_key(self) -> tuple:
-        rank = self.identity.rank if self.identity else ()
-        return (*rank, self.path.stat().st_mtime, self.copy_number, self.path.name)
-
-
-def notebook_stem(name: str) -> tuple[str, int]:
-    """`Copy of attention (2).ipynb` -> ("attention", 2); `attention.ipynb 的副本` -> ("attention", 0)."""
-    name = unicodedata.normalize("NFC", name).strip()
-    number = 0
-    for _ in range(4):  # the decorations nest: "Copy of attention.ipynb 的副本 (1).ipynb"
-        before = name
-        if name.lower().endswith(".ipynb"):
-            name = name[: -len(".ipynb")].strip()
-        name = _COPY_PREFIX.sub("", name)
-        found = _COPY_NUMBER.search(name)
-        if found:
-            number = max(number, int(found.group(1)))
-            name = name[: found.start()]
-        name = _COPY_SUFFIX.sub("", name).strip()
-        if name == before:
-            break
-    return name, number
+        return newest_key(self.path, self.identity.rank if self.identity else (),
+                          self.identity.file_name if self.identity else None)
 
 
 def is_notebook_file(path: Path) -> bool:
@@ -113,7 +105,7 @@ def is_notebook_file(path: Path) -> bool:
 
 
 def depth_bounded_copy(path: Path, extracted: Path) -> Path | None:
-    """A copy of the notebook cut to a depth nbgrader can read (in extracted/BOUNDED_DIR, the file left as it is),
+    """A copy of the notebook cut to a depth nbgrader can read (in extracted/KIT_COPIES, the file left as it is),
     or None when it needs none."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -122,10 +114,23 @@ def depth_bounded_copy(path: Path, extracted: Path) -> Path | None:
     cut = bounded(text)
     if cut is None:
         return None
-    copy = extracted / BOUNDED_DIR / path.relative_to(extracted)
+    copy = extracted / KIT_COPIES / path.relative_to(extracted)
     copy.parent.mkdir(parents=True, exist_ok=True)
     copy.write_text(cut, encoding="utf-8")
     os.utime(copy, (path.stat().st_atime, path.stat().st_mtime))  # as new as the student's file, no newer
+    return copy
+
+
+def suffixed_copy(path: Path, extracted: Path) -> Path:
+    """`path` given the `.ipynb` suffix nbgrader needs: itself when it is the kit's own copy already, else a copy in
+    extracted/KIT_COPIES with the file's time (the student's file left as it is)."""
+    if KIT_COPIES in path.relative_to(extracted).parts:
+        renamed = path.with_name(path.name + ".ipynb")
+        path.rename(renamed)
+        return renamed
+    copy = extracted / KIT_COPIES / path.relative_to(extracted).with_name(path.name + ".ipynb")
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(path, copy, follow_symlinks=False)
     return copy
 
 
@@ -146,9 +151,16 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
         self.plan: dict[str, Candidate] = {}  # file path -> what it is collected as
         self.left_out: dict[str, str] = {}  # file path -> why it is not collected
         self.conflicts: dict[str, str] = {}  # student id -> the hand-ins of several people it was given
+        self.routine: set[str] = set()  # the left-out paths that need no one's look (older uploads, LMS receipts)
+        self.copied: dict[str, Path] = {}  # a student's file -> the kit's copy collected instead
+        self.unplanned = 0  # files nbgrader asked about that the plan never saw
         self.planned = False
         self.extracted_root: Path | None = None
         app = self.parent
+        if self.is_zip_collect(app):
+            for old in [f for f in self.log.filters if isinstance(f, NbgraderLinesAtTheCollectorsLevel)]:
+                self.log.removeFilter(old)
+            self.log.addFilter(NbgraderLinesAtTheCollectorsLevel(self))
         if self.is_zip_collect(app) and not collect_folder(app, app.archive_directory).is_dir():
             self.plan_collection(collect_folder(app, app.extracted_directory))
 
@@ -161,16 +173,27 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
         self.plan.clear()
         self.left_out.clear()
         self.conflicts.clear()
+        self.routine.clear()
+        self.copied.clear()
         self.make_plan(extracted, self.released_notebooks(self.parent) if self.is_zip_collect(self.parent) else None)
         if self.is_zip_collect(self.parent):
             earlier_collect.reconcile(self.parent, {c.student_id: {
-                "layout": self.layout_name(), "file": os.path.relpath(c.path, extracted),
+                "layout": self.layout_name(), "file": os.path.relpath(c.student_file, extracted),
                 **({"conflict": self.conflicts[c.student_id]} if c.student_id in self.conflicts else {})}
                 for c in self.plan.values()}, self.log)
 
     def layout_name(self) -> str:
         """The naming the collected files follow (the LMS collector says which LMS's)."""
         return "student_id"
+
+    def is_routine(self, path: Path) -> bool:
+        """Whether a file left out is one the LMS adds beside the hand-ins (the LMS collector knows which)."""
+        return False
+
+    @property
+    def reported(self) -> set[str]:
+        """The files the collector has said why it does not collect (left out, or collected from its copy)."""
+        return {*self.left_out, *self.copied}
 
     @staticmethod
     def released_notebooks(app) -> list[str]:
@@ -195,9 +218,11 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
                 candidate, reason = self.map_file(path, released)
                 if candidate is None:
                     self.left_out[str(path)] = reason
+                    if self.is_routine(path):
+                        self.routine.add(str(path))
                     continue
-                if candidate.path.name == f"{path.name}.ipynb":  # renamed to end in .ipynb: routine for Colab's copies
-                    self.log.info("Renamed %r to %r: a notebook without the .ipynb suffix", file, candidate.path.name)
+                if candidate.handed_in is not None:
+                    self.copied[str(path)] = candidate.path
                 by_student.setdefault((candidate.student_id, candidate.notebook), []).append(candidate)
         for (student, notebook), files in by_student.items():
             files.sort(key=Candidate.newest_key)
@@ -206,29 +231,34 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
             basis = chosen.identity.basis if chosen.identity else Identity(student, "").basis
             for older in files[:-1]:
                 self.left_out[str(older.path)] = (f"student {student} has a newer file for {notebook} (by {basis}): "
-                                                  f"{chosen.path.name!r} is collected instead")
+                                                  f"{chosen.student_file.name!r} is collected instead")
+                self.routine.add(str(older.path))
             submitters = sorted({c.identity.submitter for c in files if c.identity and c.identity.submitter})
             if len(submitters) > 1:
                 self.conflicts[student] = (f"hand-ins of {len(submitters)} different people ({', '.join(submitters)}) "
                                            f"map to student {student}: all are kept in extracted/, "
-                                           f"{os.path.relpath(chosen.path, extracted)!r} (newest by {basis}) is "
+                                           f"{os.path.relpath(chosen.student_file, extracted)!r} (newest by {basis}) is "
                                            f"collected; check the roster")
         for path, reason in sorted(self.left_out.items()):
-            self.log.warning("Not collected: %r (%s)", os.path.relpath(path, extracted), reason)
+            (self.log.info if path in self.routine else self.log.warning)(
+                "Not collected: %r (%s)", os.path.relpath(path, extracted), reason)
         for student, conflict in sorted(self.conflicts.items()):
             self.log.warning("Conflict: %s", conflict)
         students = sorted({c.student_id for c in self.plan.values()})
-        (self.log.warning if self.left_out or self.conflicts else self.log.info)(  # a clean collection is no warning
-            "Colab collector: %d notebook(s) for %d student(s) will be collected; %d file(s) left out%s%s",
-            len(self.plan), len(students), len(self.left_out),
-            (": " + "; ".join(f"{os.path.relpath(p, extracted)} ({r})" for p, r in sorted(self.left_out.items())))
-            if self.left_out else "",
+        needs_a_look = {path: why for path, why in sorted(self.left_out.items()) if path not in self.routine}
+        (self.log.warning if needs_a_look or self.conflicts else self.log.info)(  # only what needs a person warns
+            "Colab collector: %d notebook(s) for %d student(s) will be collected; %d file(s) left out%s%s%s",
+            len(self.plan), len(students), len(needs_a_look),
+            (": " + "; ".join(f"{os.path.relpath(p, extracted)} ({r})" for p, r in needs_a_look.items()))
+            if needs_a_look else "",
+            f"; {len(self.routine)} routine file(s) not collected (older uploads, the LMS's receipts and online "
+            f"text: each at INFO above)" if self.routine else "",
             f"; {len(self.conflicts)} conflict(s): " + "; ".join(self.conflicts.values()) if self.conflicts else "",
         )
 
     def map_file(self, path: Path, released: list[str] | None) -> tuple[Candidate | None, str]:
         """What a file is collected as, or why it cannot be; `released` None accepts any notebook name."""
-        name = unicodedata.normalize("NFC", path.name)
+        name, handed_in = unicodedata.normalize("NFC", path.name), path
         if name.startswith(".") or any(part in _IGNORED_DIRS for part in path.parts):
             return None, "a hidden or system file"
         identity = self.identify(path)
@@ -243,7 +273,8 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
             return None, (f"{info.st_size / (1 << 20):.1f} MiB, over the {self.max_notebook_bytes / (1 << 20):.0f} MiB "
                           f"limit for one notebook: not read; a Colab notebook with plots is a few MiB "
                           f"(ask the student to clear large outputs and download it again)")
-        if self.extracted_root is not None and path.is_relative_to(self.extracted_root):
+        inside = self.extracted_root is not None and path.is_relative_to(self.extracted_root)
+        if inside:
             copy = depth_bounded_copy(path, self.extracted_root)
             if copy is not None:
                 self.log.warning("Cut down: %r nests deeper than %d levels, more than nbgrader can read; graded from %s, "
@@ -252,7 +283,7 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
                 path = copy
         if not is_notebook_file(path):
             return None, "not a notebook (no readable nbformat JSON)"
-        stem, number = notebook_stem(identity.file_name)
+        stem = notebook_stem(identity.file_name)[0]
         if released is None or f"{stem}.ipynb" in released:
             notebook = f"{stem}.ipynb"
         elif len(released) == 1:
@@ -261,13 +292,14 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
                 self.log.info("%r: taken as %s, the assignment's only notebook", name, notebook)
         else:
             return None, f"cannot tell which of the released notebooks {released} it is"
-        if not name.lower().endswith(".ipynb"):
-            renamed = path.with_name(path.name + ".ipynb")
-            if renamed.exists():
-                return None, f"a file named {renamed.name!r} is already there"
-            path.rename(renamed)
-            path = renamed
-        return Candidate(path, identity.student_id, notebook, number, identity), ""
+        if not path.name.lower().endswith(".ipynb"):
+            if not inside:
+                return None, "a notebook without the .ipynb suffix outside the folder being collected"
+            path = suffixed_copy(path, self.extracted_root)
+            self.log.info("%r: collected from a copy named to end in .ipynb (%s), the file left as it is",
+                          name, os.path.relpath(path, self.extracted_root))
+        return Candidate(path, identity.student_id, notebook, identity,
+                         handed_in if path != handed_in else None), ""
 
     def identify(self, path: Path) -> Identity | str:
         """Whose the file is, from `<student_id>_<name>`, or why it is no one's."""
@@ -283,8 +315,14 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
                                  else Path(submitted_file).parent)
         candidate = self.plan.get(submitted_file)
         if candidate is None:
-            reason = self.left_out.get(submitted_file, "not seen when the collection was planned")
-            self.log.warning("Skipping %r: %s", os.path.basename(submitted_file), reason)
+            if submitted_file in self.copied:
+                self.log.info("Skipping %r: collected from the kit's copy %s", os.path.basename(submitted_file),
+                              self.copied[submitted_file])
+            elif submitted_file in self.left_out:  # said once already, at its level
+                self.log.info("Skipping %r: %s", os.path.basename(submitted_file), self.left_out[submitted_file])
+            else:
+                self.unplanned += 1
+                self.log.warning("Skipping %r: not seen when the collection was planned", os.path.basename(submitted_file))
             return None
         found = {"student_id": candidate.student_id, "file_id": candidate.notebook}
         if candidate.identity and candidate.identity.timestamp:  # nbgrader writes it into timestamp.txt

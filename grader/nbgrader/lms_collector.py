@@ -2,15 +2,18 @@
 
 `c.LmsCollector.lms` (or `--LmsCollector.lms=…`) says which export the extracted folder holds:
 `canvas`, `moodle`, `blackboard`, `student_id` (the kit's `<student_id>_<any name>`), or `auto` (the
-default): the layout most file names follow (grader.lms.names.detect), logged with the count. Every
+default): the layout most file names follow (grader.lms.names.detect), logged (INFO) with the count. Every
 other rule is `ColabFileNameCollector`'s: a file that is not that layout's, not a notebook, a link or too
-large is named with its reason; of two files for one student the newest is kept and the other named.
+large is named with its reason; of two files for one student the newest is kept and the other named. The files
+the LMS adds itself (Blackboard's receipts, Moodle's online text: grader.lms.names.routine) are named at INFO and
+counted in the summary, so a WARNING is what needs a person.
 
 - Student ids: with `c.LmsCollector.roster` (a CSV: Moodle's grading worksheet, Canvas's gradebook
   export, or any with a student id column; grader.lms.roster) the LMS's people become the course's
   student ids, by the LMS's own id, else by name; a hand-in the roster does not know is left out and
-  named. Without a roster the LMS's own id is the student id (Canvas user id, Moodle participant id,
-  Blackboard username), which the grade export maps back as it is.
+  named, in every layout (a `<student_id>_…` file whose id no row has, too). Without a roster the LMS's own id
+  is the student id (Canvas user id, Moodle participant id, Blackboard username), which the grade export maps
+  back as it is.
 - Time and lateness, into nbgrader's `timestamp.txt` (so `AssignLatePenalties` applies the course's
   late policy against the assignment's due date): Blackboard's attempt time from the name; Moodle's
   file time in its zip (when the file was uploaded); Canvas gives only its `LATE` mark, recorded as
@@ -18,6 +21,9 @@ large is named with its reason; of two files for one student the newest is kept 
   on time). Times the LMS writes without a zone are read in `c.LmsCollector.timezone`.
 - Which of two files is newest: Blackboard's attempt time, Canvas's attachment id (ids grow with each
   upload), otherwise the file time.
+- Names: with a roster, inside `zip_collect`, each collected student's last and first names (grader.lms.roster
+  `names_of`) go into the course's gradebook (nbgrader's `update_or_create_student`), so `nbgrader export` and the
+  feedback have them; a gradebook not made yet (no `generate_assignment` run) is not created, and the log says so.
 """
 from __future__ import annotations
 
@@ -31,7 +37,7 @@ from traitlets import Enum, Unicode
 from grader.lms import blackboard, names
 from grader.lms.roster import Roster
 
-from .collector import BOUNDED_DIR, ColabFileNameCollector, Identity
+from .collector import KIT_COPIES, ColabFileNameCollector, Identity
 
 CANVAS_BASIS = "Canvas's attachment id"
 CANVAS_LATE_BY = timedelta(seconds=1)
@@ -68,16 +74,19 @@ class LmsCollector(ColabFileNameCollector):
         self.layout = self.lms
         files = [PurePosixPath(Path(root, f).relative_to(extracted).as_posix())
                  for root, _, fs in os.walk(extracted) for f in fs
-                 if BOUNDED_DIR not in Path(root).relative_to(extracted).parts] if extracted.is_dir() else []
+                 if KIT_COPIES not in Path(root).relative_to(extracted).parts] if extracted.is_dir() else []
         if self.lms == "auto":
             self.layout, why = names.detect(files, self.read_receipt)
-            self.log.warning("LMS collector: the files are a %s export (%s)", self.layout, why)
+            self.log.info("LMS collector: the files are a %s export (%s)", self.layout, why)
         self.read = names.reader(self.layout, files, self.read_receipt)
-        if self.layout in ("moodle", "blackboard"):
-            self.log.warning("LMS collector: %s's times are read in %s%s", self.layout, self.zone,
-                             "" if self.timezone else " (no --LmsCollector.timezone given; name the zone the LMS "
-                                                      "site shows its times in, e.g. Asia/Shanghai)")
+        if self.layout in ("moodle", "blackboard"):  # a zone assumed, not named, needs the instructor's look
+            (self.log.info if self.timezone else self.log.warning)(
+                "LMS collector: %s's times are read in %s%s", self.layout, self.zone,
+                "" if self.timezone else " (no --LmsCollector.timezone given; name the zone the LMS site shows its "
+                                         "times in, e.g. Asia/Shanghai)")
         super().make_plan(extracted, released)
+        if self.roster_table is not None and self.is_zip_collect(self.parent):
+            self.record_names(sorted({c.student_id for c in self.plan.values()}))
         late = sorted(c.student_id for c in self.plan.values() if c.identity and c.identity.late)
         if late:
             self.log.warning("Canvas marks %d student(s) LATE: %s; %s", len(late), ", ".join(late),
@@ -87,6 +96,10 @@ class LmsCollector(ColabFileNameCollector):
 
     def layout_name(self) -> str:
         return self.layout
+
+    def is_routine(self, path: Path) -> bool:
+        return path.is_relative_to(self.extracted) and names.routine(
+            self.layout, PurePosixPath(path.relative_to(self.extracted).as_posix()))
 
     @property
     def zone(self) -> ZoneInfo:
@@ -108,7 +121,10 @@ class LmsCollector(ColabFileNameCollector):
             detected = self.lms == "auto" and self.layout != "student_id"
             return hand_in + (f" (this folder was read as a {self.layout} export)" if detected else "")
         student = hand_in.who
-        if self.roster_table is not None and self.layout != "student_id":
+        if self.roster_table is not None and self.layout == "student_id":
+            if student not in self.roster_table.by_student:  # the name gives the course's id: the roster must know it
+                return f"not in the roster: no student id {student!r}"
+        elif self.roster_table is not None:
             student, why = self.roster_table.student_for(hand_in)
             if student is None:
                 return why
@@ -130,19 +146,44 @@ class LmsCollector(ColabFileNameCollector):
             return stamp, (stamp.timestamp(),), "the file's time in Moodle's zip"
         return None, (), Identity("", "").basis
 
-    def due_date(self) -> datetime | None:
-        """The assignment's due date in the gradebook (aware, UTC), if the collector runs inside zip_collect and
-        the course has a gradebook (a missing SQLite file is not created)."""
+    def gradebook_url(self) -> str | None:
+        """The course's gradebook, if the collector runs inside zip_collect and the gradebook exists (a missing SQLite
+        file is not created)."""
         app = self.parent
         if not self.is_zip_collect(app):
             return None
         url = app.coursedir.db_url
         if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).is_file():
             return None
+        return url
+
+    def record_names(self, students: list[str]) -> None:
+        """The roster's names of the collected students, into the gradebook."""
+        url = self.gradebook_url()
+        if url is None:
+            self.log.info("LMS collector: no gradebook yet, so the roster's names are not recorded (run "
+                          "generate_assignment first, then collect again)")
+            return
+        from nbgrader.api import Gradebook
+
+        with Gradebook(url, self.parent.coursedir.course_id) as gradebook:
+            for student in students:
+                last, first = self.roster_table.names_of(student)
+                gradebook.update_or_create_student(student, **{key: value for key, value in
+                                                               (("last_name", last), ("first_name", first)) if value})
+        self.log.info("LMS collector: the roster's names of %d student(s) recorded in the gradebook", len(students))
+
+    def due_date(self) -> datetime | None:
+        """The assignment's due date in the gradebook (aware, UTC), if the collector runs inside zip_collect and
+        the course has a gradebook."""
+        url = self.gradebook_url()
+        if url is None:
+            return None
         from nbgrader.api import Gradebook, MissingEntry
 
+        app = self.parent
         try:
-            with Gradebook(app.coursedir.db_url, app.coursedir.course_id) as gradebook:
+            with Gradebook(url, app.coursedir.course_id) as gradebook:
                 due = gradebook.find_assignment(app.coursedir.assignment_id).duedate
         except MissingEntry:
             return None

@@ -7,7 +7,9 @@ collector used: Canvas's gradebook export, Moodle's grading worksheet, Blackboar
 `--LmsGradesExporter.column=…` (Canvas, Blackboard: the assignment's column, default the assignment's name,
 matched in the roster ignoring case and the LMS's id decoration), `--to FILE` (default `<lms>_grades.csv`).
 A student without a submission gets an empty grade; one the roster cannot place is named in a warning. When the
-roster has no column for the assignment, nothing is written and the roster's columns are listed.
+roster has no column for the assignment, nothing is written and the roster's columns are listed. Grades are written
+on the LMS column's scale (its maximum read from the roster, or Blackboard's header), said in the log; where that
+maximum cannot be read, nothing is written and both maxima are named.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins import ExportPlugin
 from traitlets import Enum, Unicode
 
-from grader.lms.grade_sheets import Grade, NoSuchColumn, blackboard_csv, canvas_csv, moodle_csv
+from grader.lms.grade_sheets import Grade, NoMaximum, NoSuchColumn, blackboard_csv, canvas_csv, moodle_csv
 from grader.lms.roster import Roster
 
 _CANVAS_HEADER = re.compile(r"\(\d+\)\s*$")
@@ -58,19 +60,21 @@ class LmsGradesExporter(ExportPlugin):
         grades = self.grades(gradebook, assignment)
         try:
             if self.lms == "canvas":
-                text, unplaced = canvas_csv(grades, self.column or assignment, roster)
+                sheet = canvas_csv(grades, self.column or assignment, roster)
             elif self.lms == "blackboard":
-                text, unplaced = blackboard_csv(grades, self.column or assignment, roster)
+                sheet = blackboard_csv(grades, self.column or assignment, roster)
             else:
-                text, unplaced = moodle_csv(grades, roster)
-        except NoSuchColumn as refusal:
+                sheet = moodle_csv(grades, roster)
+        except (NoSuchColumn, NoMaximum) as refusal:
             raise SystemExit(f"[LmsGradesExporter] nothing written: {refusal}") from None
         if self.lms == "canvas" and roster is None and not _CANVAS_HEADER.search(self.column or assignment):
             self.log.warning("Canvas imports a column without an `(id)` in its header as a NEW assignment: give "
                              "--LmsGradesExporter.roster=<Canvas's gradebook export> or the header, e.g. "
                              "--LmsGradesExporter.column='%s (1234)'", self.column or assignment)
         destination = Path(self.to or f"{self.lms}_grades.csv")
-        destination.write_text(text, encoding="utf-8")
-        for student in unplaced:
+        destination.write_text(sheet.text, encoding="utf-8")
+        for student in sheet.unplaced:
             self.log.warning("Not exported: student %r is not in the roster %s", student, self.roster)
-        self.log.info("Wrote %d grade(s) for %s to %s", len(grades) - len(unplaced), assignment, destination)
+        # a scale the LMS stated is routine; none stated (no roster) needs the instructor to check the column
+        (self.log.info if sheet.scale.lms_maximum is not None else self.log.warning)("Grades: %s", sheet.scale.said())
+        self.log.info("Wrote %d grade(s) for %s to %s", len(grades) - len(sheet.unplaced), assignment, destination)

@@ -21,8 +21,10 @@ the whole run; nothing bounds sizes; links in tarballs vanish silently). For eve
   `alice_hw.zip` holding `attention.ipynb` is collected as Alice's. An archive without an id prefix
   (for example `class.zip`, or `attention_all.zip` named after the assignment) is a class archive
   the instructor made: its members are collected under whatever student id their own names carry.
-  An LMS's bulk download is a class archive too, whatever its name starts with, when the collector
-  (grader.nbgrader.lms_collector) says so: Blackboard's `gradebook_…`, or any archive once the LMS is named.
+  An LMS's bulk download is a class archive too, whatever its name starts with: when the collector
+  (grader.nbgrader.lms_collector) says so (Blackboard's `gradebook_…`, or any archive once the LMS is named), and when
+  a zip is Moodle's by its own structure (grader.lms.names.class_download): `LLM_2026-Attention-88.zip`, whose every
+  member is under a `<name>_<id>_assignsubmission_…` Moodle wrote, is the class's, not `LLM`'s.
   Archive names are trusted as far as plain file names are: they are what the instructor or the LMS
   called the downloads.
 - Any other file is copied as it is, unless it is a link or larger than `max_entry_bytes`.
@@ -49,9 +51,9 @@ from traitlets import Float, Int
 
 from nbgrader.plugins import ExtractorPlugin
 
-from grader.lms.names import submitter_key
+from grader.lms.names import class_download, submitter_key
 
-from .archive_members import ArchiveLimits, ArchiveRefused, Member, RATIO_FLOOR_BYTES, members, mib
+from .archive_members import ArchiveLimits, ArchiveRefused, Member, RATIO_FLOOR_BYTES, members, mib, zip_file_names
 from .collector import MAX_NOTEBOOK_BYTES, ColabFileNameCollector, student_id_of
 
 _CHUNK = 1 << 20
@@ -190,6 +192,10 @@ class SafeExtractor(ExtractorPlugin):
         owner = student_id_of(stem)
         if owner == self.parent_assignment or self.is_class_export(stem):  # `attention_all.zip`, an LMS's download
             owner = None
+        elif owner is not None and (layout := self.class_download_by_members(path, stem)):
+            self.log.info("%s: every file in it is named as a %s class download names its files, so it is the class's "
+                          "download, not student %r's own archive", label, layout, owner)
+            owner = None
         destination = folder / stem
         written = self.written
         self.files_of, self.bytes_of, self.over_size = {}, {}, {}
@@ -207,6 +213,15 @@ class SafeExtractor(ExtractorPlugin):
         except _UNREADABLE as error:
             self.refuse(label, f"unreadable from here on ({type(error).__name__}: {error}); "
                                f"entries before it are kept")
+
+    def class_download_by_members(self, path: Path, stem: str) -> str:
+        """The LMS whose class download the archive's own members say it is, or "" (grader.lms.names.class_download)."""
+        try:
+            names = zip_file_names(path, self.limits(None))
+        except (ArchiveRefused, *_UNREADABLE):
+            return ""  # extraction refuses it with its reason
+        return class_download(stem, [PurePosixPath(*safe_parts(name)[0]) for name in names if safe_parts(name)[0]]) \
+            if names else ""
 
     def over_student_limit(self, parts: list[str], size: int) -> bool:
         """Whether a class archive's member is past its student's share of files or bytes (counted here, refused in

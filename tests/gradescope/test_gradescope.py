@@ -28,7 +28,7 @@ from support.paths import SUBMISSIONS
 from support.session import SESSION_REPORTS
 from grader.gradescope import build
 from grader.gradescope.results import TEST_VISIBILITIES, no_submission, results_json
-from grader.gradescope.run import run_autograder
+from grader.gradescope.run import pick_submission, run_autograder
 
 TOP_LEVEL = {"score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",
              "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}
@@ -194,3 +194,30 @@ def test_a_second_notebook_is_named_and_stdout_tells_the_instructor_what_ran(tmp
     stdout = capsys.readouterr().out
     assert "graded attention.py; also uploaded, not graded: draft.ipynb" in stdout
     assert "sandbox layers: " in stdout and f"score {results['score']:g} / 20" in stdout
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("newer, older", [("attention (1).ipynb", "Copy of attention.ipynb"),
+                                          ("Copy of attention.ipynb", "attention (1).ipynb")])
+def test_of_two_notebooks_the_newest_is_graded_and_the_other_named(tmp_path, newer, older):
+    """A student uploads `Copy of attention.ipynb` and `attention (1).ipynb`: is the newer one graded, whichever its
+    name (the LMS collector's rule), with equal times the higher copy number, and the other named as not graded?"""
+    for name, mtime in ((older, 1_700_000_000), (newer, 1_700_000_100), ("notes.txt", 1_700_000_200)):
+        (tmp_path / name).write_text('{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": []}', encoding="utf-8")
+        os.utime(tmp_path / name, (mtime, mtime))
+    chosen, seen = pick_submission(tmp_path)
+    assert chosen == tmp_path / newer and sorted(seen) == sorted([newer, older, "notes.txt"])
+    summary = results_json(report([("sdpa.shapes", "public", True, 2.0, "")]), chosen.name, [older])["output"]
+    assert f"Graded file: {newer}" in summary and f"Also uploaded, not graded: {older}" in summary
+    for name in (newer, older):
+        os.utime(tmp_path / name, (1_700_000_000, 1_700_000_000))
+    assert pick_submission(tmp_path)[0] == tmp_path / "attention (1).ipynb"
+
+
+@pytest.mark.unit
+def test_a_file_named_as_the_assignment_is_graded_before_a_newer_notebook_named_otherwise(tmp_path):
+    """`attention.py` and a newer `draft.ipynb`: is the file named as the assignment graded, however new the other?"""
+    for name, mtime in (("attention.py", 1_700_000_000), ("draft.ipynb", 1_700_000_100)):
+        (tmp_path / name).write_text("", encoding="utf-8")
+        os.utime(tmp_path / name, (mtime, mtime))
+    assert pick_submission(tmp_path)[0] == tmp_path / "attention.py"

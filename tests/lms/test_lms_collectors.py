@@ -5,6 +5,7 @@ here; the collector plans over them without nbgrader running (tests/lms/test_lms
 """
 from __future__ import annotations
 
+import zipfile
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
@@ -28,7 +29,8 @@ def plan(extracted: Path, **traits) -> LmsCollector:
 
 
 def collected(collector: LmsCollector, folder: Path) -> dict[str, str]:
-    return {c.student_id: str(Path(path).relative_to(folder)) for path, c in collector.plan.items()}
+    """student id -> the student's file collected (the kit may collect it from its own copy)."""
+    return {c.student_id: str(c.student_file.relative_to(folder)) for c in collector.plan.values()}
 
 
 def left_out(collector: LmsCollector, folder: Path) -> dict[str, str]:
@@ -163,3 +165,43 @@ def test_roster_reads_canvas_gradebook_export(tmp_path):
 def test_a_blackboard_username_that_is_no_id_is_refused(name):
     """Is a username that could climb out of submitted/ (`..`) or is no id refused, not used as a folder name?"""
     assert isinstance(names.hand_in("blackboard", PurePosixPath(name)), str)
+
+
+def test_a_student_id_file_the_roster_does_not_know_is_left_out_and_said(tmp_path):
+    """`<student_id>_…` files with a roster: is a file whose id no roster row has (`intruder_attention.ipynb`) left
+    out with the reason, and the roster's student collected?"""
+    roster = lms_exports.write_csv(tmp_path / "worksheet.csv", lms_exports.MOODLE_WORKSHEET)
+    folder = tmp_path / "extracted"
+    folder.mkdir()
+    for name in ("2026001_attention.ipynb", "intruder_attention.ipynb"):
+        (folder / name).write_text(lms_exports.NOTEBOOK, encoding="utf-8")
+    collector = plan(folder, roster=str(roster))
+    assert collector.layout == "student_id"
+    assert collected(collector, folder) == {"2026001": "2026001_attention.ipynb"}
+    assert "not in the roster" in left_out(collector, folder)["intruder_attention.ipynb"]
+
+
+def zip_names(zip_path: Path) -> list[PurePosixPath]:
+    with zipfile.ZipFile(zip_path) as archive:
+        return [PurePosixPath(name) for name in archive.namelist()]
+
+
+@pytest.mark.parametrize("in_folders", [True, False], ids=["folder per participant", "flat"])
+def test_moodles_download_is_told_by_its_members_whatever_its_name_starts_with(tmp_path, in_folders):
+    """Moodle's members (`<name>_<id>_assignsubmission_…`, online text included) in a zip named as Moodle names it: is it
+    Moodle's class download, even named `LLM_2026-Attention-88`?"""
+    members = zip_names(lms_exports.moodle_zip(tmp_path, in_folders)[0])
+    assert names.class_download("LLM_2026-Attention-88", members) == "moodle"
+    assert names.class_download("CS101 注意力-Attention-88", members) == "moodle"
+
+
+def test_a_students_own_archive_is_no_class_download_whatever_its_members_are_named(tmp_path):
+    """A student's `alice_hw.zip` holding files named as Moodle, Canvas or Blackboard name a classmate's, or Moodle's
+    members beside a file of the student's own: is none of them taken for a class download (whose members would name
+    anyone), so that the archive still delivers only Alice's notebook?"""
+    moodle = [PurePosixPath("Bob Li_1002_assignsubmission_file_attention.ipynb")]
+    assert names.class_download("alice_hw", moodle) == ""
+    assert names.class_download("alice_hw-2", zip_names(lms_exports.canvas_zip(tmp_path)[0])) == ""
+    assert names.class_download("alice_hw-2", zip_names(lms_exports.blackboard_zip(tmp_path)[0])) == ""
+    assert names.class_download("alice_hw-2", [*moodle, PurePosixPath("attention.ipynb")]) == ""
+    assert names.class_download("alice_hw-2", [PurePosixPath("__MACOSX/._x"), PurePosixPath(".DS_Store")]) == ""

@@ -47,13 +47,25 @@ def empty_gradebook() -> Path:
 
 
 def course(root: Path, due: datetime | None = DUE) -> Path:
+    """A course whose gradebook has the assignment worth 20 points (one grade cell), as generate_assignment records it."""
     release = root / "release" / ASSIGNMENT
     release.mkdir(parents=True)
     (release / "attention.ipynb").write_text(lms_exports.NOTEBOOK, encoding="utf-8")
     shutil.copyfile(empty_gradebook(), root / "gradebook.db")
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
         gradebook.add_assignment(ASSIGNMENT, duedate=due)
+        gradebook.add_notebook("attention", ASSIGNMENT)
+        gradebook.add_grade_cell("sdpa", "attention", ASSIGNMENT, max_score=20.0, cell_type="code")
     return root
+
+
+def scored(root: Path, student: str, points: float, **names) -> None:
+    """`student` in the gradebook with a submission worth `points` of the 20."""
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        gradebook.add_student(student, **names)
+        gradebook.add_submission(ASSIGNMENT, student)
+        gradebook.find_grade("sdpa", "attention", ASSIGNMENT, student).manual_score = points
+        gradebook.db.commit()
 
 
 def zip_collect(root: Path, zip_path: Path, caplog, force: bool = False, extractor: dict | None = None,
@@ -165,7 +177,7 @@ def test_grades_back_to_canvas_through_the_roster(tmp_path):
         ["Wang, Xiaoming", "1001", "2026001", "wxm", "LLM 101", ""],
         ["李, 雷", "1002", "2026002", "ll", "LLM 101", ""]])
     rows = list(csv.DictReader(io.StringIO(export(root, lms="canvas", roster=str(roster)))))
-    assert [(r["ID"], r["SIS User ID"], r["attention (777)"]) for r in rows] == [("1001", "2026001", "0"),
+    assert [(r["ID"], r["SIS User ID"], r["attention (777)"]) for r in rows] == [("", "", "20.00"), ("1001", "2026001", "0"),
                                                                                  ("1002", "2026002", "")]
 
 
@@ -406,3 +418,125 @@ def test_a_clean_extraction_is_information_not_a_warning(tmp_path, caplog):
     assert set(submitted(root)) == set(expected)
     summary = [r for r in caplog.records if "Safe extractor:" in r.getMessage()]
     assert len(summary) == 1 and summary[0].levelno == logging.INFO, [r.getMessage() for r in summary]
+
+
+def lms_roster(folder: Path, lms: str, maximum: str) -> tuple[Path, str]:
+    """(the LMS's own roster of student 2026001 with the assignment's column worth `maximum`, the grade column's name)."""
+    if lms == "moodle":
+        header, *people = lms_exports.MOODLE_WORKSHEET
+        return lms_exports.write_csv(folder / "worksheet.csv", [header, people[0][:6] + [maximum] + people[0][7:]]), "Grade"
+    if lms == "canvas":
+        return lms_exports.write_csv(folder / "canvas.csv", [
+            ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Attention (2291)"],
+            ["    Points Possible", "", "", "", "", maximum],
+            ["王, 小明", "1001", "2026001", "wxm", "LLM 101", ""]]), "Attention (2291)"
+    header = f"Attention [Total Pts: {maximum} Score] |4401"
+    return lms_exports.write_csv(folder / "gc.csv", [["Last Name", "First Name", "Username", "Student ID", header],
+                                                     ["王", "小明", "wxm", "2026001", ""]]), header
+
+
+@pytest.mark.parametrize("lms", ["moodle", "canvas", "blackboard"])
+@pytest.mark.parametrize("maximum, written", [("100.00", "100"), ("20.00", "20")])
+def test_a_full_marks_student_is_exported_as_the_lms_columns_maximum_and_the_log_says_how(tmp_path, caplog, lms,
+                                                                                          maximum, written):
+    """A 20/20 student and the LMS's own roster with the column worth 100 (Moodle's default) or 20: is the exported
+    grade the column's maximum, with an INFO line naming both maxima and no WARNING?"""
+    root = course(tmp_path / "course")
+    scored(root, "2026001", 20.0)
+    roster, column = lms_roster(tmp_path, lms, maximum)
+    with caplog.at_level(logging.INFO):
+        rows = list(csv.DictReader(io.StringIO(export(root, lms=lms, roster=str(roster)))))
+    assert [row[column] for row in rows if row[column] != maximum] == [written]
+    said = [r for r in caplog.records if r.getMessage().startswith("Grades: the LMS column is worth")]
+    assert len(said) == 1 and said[0].levelno == logging.INFO and f"worth {written}" in said[0].getMessage()
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+@pytest.mark.parametrize("lms", ["moodle", "canvas", "blackboard"])
+def test_an_lms_column_worth_zero_is_refused_naming_both_maxima(tmp_path, lms):
+    """The roster's column worth 0 (an LMS assignment left without points): is nothing written, the refusal naming the
+    LMS's 0 and the assignment's 20?"""
+    root = course(tmp_path / "course")
+    scored(root, "2026001", 20.0)
+    roster, _ = lms_roster(tmp_path, lms, "0")
+    with pytest.raises(SystemExit, match=r"nothing written: the LMS column's maximum cannot be read.*'0'.*worth 20\b"):
+        export(root, lms=lms, roster=str(roster))
+    assert not (root / "out.csv").exists()
+
+
+def test_a_moodle_download_named_with_an_underscore_is_the_class_not_one_student(tmp_path, caplog):
+    """Moodle's download of a course whose short name holds `_` (`LLM_2026-Attention-88.zip`), collected with the
+    worksheet and no `--LmsCollector.lms`: is every participant the roster knows collected under their own id, and no
+    student `LLM` made up from the zip's name? Is Moodle's online text said at INFO, and someone the roster does not
+    know as a WARNING?"""
+    root = course(tmp_path / "course")
+    zip_path, expected, _ = lms_exports.moodle_zip(tmp_path)
+    named = zip_path.rename(zip_path.with_name("LLM_2026-Attention-88.zip"))
+    roster = lms_exports.write_csv(tmp_path / "worksheet.csv", lms_exports.MOODLE_WORKSHEET)
+    log = zip_collect(root, named, caplog, roster=str(roster), timezone="Asia/Shanghai")
+    assert set(submitted(root)) == set(expected)
+    assert "not student 'LLM''s own archive" in log and "the files are a moodle export" in log
+    levels = {("onlinetext" in r.getMessage(), "Zhang San" in r.getMessage()): r.levelno for r in caplog.records
+              if r.getMessage().startswith("Not collected:")}
+    assert levels[(True, False)] == logging.INFO and levels[(False, True)] == logging.WARNING  # routine, a stranger
+
+
+def test_a_blackboard_class_of_twenty_with_receipts_gives_no_warning(tmp_path, caplog):
+    """Twenty Blackboard students, each attempt with the receipt Blackboard writes beside it, collected as lms.md's
+    step 2 says (roster and zone named): is every student collected with no WARNING at all (nbgrader's own lines
+    included), the receipts said at INFO and counted in the summary?"""
+    root = course(tmp_path / "course")
+    hw, attempt = "Attention", "2026-11-30-20-00-00"
+    entries, roster = {}, [["Last Name", "First Name", "Username", "Student ID", "Attention [Total Pts: 20 Score] |4401"]]
+    for n in range(20):
+        user = f"user{n:02d}"
+        entries[f"{hw}_{user}_attempt_{attempt}.txt"] = (
+            lms_exports.blackboard_receipt(hw, f"Student{n} Li", user, ["attention.ipynb"]), lms_exports.NOV30)
+        entries[f"{hw}_{user}_attempt_{attempt}_attention.ipynb"] = (lms_exports.NOTEBOOK, lms_exports.NOV30)
+        roster.append(["Li", f"Student{n}", user, f"2026{n:03d}", ""])
+    zip_path = lms_exports.write_zip(tmp_path / "gradebook_CS101_Attention_2026-12-03-10-00-00.zip", entries)
+    zip_collect(root, zip_path, caplog, roster=str(lms_exports.write_csv(tmp_path / "gc.csv", roster)),
+                timezone="Asia/Shanghai")
+    assert set(submitted(root)) == {f"2026{n:03d}" for n in range(20)}
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    (summary,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Colab collector:")]
+    assert "20 student(s)" in summary and "0 file(s) left out" in summary and "20 routine file(s)" in summary
+    receipts = [r for r in caplog.records if r.getMessage().startswith("Not collected:") and "receipt" in r.getMessage()]
+    assert len(receipts) == 20 and {r.levelno for r in receipts} == {logging.INFO}
+
+
+def test_the_rosters_names_reach_the_gradebook(tmp_path, caplog):
+    """Collected with Canvas's export as the roster: does each student's gradebook entry carry the roster's last and
+    first names (Canvas's sortable `Last, First`), so that `nbgrader export` has them?"""
+    root = course(tmp_path / "course")
+    roster = lms_exports.write_csv(tmp_path / "canvas.csv", [
+        ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Attention (2291)"],
+        ["    Points Possible", "", "", "", "", "20.00"],
+        ["Wang, Xiaoming", "1001", "2026001", "wxm", "LLM 101", ""],
+        ["O'Brien, Mary Ann", "1003", "2026003", "mao", "LLM 101", ""]])
+    zip_path = lms_exports.write_zip(tmp_path / "submissions.zip", {
+        "wangxiaoming_1001_5001_attention.ipynb": (lms_exports.NOTEBOOK, lms_exports.NOV30),
+        "obrienmaryann_1003_5003_attention (1).ipynb": (lms_exports.NOTEBOOK, lms_exports.NOV30)})
+    zip_collect(root, zip_path, caplog, roster=str(roster))
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        names = {s.id: (s.last_name, s.first_name) for s in gradebook.students}
+    assert names == {"2026001": ("Wang", "Xiaoming"), "2026003": ("O'Brien", "Mary Ann")}
+
+
+def test_zip_collect_leaves_extracted_as_the_archive_made_it(tmp_path, caplog):
+    """A class archive holding Colab's `s2026004_attention.ipynb 的副本` (no .ipynb suffix): after zip_collect, is every
+    file the archive made still in extracted/ under its own name with its own bytes, nothing of the student's renamed,
+    and the notebook collected all the same?"""
+    root = course(tmp_path / "course")
+    made = {"s2026004_attention.ipynb 的副本": lms_exports.notebook_of("s2026004"),
+            "s2026001_Copy of attention.ipynb": lms_exports.notebook_of("s2026001")}
+    zip_path = lms_exports.write_zip(tmp_path / "class.zip", {name: (text, lms_exports.NOV30) for name, text in made.items()})
+    zip_collect(root, zip_path, caplog)
+    extracted = root / "downloaded" / ASSIGNMENT / "extracted" / "class"
+    students_files = {p.name: p.read_text(encoding="utf-8") for p in extracted.rglob("*")
+                      if p.is_file() and ".kit-copies" not in p.relative_to(extracted.parent).parts}
+    assert students_files == made
+    assert set(submitted(root)) == {"s2026001", "s2026004"}
+    collected = root / "submitted" / "s2026004" / ASSIGNMENT / "attention.ipynb"
+    assert collected.read_text(encoding="utf-8") == made["s2026004_attention.ipynb 的副本"]
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]

@@ -53,11 +53,12 @@ def test_every_colab_name_is_collected_for_its_student(run):
 
 
 def test_files_zip_collect_leaves_out_are_named_with_the_reason(run):
-    """Is each file that could not be collected (no id, not a notebook, an older copy) named in the output?"""
+    """Is each file that could not be collected (no id, not a notebook, an older copy) named in the output, and the
+    summary's count of what needs a look kept apart from the routine older copy?"""
     for name, reason in LEFT_OUT.items():
         lines = [line for line in run.zip_collect.splitlines() if f"Not collected: {name!r}" in line]
         assert lines and reason in lines[0], name
-    assert "3 file(s) left out" in run.zip_collect
+    assert "2 file(s) left out" in run.zip_collect and "1 routine file(s) not collected" in run.zip_collect
 
 
 def test_every_case_is_autograded_without_manual_grading(run):

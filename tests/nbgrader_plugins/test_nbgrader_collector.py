@@ -108,12 +108,17 @@ def test_of_two_files_from_one_student_the_newest_is_collected_and_the_other_nam
     assert "'alice_Copy of attention.ipynb' is collected instead" in collector.left_out[str(older)]
 
 
-def test_a_notebook_without_the_ipynb_suffix_is_renamed_for_nbgrader(tmp_path):
-    """Is `attention.ipynb 的副本` renamed to end in .ipynb, since nbgrader names the copy after the suffix?"""
-    put(tmp_path, "alice_attention.ipynb 的副本")
+def test_a_notebook_without_the_ipynb_suffix_is_collected_from_a_copy_and_left_as_it_is(tmp_path):
+    """`attention.ipynb 的副本` (nbgrader names what it collects after the suffix): is it collected from a copy ending
+    in .ipynb, in the kit's own folder, with the student's file left as it was, name, bytes and time?"""
+    original = put(tmp_path, "alice_attention.ipynb 的副本", mtime=1_700_000_000)
+    before = original.read_bytes()
     collector = plan(tmp_path)
-    assert [Path(p).name for p in collector.plan] == ["alice_attention.ipynb 的副本.ipynb"]
-    assert (tmp_path / "alice_attention.ipynb 的副本.ipynb").is_file()
+    (copy, candidate), = collector.plan.items()
+    assert Path(copy).name == "alice_attention.ipynb 的副本.ipynb" and ".kit-copies" in Path(copy).parts
+    assert candidate.student_file == original and original.read_bytes() == before
+    assert original.stat().st_mtime == Path(copy).stat().st_mtime == 1_700_000_000
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".kit-copies", "alice_attention.ipynb 的副本"]
 
 
 def test_with_several_released_notebooks_an_unknown_name_is_reported(tmp_path):

@@ -62,7 +62,7 @@ def canvas_zip(folder: Path) -> tuple[Path, dict[str, str], set[str], dict[str, 
     }
     collected = {"1001": "wangxiaoming_1001_5001_attention.ipynb", "1002": "李雷_LATE_1002_5002_Copy of attention.ipynb",
                  "1003": "obrienmaryann_1003_5003_attention (1).ipynb", "1004": "chenjing_1004_5010_attention-1.ipynb",
-                 "1005": "_LATE_1005_5005_attention.ipynb 的副本.ipynb"}
+                 "1005": "_LATE_1005_5005_attention.ipynb 的副本"}
     left_out = {"chenjing_1004_5004_attention.ipynb": "newer", "wangxiaoming_1001_5006_notes.txt": "not a notebook"}
     return write_zip(folder / "submissions.zip", entries), collected, {"1002", "1005"}, left_out
 
