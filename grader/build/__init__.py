@@ -102,8 +102,14 @@ def render(*, record_db: bool = False) -> dict[str, bytes]:
 
 
 def main(*, check: bool = False) -> int:
-    """Regenerate the targets; with check, only report the ones that differ (exit status 1) and write nothing."""
+    """`grader build` (`make build`): warn loudly while the Colab repository is the placeholder, since the
+    instructor is about to publish, then regenerate."""
     _warn_placeholder_colab_repo()
+    return regenerate(check=check)
+
+
+def regenerate(*, check: bool = False) -> int:
+    """Regenerate the targets; with check, only report the ones that differ (exit status 1) and write nothing."""
     before = {SOURCE_NOTEBOOK: _current(SOURCE_NOTEBOOK)}  # render rewrites it (nbgrader reads it from disk)
     files = render(record_db=not check)
     stale = [path for path, data in files.items() if before.get(path, _current(path)) != data]
@@ -123,8 +129,12 @@ def main(*, check: bool = False) -> int:
     return 0
 
 
+def colab_repo_is_placeholder() -> bool:
+    return COLAB_REPO == COLAB_PLACEHOLDER_REPO
+
+
 def _warn_placeholder_colab_repo() -> None:
-    if COLAB_REPO == COLAB_PLACEHOLDER_REPO:
+    if colab_repo_is_placeholder():
         bar = "!" * 100
         print(f"{bar}\nWARNING: COLAB_REPO is still the placeholder {COLAB_REPO!r} (grader/build/config.py).\n"
               f"Every \"Open in Colab\" badge in release/ points at it and fails for students: set it to the public\n"

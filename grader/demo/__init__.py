@@ -71,13 +71,18 @@ UNMAPPABLE = "attention.ipynb"
 @dataclass
 class Demo:
     course: Path
+    lang: str = "zh"  # the class summary's language, as grade-all's --lang
     rows: list[dict] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
 
 
 def run_build(demo: Demo) -> None:
-    """Regenerate release/, exercises/ and solutions/ (`make build`)."""
-    build.main()
+    """Regenerate release/, exercises/ and solutions/ (`make build`). The placeholder Colab repository is only
+    noted: nothing is published from a demo, and `make build` warns loudly before anything is."""
+    build.regenerate()
+    if build.colab_repo_is_placeholder():
+        print("demo: the Colab links in release/ point at the placeholder repository (COLAB_REPO in "
+              "grader/build/config.py); set it before you publish (docs/instructors/publishing.md)")
 
 
 def prepare_course(demo: Demo) -> None:
@@ -167,8 +172,8 @@ def print_summary_and_pointers(demo: Demo) -> None:
     """The class summary, as `grade-all` prints it, and where to look next: a feedback page to open (a student
     with mistakes), the autograded notebooks."""
     reports = [{**row["report"], "student": row["student"].id} for row in demo.rows if row["report"]]
-    print("\nClass summary (what `python -m grader grade-all` prints for a class):")
-    print(class_summary(reports, "en"))
+    print(f"\nClass summary (what `python -m grader grade-all` prints for a class; --lang {demo.lang}):")
+    print(class_summary(reports, demo.lang))
     pages = demo.course.relative_to(ROOT) / "feedback"
     shown = next((row for row in demo.rows if row["mistakes"] and row["feedback"]), None)
     if shown:
@@ -211,8 +216,8 @@ STEPS: tuple[Callable[[Demo], None], ...] = (
 )
 
 
-def main(*, dir: str = "demo") -> int:  # noqa: A002 (the CLI's option name)
-    demo = Demo(course=(ROOT / dir).resolve())
+def main(*, dir: str = "demo", lang: str = "zh") -> int:  # noqa: A002 (the CLI's option name)
+    demo = Demo(course=(ROOT / dir).resolve(), lang=lang)
     for step in STEPS:
         step(demo)
     return 0
