@@ -16,6 +16,7 @@ from nbformat import NotebookNode
 from grader.build.clear_hidden_tests import clear_hidden_tests
 from grader.build.clear_outputs import clear_outputs
 from grader.build.colab_badge import colab_badge
+from grader.build.course_text import course_text
 from grader.build.config import (ASSIGNMENT, COLAB_PLACEHOLDER_REPO, COLAB_REPO, ROOT, SELFCHECK_FILES,
                                  SOURCE_NOTEBOOK)
 from grader import assignment
@@ -57,18 +58,18 @@ class Target:
 
 
 TARGETS: tuple[Target, ...] = (
-    Target(f"release/{ASSIGNMENT}/{ASSIGNMENT}.ipynb", "release", (colab_badge,), notebook_bytes),
-    Target(f"exercises/{ASSIGNMENT}/{ASSIGNMENT}.py", "release", (), python_module(EXERCISE_DOCSTRING)),
+    Target(f"release/{ASSIGNMENT}/{ASSIGNMENT}.ipynb", "release", (course_text, colab_badge), notebook_bytes),
+    Target(f"exercises/{ASSIGNMENT}/{ASSIGNMENT}.py", "release", (course_text,), python_module(EXERCISE_DOCSTRING)),
     Target(
         f"solutions/{ASSIGNMENT}/{ASSIGNMENT}.ipynb",
         "source",
-        (clear_hidden_tests, strip_solution_markers, clear_outputs, colab_badge),
+        (clear_hidden_tests, strip_solution_markers, clear_outputs, course_text, colab_badge),
         notebook_bytes,
     ),
     Target(
         f"solutions/{ASSIGNMENT}/{ASSIGNMENT}.py",
         "source",
-        (clear_hidden_tests, strip_solution_markers),
+        (clear_hidden_tests, strip_solution_markers, course_text),
         python_module(SOLUTION_DOCSTRING),
     ),
 )

@@ -28,6 +28,7 @@ from grader import build
 from grader.demo import class_notebooks as cn
 from grader.build import release_solutions
 from grader.build.config import ASSIGNMENT, ROOT, SOURCE_NOTEBOOK
+from grader.build.course_text import course_text
 from grader.errors import NbgraderFailed, UsageError
 from grader.grade_all.text import class_summary
 from grader.process import nbgrader_env
@@ -94,7 +95,8 @@ def prepare_course(demo: Demo) -> None:
     source = demo.course / "source" / ASSIGNMENT
     source.mkdir(parents=True)
     (demo.course / MARKER).write_text("made by `python -m grader demo`; deleted and rebuilt on every run\n")
-    shutil.copyfile(ROOT / SOURCE_NOTEBOOK, source / NOTEBOOK)
+    # the course's own words filled in, as `make build` fills them into release/
+    cn.write(course_text(nbformat.read(ROOT / SOURCE_NOTEBOOK, as_version=4), SOURCE_NOTEBOOK), source / NOTEBOOK)
     nbgrader(demo, "generate_assignment", ASSIGNMENT, "--force")
 
 
