@@ -248,6 +248,15 @@ MUTATIONS = [
              (("    server.ensure_running = ensure_running\n", ""),),
              ("tests/grade_all/test_parallel_jobs.py::test_every_job_forks_its_workers_from_the_commands_fork_server",),
              "unit"),
+    # issue 44: a verified fix's code stays off feedback pages before the course's day; the plugin writes no cache
+    Mutation("feedback-fix-code-withheld", "grader/nbgrader/withhold_fix_code.py",
+             (("        if not self.until or datetime.date.today() >= datetime.date.fromisoformat(self.until):",
+               "        if True:"),),
+             ("tests/nbgrader_plugins/test_feedback_fix_code.py::"
+              "test_before_the_day_the_page_gives_the_line_and_the_points_but_not_the_code",), "unit"),
+    Mutation("plugin-cache-blocked", "grader/pytest_plugin.py",
+             (("            early_config.pluginmanager.set_blocked(name)", "            pass"),),
+             ("tests/student/test_pytest_plugin_leaves_folder.py",), "sandbox"),
 ]
 
 
