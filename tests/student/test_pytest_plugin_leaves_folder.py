@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from support.paths import STUBS
+from support.paths import ROOT, STUBS
 
 pytestmark = pytest.mark.sandbox
 
@@ -25,7 +25,8 @@ def test_the_plugin_writes_nothing_beside_the_submission(where, tmp_path, graded
     argument = os.path.relpath(submission, cwd)
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "grader.pytest_plugin", "--grader-lang", "en",
                            "--submission", argument, "-rf", "-m", "part1"],
-                          cwd=cwd, capture_output=True, text=True, timeout=600)
+                          cwd=cwd, env={**os.environ, "PYTHONPATH": str(ROOT)},  # this checkout's grader, from anywhere
+                          capture_output=True, text=True, timeout=600)
     assert sorted(p.name for p in folder.iterdir()) == ["nomask.py"], done.stdout[-2000:]
     assert not list(tmp_path.rglob(".pytest_cache")), done.stdout[-2000:]
     failed = [line for line in done.stdout.splitlines() if line.startswith("FAILED ")]
