@@ -114,8 +114,12 @@ c.GenerateFeedback.preprocessors = [
     f"{KIT}.hide_hidden_tests.HideHiddenTests",
     f"{KIT}.fold_selfcheck_cell.FoldSelfcheckCell",  # the provided self-check helpers as one line
     f"{KIT}.plain_math.PlainMath",  # the page runs no MathJax: LaTeX in the prose as plain text
+    f"{KIT}.withhold_fix_code.WithholdFixCode",  # each verified fix's code only from WithholdFixCode.until on
     f"{KIT}.sanitize_feedback.SanitizeFeedback",  # last: nothing a student wrote is live markup in the page
 ]
+# Resubmission after feedback: a day as "YYYY-MM-DD" (e.g. "2026-12-20") keeps each verified fix's code off the
+# pages generated before it (the line and the points stay); empty: always shown.
+c.WithholdFixCode.until = ""
 # ... and every page forbids scripts and loading anything (a Content-Security-Policy in its head).
 c.GenerateFeedback.exporter_class = f"{KIT}.feedback_page_policy.FeedbackPageExporter"
 

@@ -31,12 +31,16 @@ NEEDS_SANDBOX = SANDBOXED | {"demo"}
 def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
     """The options `grade` and `grade-all` share, declared once: an option added here reaches both verbs
     (as a keyword argument of the same name)."""
-    parser.add_argument("--lang", choices=["zh", "en"], default="zh",
-                        help="language of the messages (and grade-all's class summary): zh (Chinese, default) or en")
+    add_lang_argument(parser, "the messages (and grade-all's class summary)")
     parser.add_argument("--fix-credit", type=fix_fraction, metavar="FRACTION",
                         help="award FRACTION (0 to 1) of the points a verified fix earns, per part; fixes are "
                              "shown to students whatever FRACTION is. Default 0; with grade-all --nbgrader, the "
                              "course's GradeWithHiddenGraders.fix_credit (nbgrader_config.py)")
+
+
+def add_lang_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    """--lang, one default for every verb that takes it: the class summary of grade-all and of the demo alike."""
+    parser.add_argument("--lang", choices=["zh", "en"], default="zh", help=f"language of {what}: zh (Chinese, default) or en")
 
 
 def fix_fraction(text: str) -> float:
@@ -69,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
 
     demo = verbs.add_parser("demo", help="build, then grade a demo class end to end with nbgrader")
     demo.add_argument("--dir", default="demo", help="scratch course folder (git-ignored)")
+    add_lang_argument(demo, "the class summary (as grade-all prints it)")
 
     release = verbs.add_parser("release-solutions", help="publish the solutions into release/<assignment>/solutions/")
     release.add_argument("assignment", help="the nbgrader assignment, e.g. attention")

@@ -13,6 +13,9 @@ check's own item.
 """
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from grader import assignment
@@ -33,6 +36,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--grader-lang", choices=("zh", "en"), default="zh",
                     help="language of each failure's heading, the check's title "
                          "(its diagnosis is always shown in zh and en)")
+
+
+def pytest_load_initial_conftests(early_config: pytest.Config, parser, args) -> None:
+    """The submission's folder is left as it was found: pytest would put its `.pytest_cache/` in the rootdir it
+    derives from the submission's path (the option is not pytest's, so it reads the path as a test path), and
+    the hidden graders have nothing to cache there. Blocked as `-p no:cacheprovider` blocks it, before the cache
+    is configured; stepwise, which writes into that cache, with it."""
+    if early_config.known_args_namespace.submission:
+        for name in ("cacheprovider", "stepwise"):
+            early_config.pluginmanager.set_blocked(name)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -75,13 +88,12 @@ class HiddenGraders:
 
         items.clear()
         for check in checks_for():
-            items.append(CheckItem.from_parent(session, name=check.id, graders=self, check_id=check.id,
-                                               part=check.part))
+            items.append(CheckItem.named(session, check.id, graders=self, check_id=check.id, part=check.part))
             if check.id in CUDA_VARIANTS:
-                items.append(CheckItem.from_parent(session, name=f"{check.id}[cuda]", graders=self,
-                                                   check_id=check.id, part=check.part, cuda=True))
-        items.append(CheckItem.from_parent(session, name="integrity.tampering", graders=self,
-                                           check_id="integrity.tampering", part="integrity"))
+                items.append(CheckItem.named(session, f"{check.id}[cuda]", graders=self, check_id=check.id,
+                                             part=check.part, cuda=True))
+        items.append(CheckItem.named(session, "integrity.tampering", graders=self, check_id="integrity.tampering",
+                                     part="integrity"))
 
     def pytest_report_header(self, config):
         return f"attention-kit hidden graders: {self.path}"
@@ -99,6 +111,13 @@ class CheckItem(pytest.Item):
             self.add_marker(PART_MARKER[part])
         if cuda:
             self.add_marker("gpu")
+
+    @classmethod
+    def named(cls, session: pytest.Session, name: str, **kwargs) -> "CheckItem":
+        """An item id as pytest gives a test's, the submission's file and the check (`nomask.ipynb::sdpa.values`,
+        shown relative to where pytest runs), rather than the folder pytest took for its rootdir."""
+        submission = os.path.relpath(Path(kwargs["graders"].path).resolve(), session.config.rootpath)
+        return cls.from_parent(session, name=name, nodeid=f"{submission}::{name}", **kwargs)
 
     def runtest(self) -> None:
         if self.cuda:

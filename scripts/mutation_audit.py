@@ -269,6 +269,15 @@ MUTATIONS = [
                "        elif False:"),),
              ("tests/lms/test_lms_zip_collect.py::test_a_moodle_download_named_with_an_underscore_is_the_class_not_one_student",),
              "e2e"),
+    # issue 44: a verified fix's code stays off feedback pages before the course's day; the plugin writes no cache
+    Mutation("feedback-fix-code-withheld", "grader/nbgrader/withhold_fix_code.py",
+             (("        if not self.until or datetime.date.today() >= datetime.date.fromisoformat(self.until):",
+               "        if True:"),),
+             ("tests/nbgrader_plugins/test_feedback_fix_code.py::"
+              "test_before_the_day_the_page_gives_the_line_and_the_points_but_not_the_code",), "unit"),
+    Mutation("plugin-cache-blocked", "grader/pytest_plugin.py",
+             (("            early_config.pluginmanager.set_blocked(name)", "            pass"),),
+             ("tests/student/test_pytest_plugin_leaves_folder.py",), "sandbox"),
 ]
 
 

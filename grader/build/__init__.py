@@ -16,6 +16,7 @@ from nbformat import NotebookNode
 from grader.build.clear_hidden_tests import clear_hidden_tests
 from grader.build.clear_outputs import clear_outputs
 from grader.build.colab_badge import colab_badge
+from grader.build.course_text import course_text
 from grader.build.config import (ASSIGNMENT, COLAB_PLACEHOLDER_REPO, COLAB_REPO, ROOT, SELFCHECK_FILES,
                                  SOURCE_NOTEBOOK)
 from grader import assignment
@@ -57,18 +58,18 @@ class Target:
 
 
 TARGETS: tuple[Target, ...] = (
-    Target(f"release/{ASSIGNMENT}/{ASSIGNMENT}.ipynb", "release", (colab_badge,), notebook_bytes),
-    Target(f"exercises/{ASSIGNMENT}/{ASSIGNMENT}.py", "release", (), python_module(EXERCISE_DOCSTRING)),
+    Target(f"release/{ASSIGNMENT}/{ASSIGNMENT}.ipynb", "release", (course_text, colab_badge), notebook_bytes),
+    Target(f"exercises/{ASSIGNMENT}/{ASSIGNMENT}.py", "release", (course_text,), python_module(EXERCISE_DOCSTRING)),
     Target(
         f"solutions/{ASSIGNMENT}/{ASSIGNMENT}.ipynb",
         "source",
-        (clear_hidden_tests, strip_solution_markers, clear_outputs, colab_badge),
+        (clear_hidden_tests, strip_solution_markers, clear_outputs, course_text, colab_badge),
         notebook_bytes,
     ),
     Target(
         f"solutions/{ASSIGNMENT}/{ASSIGNMENT}.py",
         "source",
-        (clear_hidden_tests, strip_solution_markers),
+        (clear_hidden_tests, strip_solution_markers, course_text),
         python_module(SOLUTION_DOCSTRING),
     ),
 )
@@ -102,8 +103,14 @@ def render(*, record_db: bool = False) -> dict[str, bytes]:
 
 
 def main(*, check: bool = False) -> int:
-    """Regenerate the targets; with check, only report the ones that differ (exit status 1) and write nothing."""
+    """`grader build` (`make build`): warn loudly while the Colab repository is the placeholder, since the
+    instructor is about to publish, then regenerate."""
     _warn_placeholder_colab_repo()
+    return regenerate(check=check)
+
+
+def regenerate(*, check: bool = False) -> int:
+    """Regenerate the targets; with check, only report the ones that differ (exit status 1) and write nothing."""
     before = {SOURCE_NOTEBOOK: _current(SOURCE_NOTEBOOK)}  # render rewrites it (nbgrader reads it from disk)
     files = render(record_db=not check)
     stale = [path for path, data in files.items() if before.get(path, _current(path)) != data]
@@ -123,8 +130,12 @@ def main(*, check: bool = False) -> int:
     return 0
 
 
+def colab_repo_is_placeholder() -> bool:
+    return COLAB_REPO == COLAB_PLACEHOLDER_REPO
+
+
 def _warn_placeholder_colab_repo() -> None:
-    if COLAB_REPO == COLAB_PLACEHOLDER_REPO:
+    if colab_repo_is_placeholder():
         bar = "!" * 100
         print(f"{bar}\nWARNING: COLAB_REPO is still the placeholder {COLAB_REPO!r} (grader/build/config.py).\n"
               f"Every \"Open in Colab\" badge in release/ points at it and fails for students: set it to the public\n"

@@ -1,4 +1,4 @@
-"""Build configuration: the one place for paths and the Colab repository."""
+"""Build configuration: the one place for paths, the Colab repository and the course's own words."""
 from __future__ import annotations
 
 from grader.process import ROOT  # noqa: F401 (the build's modules read it here, with the other paths)
@@ -17,6 +17,20 @@ later `solutions/...`). Change it here, then run `make build`: every "Open in Co
 COLAB_BRANCH = "main"
 COLAB_PLACEHOLDER = "COLAB_URL"
 """What the source notebook's badge links to; the build replaces it with the generated file's Colab URL."""
+ZIP_PLACEHOLDER = "REPOSITORY_ZIP_URL"
+"""What the students' README links to for the download of COLAB_REPO as a zip (GitHub downloads no single folder)."""
+
+COURSE_TEXT: dict[str, str] = {
+    # the lab where the students met the causal mask: "因果掩码（causal mask，实验 07 里叫“遮罩”）"
+    "COURSE_LAB": "实验 07",
+    # the notes the students study, whose names (n_embd, n_head) the notebook maps to ModelArgs' (dim, n_heads)
+    "COURSE_NOTES_ZH": "Happy-LLM 笔记",
+    "COURSE_NOTES_EN": "the Happy-LLM notes",
+}
+"""What the students read about this course, in one place: each placeholder on the left, as written in
+source/<assignment>/ (the notebook, selfcheck.py, README.md), becomes its value in every file the build writes
+(grader/build/course_text.py). Another course sets its own words here, then runs `make build`
+(docs/instructors/publishing.md, "What to change for another course")."""
 
 EXPORT_TAG = "export"
 """Code cells with this cell tag form the plain Python modules (imports, ModelArgs, the graded definitions)."""

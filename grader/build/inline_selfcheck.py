@@ -9,6 +9,7 @@ from __future__ import annotations
 from nbformat import NotebookNode
 
 from grader.build.config import ROOT, SELFCHECK_CELL, SELFCHECK_MODULE
+from grader.build.course_text import filled
 
 
 RULES_START = "# --- the grading rules' allow-list: `make build` copies it here from grader/rules/table.py ---\n"
@@ -22,8 +23,9 @@ def rules_table() -> str:
 
 
 def selfcheck_source() -> str:
-    """source/<assignment>/selfcheck.py with the grading rules' table put between its markers."""
-    text = (ROOT / SELFCHECK_MODULE).read_text(encoding="utf-8")
+    """source/<assignment>/selfcheck.py with the grading rules' table put between its markers and the course's
+    own words in place of their placeholders."""
+    text = filled((ROOT / SELFCHECK_MODULE).read_text(encoding="utf-8"))
     start, end = text.index(RULES_START) + len(RULES_START), text.index(RULES_END)
     return (text[:start] + rules_table() + text[end:]).rstrip("\n")
 

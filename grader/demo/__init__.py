@@ -28,6 +28,7 @@ from grader import build
 from grader.demo import class_notebooks as cn
 from grader.build import release_solutions
 from grader.build.config import ASSIGNMENT, ROOT, SOURCE_NOTEBOOK
+from grader.build.course_text import course_text
 from grader.errors import NbgraderFailed, UsageError
 from grader.grade_all.text import class_summary
 from grader.process import nbgrader_env
@@ -71,13 +72,18 @@ UNMAPPABLE = "attention.ipynb"
 @dataclass
 class Demo:
     course: Path
+    lang: str = "zh"  # the class summary's language, as grade-all's --lang
     rows: list[dict] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
 
 
 def run_build(demo: Demo) -> None:
-    """Regenerate release/, exercises/ and solutions/ (`make build`)."""
-    build.main()
+    """Regenerate release/, exercises/ and solutions/ (`make build`). The placeholder Colab repository is only
+    noted: nothing is published from a demo, and `make build` warns loudly before anything is."""
+    build.regenerate()
+    if build.colab_repo_is_placeholder():
+        print("demo: the Colab links in release/ point at the placeholder repository (COLAB_REPO in "
+              "grader/build/config.py); set it before you publish (docs/instructors/publishing.md)")
 
 
 def prepare_course(demo: Demo) -> None:
@@ -89,7 +95,8 @@ def prepare_course(demo: Demo) -> None:
     source = demo.course / "source" / ASSIGNMENT
     source.mkdir(parents=True)
     (demo.course / MARKER).write_text("made by `python -m grader demo`; deleted and rebuilt on every run\n")
-    shutil.copyfile(ROOT / SOURCE_NOTEBOOK, source / NOTEBOOK)
+    # the course's own words filled in, as `make build` fills them into release/
+    cn.write(course_text(nbformat.read(ROOT / SOURCE_NOTEBOOK, as_version=4), SOURCE_NOTEBOOK), source / NOTEBOOK)
     nbgrader(demo, "generate_assignment", ASSIGNMENT, "--force")
 
 
@@ -167,8 +174,8 @@ def print_summary_and_pointers(demo: Demo) -> None:
     """The class summary, as `grade-all` prints it, and where to look next: a feedback page to open (a student
     with mistakes), the autograded notebooks."""
     reports = [{**row["report"], "student": row["student"].id} for row in demo.rows if row["report"]]
-    print("\nClass summary (what `python -m grader grade-all` prints for a class):")
-    print(class_summary(reports, "en"))
+    print(f"\nClass summary (what `python -m grader grade-all` prints for a class; --lang {demo.lang}):")
+    print(class_summary(reports, demo.lang))
     pages = demo.course.relative_to(ROOT) / "feedback"
     shown = next((row for row in demo.rows if row["mistakes"] and row["feedback"]), None)
     if shown:
@@ -211,8 +218,8 @@ STEPS: tuple[Callable[[Demo], None], ...] = (
 )
 
 
-def main(*, dir: str = "demo") -> int:  # noqa: A002 (the CLI's option name)
-    demo = Demo(course=(ROOT / dir).resolve())
+def main(*, dir: str = "demo", lang: str = "zh") -> int:  # noqa: A002 (the CLI's option name)
+    demo = Demo(course=(ROOT / dir).resolve(), lang=lang)
     for step in STEPS:
         step(demo)
     return 0

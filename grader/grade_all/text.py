@@ -71,14 +71,13 @@ def class_summary(reports: list[dict], lang: str) -> str:
         lines += [f"  {printable(r['student'], keep_newlines=False)}: {printable(r['submission'], keep_newlines=False)}; "
                   f"{'另有' if zh else 'besides'}: {'; '.join(printable(p, keep_newlines=False) for p in r['conflicts'])}"
                   for r in conflicting]
-    incomplete = [r["student"] for r in reports if r.get("isolation_missing")]
-    if incomplete:
-        lines.append(f"{'隔离不完整' if zh else 'Graded with incomplete isolation'}: {', '.join(incomplete)}")
+    lines += incomplete_isolation(reports, zh)
     return printable("\n".join(lines))  # student names are file names, errors may quote them
 
 
 def ranked_mistakes(counts: Counter, total: int, zh: bool, points: Counter | None = None) -> list[str]:
-    """The ten most frequent ids: count, share of the class, id, the points they would add (where given), title."""
+    """The ten most frequent ids: count, share of the class, id, the points they would add in total (where given),
+    title."""
     known = catalog()
     lines = []
     for mistake, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:10]:
@@ -103,11 +102,22 @@ def verified_fixes(reports: list[dict], zh: bool) -> list[str]:
         if not students:
             continue
         what_zh, what_en = ("一行修正", "one-line fixes") if one_line else ("多行修正", "fixes of several lines")
-        lines.append(f"已验证的{what_zh}（学生自己的代码，改动最小）:  学生数  占比  错误  可多得的分数" if zh else
+        lines.append(f"已验证的{what_zh}（学生自己的代码，改动最小）:  学生数  占比  错误  这些学生合计可多得的分数" if zh else
                      f"Verified {what_en} shown (the student's own lines, minimally edited): students, share, "
-                     "mistake, points they would add")
+                     "mistake, points in total (those students together)")
         lines += ranked_mistakes(students, len(reports), zh, points)
     return lines
+
+
+def incomplete_isolation(reports: list[dict], zh: bool) -> list[str]:
+    """The students graded without every sandbox layer, after the layers they lacked (a line per set of layers):
+    what to fix on the grading machine, and whose grading to repeat once it is fixed (docs/isolation.md)."""
+    by_layers: dict[tuple[str, ...], list[str]] = {}
+    for r in reports:
+        if r.get("isolation_missing"):
+            by_layers.setdefault(tuple(r["isolation_missing"]), []).append(printable(r["student"], keep_newlines=False))
+    heading = "隔离不完整" if zh else "Graded with incomplete isolation"
+    return [f"{heading} ({'; '.join(layers)}): {', '.join(students)}" for layers, students in by_layers.items()]
 
 
 def rule_breakers(reports: list[dict], zh: bool) -> list[str]:

@@ -74,7 +74,7 @@ SELFCHECK_MISTAKES = {
                         "dim，n_head 是 n_heads（TODO 2a / 2b）。",
                         "Use args.dim, args.n_heads, args.dropout, args.max_seq_len; the Happy-LLM notes' n_embd is dim "
                         "here, n_head is n_heads (TODO 2a / 2b)."),
-    "bare-matmul": ("matmul 缺少 torch.", "Bare matmul without torch.",
+    "bare-matmul": ("matmul 前缺少 torch. 前缀", "matmul without the torch. prefix",
                     "写 torch.matmul(...) 或 @，不要写没有 torch. 前缀的 matmul(...)。",
                     "Write torch.matmul(...) or @, not a bare matmul(...)."),
     "misspelled-tensor": ("Tensor 拼写错误", "Misspelled torch.Tensor",

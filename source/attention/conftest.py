@@ -125,3 +125,17 @@ def pytest_configure(config):
 
 def pytest_report_header(config):
     return f"attention self-check: {submission_path()}"
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)  # after pytest's own summary, just above its count
+def pytest_terminal_summary(terminalreporter):
+    """Checks of a part not done yet fail by design: said once at the end, beside pytest's count, so that a
+    fresh stub's "failed" reads as the work still to do rather than as a broken self-check."""
+    yield
+    unfinished = [report for report in terminalreporter.stats.get("failed", [])
+                  if "[not-implemented]" in str(report.longrepr)]
+    if unfinished:
+        terminalreporter.write_line(
+            f"{len(unfinished)} 项检查失败是因为还有 raise NotImplementedError() 没有替换：没做完的部分不会通过，这是正常的。\n"
+            f"{len(unfinished)} check(s) failed on a raise NotImplementedError() still in place: "
+            "checks of parts not done yet are expected to fail.")

@@ -70,11 +70,11 @@ SELFCHECK_MISTAKES = {
     "mask-not-sliced": ("掩码没有切到当前长度", "Mask not sliced to length",
                         "用 self.mask[:, :, :T, :T]（TODO 2e）。", "Use self.mask[:, :, :T, :T] (TODO 2e)."),
     "args-field-name": ("args 字段名错误", "Wrong ModelArgs field name",
-                        "用 args.dim、args.n_heads、args.dropout、args.max_seq_len；Happy-LLM 笔记里的 n_embd 在这里是 "
+                        "用 args.dim、args.n_heads、args.dropout、args.max_seq_len；COURSE_NOTES_ZH里的 n_embd 在这里是 "
                         "dim，n_head 是 n_heads（TODO 2a / 2b）。",
-                        "Use args.dim, args.n_heads, args.dropout, args.max_seq_len; the Happy-LLM notes' n_embd is dim "
+                        "Use args.dim, args.n_heads, args.dropout, args.max_seq_len; COURSE_NOTES_EN' n_embd is dim "
                         "here, n_head is n_heads (TODO 2a / 2b)."),
-    "bare-matmul": ("matmul 缺少 torch.", "Bare matmul without torch.",
+    "bare-matmul": ("matmul 前缺少 torch. 前缀", "matmul without the torch. prefix",
                     "写 torch.matmul(...) 或 @，不要写没有 torch. 前缀的 matmul(...)。",
                     "Write torch.matmul(...) or @, not a bare matmul(...)."),
     "misspelled-tensor": ("Tensor 拼写错误", "Misspelled torch.Tensor",

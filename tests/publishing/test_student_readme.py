@@ -37,3 +37,28 @@ def test_a_source_without_the_colab_placeholder_is_refused(tmp_path, monkeypatch
     monkeypatch.setattr(module, "ROOT", tmp_path)
     with pytest.raises(ValueError, match="COLAB_URL"):
         module.student_readme()
+
+
+def test_it_gives_downloads_that_exist_on_github():
+    """GitHub downloads no folder: each file's own page (a relative link, beside the README) or the zip of the
+    published repository (COLAB_REPO at COLAB_BRANCH, the placeholder as shipped)."""
+    text = (ROOT / TARGET).read_text(encoding="utf-8")
+    assert "Download this whole folder" not in text and "下载整个文件夹" not in text
+    assert text.count("](https://github.com/attention-kit/attention-kit/archive/refs/heads/main.zip)") == 2  # zh, en
+    for name in ("attention.ipynb", "selfcheck.py", "conftest.py", "test_attention.py"):
+        assert f"[{name}]({name})" in text and (ROOT / TARGET).with_name(name).is_file(), name
+
+
+def test_it_says_that_unfinished_parts_fail():
+    text = (ROOT / TARGET).read_text(encoding="utf-8")
+    assert "还没做完的部分，检查会失败" in text and "Checks of the parts you have not done yet fail" in text
+
+
+def test_a_source_without_the_zip_placeholder_is_refused(tmp_path, monkeypatch):
+    module = importlib.import_module("grader.build.student_readme")
+
+    (tmp_path / SOURCE).parent.mkdir(parents=True)
+    (tmp_path / SOURCE).write_text("[Colab](COLAB_URL), no download\n", encoding="utf-8")
+    monkeypatch.setattr(module, "ROOT", tmp_path)
+    with pytest.raises(ValueError, match="REPOSITORY_ZIP_URL"):
+        module.student_readme()

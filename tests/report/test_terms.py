@@ -12,6 +12,7 @@ import re
 
 import pytest
 
+from grader.build.course_text import filled
 from grader.checks import checks_for
 from support.paths import ROOT
 
@@ -35,8 +36,9 @@ def never_written() -> list[str]:
 
 
 def notebook_text() -> str:
+    """The source notebook as the build writes it for students: the course's own words in place (COURSE_TEXT)."""
     nb = json.loads((ROOT / "source" / "attention" / "attention.ipynb").read_text(encoding="utf-8"))
-    return "\n".join("".join(cell["source"]) for cell in nb["cells"])
+    return filled("\n".join("".join(cell["source"]) for cell in nb["cells"]))
 
 
 def student_texts() -> dict[str, str]:
