@@ -46,7 +46,7 @@ def device(ctx: Context) -> Outcome:
 @check("mha.vectorized", part="mha", points=0.5, visibility="hidden",
        title_zh="没有逐头/逐位置/逐 batch 的 Python 循环", title_en="no Python loop over heads, positions or batch")
 def vectorized(ctx: Context) -> Outcome:
-    dim = LOOP_GROWN  # every head count up to LOOP_GROWN divides it
+    dim = 2 * LOOP_GROWN  # every head count up to LOOP_GROWN divides it, with head_dim >= 2 (no size-1 dim to squeeze)
     # the batch starts at 2: nn.Linear itself dispatches differently for B = 1
     stages = loop_stages({"B": 2, "H": 2, "T": 4}, {"B": 8, "H": 8, "T": 16})
     labels = {tuple(sizes.values()): "B={B},H={H},T={T}".format(**sizes) for stage in stages for sizes in stage}
