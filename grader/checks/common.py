@@ -24,7 +24,7 @@ DTYPE_HANDLING = re.compile(r"without overflow|same dtype|expected scalar type|d
 GRADIENT_MISTAKES = ("broken-grad", "inplace-autograd")  # what a gradient check finds on its own
 LOOP_MARGIN = 6  # ops: a loop over 8 heads instead of 2 (or 16 positions instead of 4) adds far more
 LOOP_CAP = 250
-"""Ops at the base shape beyond which the code loops: honest styles dispatch at most about 31 in Part 1 and 60 in
+"""Ops at the base shape beyond which the code loops: honest styles dispatch at most 31 in Part 1 and 57 in
 Part 2 (every correct style in tests/, traced), and a loop padded to a fixed length costs at least 2 ops a step,
 so under the cap it covers at most 125 steps and the probe at LOOP_GROWN shows it grow."""
 LOOP_GROWN = 128
