@@ -278,6 +278,32 @@ MUTATIONS = [
     Mutation("plugin-cache-blocked", "grader/pytest_plugin.py",
              (("            early_config.pluginmanager.set_blocked(name)", "            pass"),),
              ("tests/student/test_pytest_plugin_leaves_folder.py",), "sandbox"),
+    # issue 41: loops and dropout from the graph, secret inputs
+    Mutation("loop-grows-every-dim", "grader/checks/mha/runtime.py",
+             (('loop_stages({"B": 2, "H": 2, "T": 4}, {"B": 8, "H": 8, "T": 16})',
+               'loop_stages({"B": 2, "H": 2, "T": 4}, {"H": 8, "T": 16})'),),
+             ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
+              "[mha_loop_over_samples]",), "sandbox"),
+    Mutation("loop-grown-past-padding", "grader/checks/common.py", (("LOOP_GROWN = 128\n", "LOOP_GROWN = 8\n"),),
+             ("tests/checks/test_checks_common.py::test_a_loop_padded_to_any_length_is_caught_whichever_dim_it_runs_over",
+              "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
+              "[mha_head_loop_padded_to_eight]"), "sandbox"),
+    Mutation("dropout-own-pattern", "grader/checks/mha/state.py",
+             (("    if seen in LAYER_PATTERNS[layer]:\n", "    if True:\n"),),
+             ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
+              "[resid_dropout_faked_by_noise]",), "sandbox"),
+    Mutation("secret-seed", "grader/checks/__init__.py",
+             (('manual_seed(grading_secret.seed(self.secret, "inputs", label))', "manual_seed(label)"),),
+             ("tests/checks/test_secret_inputs.py::test_two_gradings_draw_other_inputs_and_one_grading_the_same_inputs_each_time",
+              "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
+              "[lookup_table_of_the_parents_inputs]"), "sandbox"),
+    Mutation("secret-seed-not-sent", "grader/checks/student_code.py",
+             (('        sent["calls"] = [{**call, "seed": place}', '        sent["calls"] = [{**call, "seed": call["seed"]}'),),
+             ("tests/checks/test_secret_inputs.py::test_the_worker_gets_each_calls_place_and_never_the_parents_dropout_seed",),
+             "unit"),
+    Mutation("secret-fixed-outside-suite", "grader/checks/secret.py",
+             (('        if "pytest" not in sys.modules:\n', "        if False:\n"),),
+             ("tests/checks/test_secret_inputs.py::test_a_fixed_secret_is_refused_outside_the_test_suite",), "unit"),
 ]
 
 

@@ -16,6 +16,7 @@ from typing import Callable
 
 import torch
 
+from grader.checks import secret as grading_secret
 from grader.checks.student_code import StudentCode
 from grader.assignment import PARTS as DECLARED_PARTS
 from grader.rules import Violation
@@ -74,6 +75,7 @@ class Context:
     violations: list[Violation] = field(default_factory=list)  # grading rules broken, from rules.violations
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # check id -> outcome, for the checks run so far
     probed: dict[str, list] = field(default_factory=dict)  # part -> its shape probe's results, computed once
+    secret: int = field(default_factory=grading_secret.draw, repr=False)  # this grading's own (checks.secret)
 
     def evidence_line(self, mistakes: list[str]) -> dict | None:
         """The student's line the text shows a mistake on (static analysis), to quote where a check named it
@@ -84,8 +86,15 @@ class Context:
                                                        "function": "<module>"})
         return None
 
-    def generator(self, seed: int) -> torch.Generator:
-        return torch.Generator().manual_seed(seed)
+    def generator(self, label: int) -> torch.Generator:
+        """The generator of a check's inputs numbered `label`: the same label twice in one grading draws the same
+        values, and no two gradings draw the same (checks.secret)."""
+        return torch.Generator().manual_seed(grading_secret.seed(self.secret, "inputs", label))
+
+    def seed(self, label: int) -> int:
+        """The seed numbered `label` in this grading for a graph's own draws (its dropout), which the parent makes
+        when it runs the graph; another stream than the inputs' of the same number."""
+        return grading_secret.seed(self.secret, "draws", label)
 
 
 def passed(zh: str = "", en: str = "") -> Outcome:

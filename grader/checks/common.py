@@ -23,6 +23,13 @@ MODULE_TOLERANCE = {**TOLERANCE, torch.float16: (2e-2, 2e-2), torch.bfloat16: (1
 DTYPE_HANDLING = re.compile(r"without overflow|same dtype|expected scalar type|dtype", re.I)
 GRADIENT_MISTAKES = ("broken-grad", "inplace-autograd")  # what a gradient check finds on its own
 LOOP_MARGIN = 6  # ops: a loop over 8 heads instead of 2 (or 16 positions instead of 4) adds far more
+LOOP_CAP = 250
+"""Ops at the base shape beyond which the code loops: honest styles dispatch at most 31 in Part 1 and 57 in
+Part 2 (every correct style in tests/, traced), and a loop padded to a fixed length costs at least 2 ops a step,
+so under the cap it covers at most 125 steps and the probe at LOOP_GROWN shows it grow."""
+LOOP_GROWN = 128
+"""The size every dimension a loop could run over (batch, heads, positions) is grown to, one at a time: past any
+fixed length a loop padded under LOOP_CAP covers (`max(H, 8)` is flat from 2 to 8, not to 128)."""
 
 
 def failed_with_error(ctx: Context, error: dict, doing_zh: str, doing_en: str, *, max_seq_len: int | None = None,
@@ -272,6 +279,31 @@ def same_on_cuda(cpu: torch.Tensor | None, cuda: torch.Tensor | None, tolerance:
         return None
     return failed("在 CUDA 上的输出与同一段代码在 CPU 上的输出不同。",
                   "On CUDA the output differs from the same code's output on the CPU.")
+
+
+def loop_stages(base: dict[str, int], small: dict[str, int]) -> list[list[dict[str, int]]]:
+    """The sizes the op count is taken at, in stages: the base; each dimension of `small` grown a little, one at a
+    time (a plain loop shows here, before a large size makes it record thousands of nodes); then each grown to
+    LOOP_GROWN (a loop padded to a fixed length shows there)."""
+    return [[dict(base)], [{**base, name: size} for name, size in small.items()],
+            [{**base, name: LOOP_GROWN} for name in small]]
+
+
+def counted_loops(stages: list[list], count: Callable[[object], int | Outcome], label: Callable[[object], str]) -> Outcome:
+    """`count(sizes)` at each stage's sizes (an Outcome: the probe failed, and that is the verdict), judged after
+    each stage: a loop seen at small sizes is never run at large ones. The first sizes are the base."""
+    counts: dict[str, int] = {}
+    verdict = passed()
+    for stage in stages:
+        for sizes in stage:
+            counted = count(sizes)
+            if isinstance(counted, Outcome):
+                return counted
+            counts[label(sizes)] = counted
+        verdict = loop_verdict(counts, next(iter(counts)), LOOP_CAP)
+        if not verdict.passed:
+            return verdict
+    return verdict
 
 
 def loop_verdict(counts: dict[str, int], base: str, cap: int | None = None) -> Outcome:

@@ -197,10 +197,15 @@ class StudentCode:
 
 
 def message_fields(probe: Probe, fields: dict) -> dict:
-    """The fields of a request the worker's probe takes (its decoys are drawn from these)."""
+    """The fields of a request the worker's probe takes (its decoys are drawn from these). A call's seed is the
+    parent's, drawn from the grading's secret for the graph's dropout (grader.checks.secret): the worker gets the
+    call's place instead."""
     if probe not in GRAPHED:
         return fields
-    return {name: value for name, value in fields.items() if name not in READ_FROM_THE_GRAPH}
+    sent = {name: value for name, value in fields.items() if name not in READ_FROM_THE_GRAPH}
+    if isinstance(sent.get("calls"), list):
+        sent["calls"] = [{**call, "seed": place} if "seed" in call else call for place, call in enumerate(sent["calls"])]
+    return sent
 
 
 def _raise_if_genuine(probe: Probe, fields: dict) -> None:

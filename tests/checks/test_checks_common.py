@@ -2,7 +2,7 @@
 import torch
 
 from grader.checks import Context, Outcome, failed, passed
-from grader.checks.common import device_sweep, needs_correct_values
+from grader.checks.common import counted_loops, device_sweep, loop_stages, needs_correct_values
 from grader.checks.sdpa.behaviour import leading_dims_diagnosis
 from grader.checks.sdpa.runtime import loop_shapes
 
@@ -54,22 +54,34 @@ def test_the_device_sweep_judges_devices_only():
     assert not differs_on_gpu.passed and differs_on_gpu.en == "differs"
 
 
-def test_the_loop_probe_grows_every_dim_the_accepted_rank_has():
-    assert loop_shapes(0) == [((), 4), ((), 16), ((), 128)]
-    assert loop_shapes(1) == [((2,), 4), ((8,), 4), ((2,), 16), ((2,), 128)]
-    assert loop_shapes(2) == [((1, 2), 4), ((1, 8), 4), ((1, 2), 16), ((1, 2), 128), ((4, 2), 4)]
-    assert loop_shapes(3)[0] == ((1, 1, 2), 4) and ((4, 1, 2), 4) in loop_shapes(3)
+def test_the_loop_probe_grows_every_dim_the_accepted_rank_has_a_little_then_to_128():
+    assert loop_shapes(0) == [[((), 4)], [((), 16)], [((), 128)]]
+    assert loop_shapes(1) == [[((2,), 4)], [((8,), 4), ((2,), 16)], [((128,), 4), ((2,), 128)]]
+    assert loop_shapes(2) == [[((1, 2), 4)], [((8, 2), 4), ((1, 8), 4), ((1, 2), 16)],
+                              [((128, 2), 4), ((1, 128), 4), ((1, 2), 128)]]
+    assert ((1, 128, 2), 4) in loop_shapes(3)[2]  # the middle leading dim too
 
 
-def test_more_ops_than_the_cap_at_the_base_shape_is_a_loop_and_the_cap_itself_is_not():
-    """A loop run to a fixed length on empty slices is flat across shapes: only its size at the base gives it away."""
-    from grader.checks.common import loop_verdict
-    from grader.checks.sdpa.runtime import LOOP_CAP
-    assert LOOP_CAP == 250  # docs: honest styles dispatch about 31; 2 ops a step under 250 cover at most 125 < 128
-    flat = {"2×4": 640, "2×16": 640, "2×128": 640}
-    assert loop_verdict(flat, "2×4", 250).mistakes == ["python-loop"] and "640" in loop_verdict(flat, "2×4", 250).en
-    assert loop_verdict({"2×4": 250, "2×128": 250}, "2×4", 250).passed
-    assert loop_verdict({"2×4": 31, "2×128": 31}, "2×4", 250).passed
+def padded_loop(sizes: dict, pad: int) -> int:
+    """The ops of code that loops over each dimension (a head, a sample, a position at a time), run to
+    max(size, pad) steps on empty slices past the last: 10 ops outside the loops, 3 a step."""
+    return 10 + sum(3 * max(size, pad) for size in sizes.values())
+
+
+@pytest.mark.parametrize("dim", ["B", "H", "T"])
+@pytest.mark.parametrize("pad", [1, 8, 64, 125])
+def test_a_loop_padded_to_any_length_is_caught_whichever_dim_it_runs_over(dim, pad):
+    stages = loop_stages({"B": 2, "H": 2, "T": 4}, {"B": 8, "H": 8, "T": 16})
+    looped = counted_loops(stages, lambda sizes: padded_loop({dim: sizes[dim]}, pad), str)
+    assert looped.mistakes == ["python-loop"], (dim, pad, looped.en)
+
+
+def test_counts_that_grow_with_no_dimension_pass_and_a_loop_seen_small_is_never_run_large():
+    stages = loop_stages({"B": 2, "H": 2, "T": 4}, {"B": 8, "H": 8, "T": 16})
+    assert counted_loops(stages, lambda sizes: 31, str).passed
+    asked = []
+    plain = counted_loops(stages, lambda sizes: asked.append(sizes) or padded_loop({"H": sizes["H"]}, 1), str)
+    assert plain.mistakes == ["python-loop"] and max(sizes["H"] for sizes in asked) == 8
 
 
 def test_hardcoded_dims_needs_a_whole_rank_failing_and_another_passing():

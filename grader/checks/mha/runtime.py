@@ -7,8 +7,8 @@ accepts (from the shape probe), so a wrong value or a wrong shape elsewhere neve
 from __future__ import annotations
 
 from grader.checks import diagnosis, Context, Outcome, check
-from grader.checks.common import (MODULE_TOLERANCE, device_sweep, failed_with_error, loop_verdict,
-                                  not_checked_without_a_shape, same_on_cuda)
+from grader.checks.common import (LOOP_GROWN, MODULE_TOLERANCE, counted_loops, device_sweep, failed_with_error,
+                                  loop_stages, not_checked_without_a_shape, same_on_cuda)
 from grader.checks.gates import forbidden_api_gate, rules_gate
 from grader.checks.mha.probing import accepted_config, first_error, inputs, linear_weights, model_args, out_tensor
 from grader.sandbox.requests import MhaInterfaceRequest, MhaRequest, Probe
@@ -44,21 +44,28 @@ def device(ctx: Context) -> Outcome:
 
 
 @check("mha.vectorized", part="mha", points=0.5, visibility="hidden",
-       title_zh="没有逐头/逐位置的 Python 循环", title_en="no Python loop over heads or positions")
+       title_zh="没有逐头/逐位置/逐 batch 的 Python 循环", title_en="no Python loop over heads, positions or batch")
 def vectorized(ctx: Context) -> Outcome:
-    counts = {}
-    # batch stays fixed: nn.Linear itself dispatches differently for B = 1
-    for seed, (B, T, heads) in enumerate(((2, 4, 2), (2, 4, 8), (2, 16, 2)), start=180):
-        call = inputs(ctx, B, T, 16, seed)
-        answer = ctx.student.call(Probe.MHA, MhaRequest(args=model_args(16, heads, 16), is_causal=True,
+    dim = 2 * LOOP_GROWN  # every head count up to LOOP_GROWN divides it, with head_dim >= 2 (no size-1 dim to squeeze)
+    # the batch starts at 2: nn.Linear itself dispatches differently for B = 1
+    stages = loop_stages({"B": 2, "H": 2, "T": 4}, {"B": 8, "H": 8, "T": 16})
+    labels = {tuple(sizes.values()): "B={B},H={H},T={T}".format(**sizes) for stage in stages for sizes in stage}
+    seeds = {key: seed for seed, key in enumerate(labels, start=180)}
+
+    def count(sizes: dict) -> int | Outcome:
+        B, H, T = sizes["B"], sizes["H"], sizes["T"]
+        seed = seeds[B, H, T]
+        call = inputs(ctx, B, T, dim, seed)
+        answer = ctx.student.call(Probe.MHA, MhaRequest(args=model_args(dim, H, LOOP_GROWN), is_causal=True,
                                                         calls=[call, call], count_ops=True,
-                                                        weights=linear_weights(ctx, 16, seed)))
+                                                        weights=linear_weights(ctx, dim, seed)))
         error = first_error(answer)
         if error:  # ops are counted whatever the values; only a crash stops the count
-            return failed_with_error(ctx, error, f"统计算子（B={B}, H={heads}, T={T}）",
-                                     f"counting ops (B={B}, H={heads}, T={T})", max_seq_len=16)
-        counts[f"H={heads},T={T}"] = answer["calls"][1]["ops"]  # the second call: a mask cached on the first is no loop
-    return loop_verdict(counts, "H=2,T=4")
+            return failed_with_error(ctx, error, f"统计算子（B={B}, H={H}, T={T}）", f"counting ops (B={B}, H={H}, T={T})",
+                                     max_seq_len=LOOP_GROWN)
+        return answer["calls"][1]["ops"]  # the second call: a mask cached on the first is no loop
+
+    return counted_loops(stages, count, lambda sizes: labels[tuple(sizes.values())])
 
 
 @check("mha.own_implementation", part="mha", points=0, visibility="hidden", gate=True,

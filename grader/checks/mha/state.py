@@ -90,7 +90,8 @@ def dropout(ctx: Context) -> Outcome:
     x = inputs(ctx, 2, 6, dim, 151, self_attention=True)
     doing = ("以 dropout=0.5 运行 forward", "running forward with dropout=0.5")
     # without any dropout: eval() twice and train() once, each under another seed, must be one and the same output
-    calls = [dict(x, mode="eval", seed=1), dict(x, mode="eval", seed=2), dict(x, mode="train", seed=3)]
+    calls = [dict(x, mode="eval", seed=ctx.seed(1)), dict(x, mode="eval", seed=ctx.seed(2)),
+             dict(x, mode="train", seed=ctx.seed(3))]
     plain, problem = run(ctx, model_args(dim, heads, 16, dropout=0.0), calls, True, doing, weights=weights)
     if problem:
         return problem
@@ -114,7 +115,7 @@ def dropout(ctx: Context) -> Outcome:
         return failed("args.dropout=0 时 train() 的输出仍然随机，与 eval() 不同：某处的 dropout 概率没有用 args.dropout。",
                       "With args.dropout = 0 the train() output is still random and differs from eval(): some dropout "
                       "rate does not come from args.dropout.", ["dropout-hardcoded"])
-    calls = [dict(x, mode="eval", seed=1), dict(x, mode="eval", seed=2)]
+    calls = [dict(x, mode="eval", seed=ctx.seed(1)), dict(x, mode="eval", seed=ctx.seed(2))]
     results, problem = run(ctx, model_args(dim, heads, 16, dropout=0.5), calls, True, doing, weights=weights)
     if problem:
         return problem
@@ -126,7 +127,7 @@ def dropout(ctx: Context) -> Outcome:
     trained = {}
     for layer, other in (DROPOUTS, DROPOUTS[::-1]):
         # only this layer drops: its own effect must show in train()
-        calls = [dict(x, mode="train", seed=3), dict(x, mode="train", seed=4)]
+        calls = [dict(x, mode="train", seed=ctx.seed(3)), dict(x, mode="train", seed=ctx.seed(4))]
         results, problem = run(ctx, model_args(dim, heads, 16, dropout=0.5), calls, True, doing, weights=weights,
                                dropout_p={layer: 0.5, other: 0.0})
         if problem:
@@ -142,11 +143,100 @@ def dropout(ctx: Context) -> Outcome:
                           f"In train() mode with only self.{layer} dropping, two forward passes are identical: "
                           f"self.{layer} is never applied.", ["dropout-not-applied"])
         trained[layer] = train_1
-    misplaced = _misplaced_attention_dropout(trained[DROPOUTS[0]], x, weights, heads, seed=3)
+    misplaced = _misplaced_attention_dropout(trained[DROPOUTS[0]], x, weights, heads, seed=ctx.seed(3))
     if misplaced:
         return failed(*misplaced, ["attn-dropout-placement"])
+    for label, layer in enumerate(DROPOUTS, start=7):
+        problem = _own_pattern(ctx, layer, label, doing)
+        if problem:
+            return needs_correct_values(ctx, "mha", problem)
     return passed("train() 时两处 dropout 都生效，eval() 时输出确定且与 dropout=0 相同。",
                   "Both dropouts act in train(); in eval() the output is deterministic and equals dropout=0.")
+
+
+PATTERN_SIZES = (2, 4, 32, 4)
+"""B, T, dim, n_heads of the probe that reads each dropout's pattern: head_dim 8 holds a channel per position and one
+more (`pattern_inputs`)."""
+LAYER_PATTERNS = {DROPOUTS[0]: ("weights", "both"), DROPOUTS[1]: ("output", "both")}
+"""What the train() output with only that layer dropping may show (`dropout_pattern`): its own pattern, or both
+layers' where the code drops with args.dropout itself (`F.dropout(x, self.dropout, self.training)`)."""
+
+
+def pattern_inputs(scale: float) -> tuple[dict, dict]:
+    """(weights, call) whose output reads each attention weight off a channel of its own: wq = wk = 0 weigh every
+    visible key alike (1/(t+1) at position t), wv = wo = I; in each head, value j holds `scale` at channel j (so
+    channel j of the output is the weight on key j) and every value holds `scale` at channel T (the weights' sum)."""
+    B, T, dim, heads = PATTERN_SIZES
+    d = dim // heads
+    v = torch.zeros(B, T, dim)
+    for h in range(heads):
+        v[:, :, h * d + T] = scale
+        for j in range(T):
+            v[:, j, h * d + j] = scale
+    identity, zero = torch.eye(dim), torch.zeros(dim, dim)
+    return {name: identity if name in ("wv", "wo") else zero for name in PROJECTIONS}, {"q": v, "k": v, "v": v}
+
+
+def dropout_pattern(out: torch.Tensor, p: float, scale: float) -> str | None:
+    """Which dropout the causal train() output on `pattern_inputs(scale)` shows, at rate p (s = 1/(1-p)):
+    "weights" (every weight kept ×s or dropped, the sum channel their sum), "output" (every output value kept ×s or
+    dropped on its own), "both" (the two at once), or None (no dropout's pattern: noise, or nothing dropped)."""
+    B, T, dim, heads = PATTERN_SIZES
+    s = 1 / (1 - p)
+    y = out.double().reshape(B, T, heads, dim // heads) / scale  # (B, T, H, d)
+    if tuple(out.shape) != (B, T, dim) or not bool(torch.isfinite(y).all()):
+        return None
+
+    def among(x: torch.Tensor, values) -> bool:
+        return bool(torch.stack([torch.isclose(x, torch.full_like(x, v), rtol=1e-4, atol=1e-5) for v in values]).any(0).all())
+
+    fits = {"weights": True, "output": True, "both": True}
+    dropped = kept = 0
+    for t in range(T):
+        n = t + 1
+        r = y[:, t, :, :n] * n  # (B, H, n): the weight on each visible key over its eval() value
+        total = y[:, t, :, T]  # (B, H): their sum, 1 in eval()
+        if not among(torch.cat([y[:, t, :, n:T], y[:, t, :, T + 1:]], -1), [0.0]):  # nothing else is ever nonzero
+            return None
+        fits["weights"] &= among(r, [0, s]) and among(total - r.sum(-1) / n, [0.0])
+        fits["output"] &= among(r, [0, s]) and among(total, [0, s])
+        k = total * n / s ** 2  # keys attn_dropout kept, where resid_dropout kept the sum
+        fits["both"] &= among(r, [0, s * s]) and among(k, range(n + 1)) and \
+            bool(((k.round() >= (r.abs() > 1e-9).sum(-1)) | (total.abs() < 1e-9)).all())
+        dropped, kept = dropped + int((r.abs() <= 1e-9).sum()), kept + int((r.abs() > 1e-9).sum())
+    if not (dropped and kept):
+        return None
+    return next((name for name, fit in fits.items() if fit), None)
+
+
+def _own_pattern(ctx: Context, layer: str, label: int, doing) -> Outcome | None:
+    """With only `layer` dropping (p = 0.5), the train() output must show that layer's own pattern where it belongs:
+    output that is merely random (noise added in train()) is no dropout."""
+    B, T, dim, heads = PATTERN_SIZES
+    scale = 0.5 + float(torch.rand((), generator=ctx.generator(200 + label)))  # the parent's own, like every input
+    weights, call = pattern_inputs(scale)
+    other = next(name for name in DROPOUTS if name != layer)
+    results, problem = run(ctx, model_args(dim, heads, 16, dropout=0.5), [dict(call, mode="train", seed=ctx.seed(label))],
+                           True, doing, weights=weights, dropout_p={layer: 0.5, other: 0.0})
+    if problem:
+        return problem
+    seen = dropout_pattern(out_tensor(results[0]), 0.5, scale)
+    if seen in LAYER_PATTERNS[layer]:
+        return None
+    where_zh, where_en = (("softmax 之后的注意力权重", "the attention weights after softmax") if layer == DROPOUTS[0]
+                          else ("wo 之后的输出", "the output after wo"))
+    if seen is None:
+        outcome = failed(f"train() 模式下只让 self.{layer} 丢弃（p=0.5）时，输出里看不到它在{where_zh}上的样子（部分值置 0、"
+                         f"其余放大为 2 倍）：输出只是随机，并没有经过 self.{layer}。",
+                         f"In train() mode with only self.{layer} dropping (p = 0.5), the output does not show its pattern "
+                         f"on {where_en} (some values zeroed, the rest doubled): the output is random, but it never went "
+                         f"through self.{layer}.", ["dropout-not-applied"])
+    else:
+        outcome = failed(f"train() 模式下只让 self.{layer} 丢弃时，它作用的地方不是{where_zh}。",
+                         f"In train() mode with only self.{layer} dropping, it acts somewhere other than {where_en}.",
+                         ["attn-dropout-placement"])
+    outcome.cause = "values"  # read through the module's weights: where mha.values already failed, that says why
+    return outcome
 
 
 def _rate_of_dropout_in_eval(ctx: Context, dim: int, heads: int, doing) -> tuple[float | None, Outcome | None]:
@@ -157,7 +247,7 @@ def _rate_of_dropout_in_eval(ctx: Context, dim: int, heads: int, doing) -> tuple
     ones = torch.ones(2, 4, dim)
     identity, zero = torch.eye(dim), torch.zeros(dim, dim)
     weights = {name: identity if name in ("wv", "wo") else zero for name in PROJECTIONS}
-    calls = [dict(q=ones, k=ones, v=ones, mode="eval", seed=seed) for seed in (5, 6)]
+    calls = [dict(q=ones, k=ones, v=ones, mode="eval", seed=ctx.seed(label)) for label in (5, 6)]
     results, problem = run(ctx, model_args(dim, heads, 16, dropout=0.0), calls, True, doing, weights=weights)
     if problem:
         return None, problem

@@ -6,7 +6,7 @@ the shape probe), so a wrong value or a wrong shape elsewhere never hides these 
 from __future__ import annotations
 
 from grader.checks import diagnosis, Context, Outcome, check
-from grader.checks.common import (TOLERANCE, device_sweep, failed_with_error, loop_verdict,
+from grader.checks.common import (TOLERANCE, counted_loops, device_sweep, failed_with_error, loop_stages,
                                   not_checked_without_a_shape, same_on_cuda)
 from grader.checks.gates import forbidden_api_gate, rules_gate
 from grader.checks.sdpa.probing import accepted_shape, call, qkv, tensor
@@ -35,46 +35,40 @@ def device(ctx: Context) -> Outcome:
                         lambda _, error: diagnosis.device_mistake(ctx.static, error=error), agrees_on_cuda)
 
 
-LOOP_CAP = 250
-"""Ops at the base shape beyond which the code loops: honest styles dispatch at most about 31 (every correct style
-in tests/, traced), and a loop padded to a fixed length costs at least 2 ops a step, so under the cap it covers
-at most 125 positions and the probe at T = 128 shows it grow."""
-
-
-def loop_shapes(leading: int) -> list[tuple[tuple, int]]:
-    """(leading dims, T) for the op count: a base, then the last leading dim (heads), T and the first
-    leading dim (batch) grown one at a time, as far as the accepted rank has them."""
-    base = (1,) * (leading - 1) + (2,) if leading else ()
-    grown = [(base, 4)]
-    if leading:
-        grown.append((base[:-1] + (8,), 4))
-    grown += [(base, 16), (base, 128)]  # 128: past what a loop padded under LOOP_CAP can cover
-    if leading >= 2:
-        grown.append(((4,) + base[1:], 4))
-    return grown
+def loop_shapes(leading: int) -> list[list[tuple[tuple, int]]]:
+    """(leading dims, T) for the op count, in the stages of `common.loop_stages`: a base, then each leading dim
+    (batch, heads, any other) and T grown one at a time, as far as the accepted rank has them."""
+    base = {**{f"dim{i}": 1 for i in range(leading - 1)}, **({f"dim{leading - 1}": 2} if leading else {}), "T": 4}
+    small = {**{f"dim{i}": 8 for i in range(leading)}, "T": 16}
+    return [[(tuple(sizes[f"dim{i}"] for i in range(leading)), sizes["T"]) for sizes in stage]
+            for stage in loop_stages(base, small)]
 
 
 @check("sdpa.vectorized", part="sdpa", points=0.5, visibility="hidden",
-       title_zh="没有逐头/逐位置的 Python 循环", title_en="no Python loop over heads or positions")
+       title_zh="没有逐头/逐位置/逐 batch 的 Python 循环", title_en="no Python loop over heads, positions or batch")
 def vectorized(ctx: Context) -> Outcome:
     shape = accepted_shape(ctx)
     if shape is None:
         return not_checked_without_a_shape("sdpa")
-    counts = {}
-    for seed, (batch, T) in enumerate(loop_shapes(len(shape[0])), start=70):
-        Q, K, V = qkv(ctx, batch, T, 8, 8, seed)
-        label = "×".join(map(str, (*batch, T)))
+    stages = loop_shapes(len(shape[0]))
+    labels = {(batch, T): "×".join(map(str, (*batch, T))) for stage in stages for batch, T in stage}
+    seeds = {shape: seed for seed, shape in enumerate(labels, start=70)}
+
+    def count(sizes: tuple) -> int | Outcome:
+        batch, T = sizes
+        Q, K, V = qkv(ctx, batch, T, 8, 8, seeds[batch, T])
         answers = []
         for _ in range(2):  # the second call: a mask cached on the first call is not a loop
             answer = ctx.student.call(Probe.SDPA, SdpaRequest(Q=Q, K=K, V=V, is_causal=None, count_ops=True))
             if "error" in answer:  # ops are counted whatever the values; only a crash stops the count
+                label = labels[batch, T]
                 return failed_with_error(ctx, answer["error"], f"统计算子（{label}）", f"counting ops ({label})")
             answers.append(answer)
         first, second = answers
         # ... unless the second replays a result remembered from the first (other values here): the first is counted
-        counts[label] = second["ops"] if same_values(first.get("out"), second.get("out")) \
-            else max(first["ops"], second["ops"])
-    return loop_verdict(counts, next(iter(counts)), LOOP_CAP)
+        return second["ops"] if same_values(first.get("out"), second.get("out")) else max(first["ops"], second["ops"])
+
+    return counted_loops(stages, count, labels.get)
 
 
 @check("sdpa.own_implementation", part="sdpa", points=0, visibility="hidden", gate=True,
