@@ -170,6 +170,17 @@ def test_a_complex_product_over_the_graphs_cost_is_refused_before_it_runs():
     assert outcome["cpu"] < 1.0 and outcome["grown"] < 256 << 20, outcome  # the zeros (144 MiB), not the product
 
 
+def test_a_graph_whose_results_together_pass_its_memory_is_refused_before_the_node_that_would_cross_it(monkeypatch):
+    """Every result is kept until the run ends: each within the element bound, together over the graph's memory."""
+    monkeypatch.setattr(run, "MAX_GRAPH_BYTES", 1 << 20)
+    ran, call_for_real = [], run._call
+    monkeypatch.setattr(run, "_call", lambda target, *rest: ran.append(target) or call_for_real(target, *rest))
+    half = [call("aten.zeros.default", [1 << 17]) for _ in range(3)]  # 512 KiB of float32 each
+    with pytest.raises(run.GraphTooCostly, match="would allocate over 1 MiB"):
+        run.run(graph([["input", 0], *half, ["output", [n(3)]]]), [torch.zeros(1)], [torch.zeros(1)])
+    assert len(ran) == 2, ran
+
+
 def test_the_graphs_of_one_hand_in_share_its_budget_of_operations():
     """Each graph within its own cost, the hand-in's graphs together over its budget: the run that crosses it is
     stopped before its next node, as too costly."""
