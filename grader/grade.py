@@ -141,8 +141,8 @@ def _run_checks(submission: Submission, checks: list[Check], limits: Limits, use
             try:
                 skip = spec.part in blocked and not spec.id.endswith(".rules")
                 outcome = not_run(spec, violations, submission) if skip else spec.run(ctx)
-            except SandboxUnavailable:  # the grader cannot run the code at all: no score rather than a wrong one
-                raise
+            except (SandboxUnavailable, parent_budget.OverBudget):  # no score rather than a wrong one, or the
+                raise  # hand-in spent its budget inside a check: it ends the grading as submission-too-costly
             except Exception:  # a bug in a check must not cost the student the other checks
                 detail = traceback.format_exc(limit=3).splitlines()[-1]
                 outcome = Outcome(False, f"评分程序内部错误：{detail}", f"Internal grader error: {detail}")

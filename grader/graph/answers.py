@@ -15,7 +15,7 @@ import math
 import torch
 
 from grader.assignment import PROJECTIONS
-from grader.graph import decode, run
+from grader.graph import bounds, decode, run
 from grader.graph.decode import GraphRefused
 from grader.graph.devices import STAND_INS
 from grader.graph.run import GraphFailed
@@ -69,13 +69,16 @@ class UnsupportedOperators(GraphRefused):
 
 def _constants(traced: dict, graph: decode.Graph, device: str) -> tuple[list[torch.Tensor], list[str]]:
     """The graph's constants and their devices in it; one made on a stand-in has no values to send, and
-    stands as zeros of its shape (only devices are read on the stand-in)."""
+    stands as zeros of its shape (only devices are read on the stand-in), all of them bounded before any is made."""
     constants, devices = list(traced["constants"]), ["cpu"] * len(traced["constants"])
+    valueless = {}
     for node in graph.nodes:
         if node.kind == "constant":
             devices[node.index] = node.meta["device"]
             if _valueless(node, constants[node.index], device):
-                constants[node.index] = torch.zeros(node.meta["shape"], dtype=getattr(torch, node.meta["dtype"]))
+                valueless[node.index] = (node.meta["shape"], getattr(torch, node.meta["dtype"]))
+    for index, zeros in zip(valueless, bounds.zeros(list(valueless.values()))):
+        constants[index] = zeros
     return constants, devices
 
 
@@ -233,7 +236,11 @@ def mha(traced: dict, fields: dict, findings: Findings) -> dict:
         return answer
     if isinstance(traced.get("state_keys"), list):
         answer["state_keys"] = traced["state_keys"]
-    state = _state(traced.get("state"), fields)
+    try:
+        state = _state(traced.get("state"), fields)
+    except GraphRefused as refused:  # values that did not come, described over the bounds
+        findings.refused.append(str(refused))
+        state = None
     if state is None:
         answer["error"] = _error("GraphRefused", "the module's parameters were described wrongly")
         return answer
@@ -308,7 +315,7 @@ def _state(state, fields: dict) -> tuple[list, list, int, bool] | None:
             and all(type(n) is str for n in state["names"]) and 0 <= state["parameters"] <= len(state["names"])):
         return None
     weights = fields.get("weights") or {}
-    tensors, known = [], True
+    tensors, known, valueless = [], True, {}
     for name, value, meta in zip(state["names"], state["values"], state["meta"]):
         if not (isinstance(meta, dict) and isinstance(meta.get("shape"), list) and meta.get("dtype") in decode.DTYPES
                 and isinstance(value, torch.Tensor)):
@@ -321,7 +328,10 @@ def _state(state, fields: dict) -> tuple[list, list, int, bool] | None:
             return None
         if fields["device"] in STAND_INS and not (leaf == "weight" and owner in weights) \
                 and list(value.shape) != meta["shape"]:
-            value, known = torch.zeros(meta["shape"], dtype=dtype), False  # no values came: only devices are read
-        value = value.to(dtype=dtype, device="cpu" if fields["device"] in STAND_INS else fields["device"])
+            valueless[len(tensors)], known = (meta["shape"], dtype), False  # no values came: only devices are read
+        else:
+            value = value.to(dtype=dtype, device="cpu" if fields["device"] in STAND_INS else fields["device"])
         tensors.append(value)
+    for position, zeros in zip(valueless, bounds.zeros(list(valueless.values()))):
+        tensors[position] = zeros
     return tensors, state["names"], state["parameters"], known

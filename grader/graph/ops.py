@@ -4,7 +4,9 @@ An operator is allowed when honest attention code can reach it (the correct styl
 `tests/` trace to these) and it is a pure function of its tensor arguments, or an in-place edit of a
 tensor the graph itself made. Not on the list, by design: the built-in attention in every form
 (`rules.table.FORBIDDEN_OPERATOR`: named `forbidden-api`), operators that reach raw memory or storage
-(`as_strided` with strides of the caller's choosing, `set_`, `from_file`, storage and pointer ops),
+(`set_`, `from_file`, storage and pointer ops; a view with strides of the caller's choosing is allowed only
+inside its storage, `bounds.check_made`), an overload that writes into an argument other than its own tensor
+(`out=`: refused by `run._operator` from its schema),
 anything with effects outside its result (printing, I/O, RNG state), and every namespace but aten.
 Anything else is refused as `unsupported-op`, with its name, for the instructor to review.
 """
@@ -56,13 +58,9 @@ ALLOWED = frozenset({
     "sum_to_size", "scatter", "scatter_add", "slice_backward", "select_backward", "index_select_backward",
     "diagonal_backward", "unfold_backward", "squeeze_backward", "unsqueeze_backward", "_unsafe_index",
     "native_dropout_backward", "masked_scatter_backward", "where_backward",
-    # views with explicit strides: torch refuses one that reaches outside its tensor's storage
+    # views with explicit strides: every view is held inside its storage before it is made (`bounds.check_made`)
     "as_strided", "new_empty_strided",
 })
-
-SHAPED_ON_META = frozenset({"einsum", "repeat", "repeat_interleave", "tile", "kron", "cat", "concat", "concatenate",
-                            "stack", "outer", "tensordot", "unfold", "diag_embed", "pad", "constant_pad_nd"})
-"""Their result's size is neither a size they are given nor a broadcast of their inputs: shaped on meta first."""
 
 RANDOM = frozenset({"bernoulli", "bernoulli_", "uniform_", "normal_", "rand", "randn", "rand_like", "randn_like",
                     "native_dropout"})
@@ -71,9 +69,6 @@ RANDOM = frozenset({"bernoulli", "bernoulli_", "uniform_", "normal_", "rand", "r
 UNINITIALISED = frozenset({"empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided"})
 """Operators whose values are whatever the parent's memory held: run here, their whole storage is filled with zeros
 (the gaps between strides too, which `as_strided` could read), so no byte of the parent's memory reaches a report."""
-
-STRIDED = frozenset({"as_strided", "empty_strided", "new_empty_strided"})
-"""Given sizes and strides of the graph's choosing: bounded by the storage they span, not by their element count."""
 
 SPECIAL = frozenset({"getitem"})
 """One element of an operator's list of results (`max.dim`, `native_dropout`, `split`), run by the parent's own code."""

@@ -1,35 +1,47 @@
 """Run a checked graph in the parent, on inputs the worker never saw.
 
-Each node's operator is resolved here, from the allow-list (`ops`), never from the graph's text.
-Before a node runs, what it could allocate is bounded from its arguments alone (`_bounded`): no size
-it is given and no broadcast of its inputs may hold over `MAX_ELEMENTS`, and
-the few operators whose result has no such bound (`ops.SHAPED_ON_META`) run on the meta device first;
-after it runs, its result is held to the same bound, and the submission's budget is read (every few
-milliseconds of the run). Devices are taken as the graph records them, so a mask the code made on the CPU meets inputs on the meta stand-in (or a GPU)
-here, in the parent, and fails as it would on a GPU. On the stand-in the graph runs on the CPU for
-real while each value carries the device the graph gives it (`_Devices`): an operator whose operands
-of one or more dims sit on two devices raises as a GPU does (the worker's `DeviceMixGuard` says the
-same while tracing, in the same words). Random operators draw from the parent's generator, seeded by
-the probe's seed, inside a forked RNG state.
+Each node's operator is resolved here, from the allow-list (`ops`), never from the graph's text. Before a node
+runs, its results' shapes, strides and storage and its cost are known from a run on the meta device
+(`bounds.plan`): no tensor over `bounds.MAX_ELEMENTS`, no view outside the storage it views, no more than
+`MAX_GRAPH_BYTES` of new memory and `MAX_GRAPH_OPERATIONS` of work in one run of a graph, and no more than the
+submission's own budget of operations over all its graphs (`parent_budget`). A graph over a cost is refused as
+`submission-too-costly` (`GraphTooCostly`) before the node that would cross it runs; its real results are held
+to what the meta run said. The submission's CPU and memory budget is read every few milliseconds of the run.
+Devices are taken as the graph records them, so a mask the code made on the CPU meets inputs on the meta
+stand-in (or a GPU) here, in the parent, and fails as it would on a GPU. On the stand-in the graph runs on the
+CPU for real while each value carries the device the graph gives it (`_Devices`): an operator whose operands
+of one or more dims sit on two devices raises as a GPU does (the worker's `DeviceMixGuard` says the same while
+tracing, in the same words). Random operators draw from the parent's generator, seeded by the probe's seed,
+inside a forked RNG state.
 """
 from __future__ import annotations
 
 import functools
-import math
 import operator
 import time
 
 import torch
 
 from grader.handin import parent_budget
-from grader.graph import ops
+from grader.graph import bounds, ops
 from grader.graph.decode import Graph, GraphRefused, Node, Ref, Tagged
 from grader.graph.devices import CPU_OPERAND_SHAPES, DeviceMixGuard
 
-MAX_ELEMENTS = 1 << 26  # in any one tensor the graph makes (256 MiB of float32)
+MAX_GRAPH_BYTES = 1 << 30
+"""New memory one run of a graph may hold (its nodes' results are kept until it ends)."""
+MAX_GRAPH_OPERATIONS = 4e10
+"""Work one run of a graph may cost, in float32 multiply-adds (`bounds.cost`): about a second of one core."""
 BUDGET_EVERY_SECONDS = 0.02
 """How often a run asks the submission's budget: reading it costs a read of /proc (tens of microseconds), more
 than most nodes take, so it is read when this much wall time passed since the last reading, not at every node."""
+
+
+class GraphTooCostly(parent_budget.OverBudget):
+    """A graph whose next node would take it over its memory or work: the submission is too costly to judge."""
+
+    def __init__(self, target: str, what_zh: str, what_en: str) -> None:
+        super().__init__(f"提交的计算图在 {target} 处{what_zh}，评分程序不再运行它",
+                         f"the submitted graph {what_en} at {target}; the grader does not run it")
 
 
 class GraphFailed(Exception):
@@ -50,9 +62,13 @@ def _operator(target: str):
         raise GraphRefused(f"the operator {target} is not allowed")
     _, packet, overload = target.split(".")
     try:
-        return getattr(getattr(torch.ops.aten, packet), overload)
+        resolved = getattr(getattr(torch.ops.aten, packet), overload)
     except (AttributeError, RuntimeError):
         raise GraphRefused(f"no operator {target}") from None
+    if any(argument.alias_info is not None and argument.alias_info.is_write and argument.name != "self"
+           for argument in resolved._schema.arguments):  # `out=` resizes a tensor the meta run never planned
+        raise GraphRefused(f"the operator {target} writes into an argument other than its own tensor")
+    return resolved
 
 
 def _tagged(value: Tagged, devices_followed: bool):
@@ -123,6 +139,8 @@ class _Run:
         self.devices = devices
         self.generator = generator
         self.budget_read_at = time.monotonic()
+        self.operations = 0.0
+        self.allocated = 0
 
     def argument(self, value):
         if isinstance(value, Ref):
@@ -160,20 +178,62 @@ class _Run:
             self.devices.label(node.target, position, list(node.args), node.kwargs, self.values)
         args = [self.argument(a) for a in node.args]
         kwargs = {key: self.argument(v) for key, v in node.kwargs.items()}
-        _bounded(node.target, args, kwargs)
+        planned = self.planned(node.target, args, kwargs)
         try:
             result = _call(node.target, args, kwargs, self.generator)
         except GraphRefused:
             raise
         except Exception as error:
             raise GraphFailed(error, node.target) from error
-        for tensor in result if isinstance(result, (list, tuple)) else (result,):
-            if isinstance(tensor, torch.Tensor) and tensor.numel() > MAX_ELEMENTS:
-                raise GraphRefused(f"{node.target} made a tensor of {tensor.numel()} elements, above {MAX_ELEMENTS}")
+        if planned is None:
+            raise GraphRefused(f"{node.target} ran where its meta kernel refused its arguments")
+        _as_planned(node.target, result, planned)
         if time.monotonic() - self.budget_read_at > BUDGET_EVERY_SECONDS:
             parent_budget.check()
             self.budget_read_at = time.monotonic()
         return result
+
+    def planned(self, target: str, args: list, kwargs: dict) -> bounds.Plan | None:
+        """The node's plan, charged to the run and the submission before it runs; None where its meta run raised
+        (the operator raises on these arguments: it runs for its own error message, under the bounds its
+        arguments give)."""
+        if target == "getitem":
+            return bounds.Plan((), 0.0, 0)
+        try:
+            plan = bounds.plan(target, _packet(target), _operator(target), args, kwargs)
+        except GraphRefused:
+            raise
+        except Exception:
+            bounds.check_arguments(target, args, kwargs)
+            return None
+        self.operations += plan.cost
+        self.allocated += plan.allocated_bytes
+        if self.operations > MAX_GRAPH_OPERATIONS:
+            raise GraphTooCostly(target, f"的计算量超过了 {MAX_GRAPH_OPERATIONS:.0e} 次乘加",
+                                 f"would cost over {MAX_GRAPH_OPERATIONS:.0e} multiply-adds")
+        if self.allocated > MAX_GRAPH_BYTES:
+            raise GraphTooCostly(target, f"要分配的内存超过了 {MAX_GRAPH_BYTES >> 20} MiB",
+                                 f"would allocate over {MAX_GRAPH_BYTES >> 20} MiB")
+        parent_budget.spend_operations(plan.cost)
+        return plan
+
+
+def _as_planned(target: str, result, plan: bounds.Plan) -> None:
+    """The real results are those the meta run planned (a kernel that disagrees with its meta kernel is not
+    trusted further), every view inside its storage."""
+    if target == "getitem":
+        return
+    results = result if isinstance(result, (list, tuple)) else (result,)
+    if not plan.made:  # sized by its values (bounds.DATA_DEPENDENT): within the bound its rule gave
+        for value in results:
+            if isinstance(value, torch.Tensor):
+                bounds.check_made(target, bounds.described(value, True))
+        return
+    for value, made in zip(results, plan.made):
+        if isinstance(value, torch.Tensor):
+            if made is None or tuple(value.shape) != made.shape:
+                raise GraphRefused(f"{target} made a tensor of another shape than its meta kernel said")
+            bounds.check_made(target, bounds.described(value, made.new_storage))
 
 
 def _call(target: str, args: list, kwargs: dict, generator: torch.Generator):
@@ -207,67 +267,6 @@ def _random(packet: str, operator_, args: list, kwargs: dict, generator: torch.G
         kept = torch.empty_like(like).bernoulli_(1 - p, generator=generator)
         return like * kept * (1.0 / (1 - p) if p < 1 else 0.0), kept.bool()
     raise GraphRefused(f"the random operator {packet} without a generator")
-
-
-def _numel(shape) -> int:
-    count = 1
-    for size in shape:
-        count *= max(int(size), 0)
-    return count
-
-
-def _broadcast(shapes: list) -> tuple:
-    """The largest shape a broadcast of these could make (the size per aligned dim is the largest one). It bounds
-    a product of matrices too: (m, k) @ (k, n) makes m * n <= max(m, k) * max(k, n) elements."""
-    rank = max((len(s) for s in shapes), default=0)
-    padded = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]
-    return tuple(max(sizes) for sizes in zip(*padded))
-
-
-def _bounded(target: str, args: list, kwargs: dict) -> None:
-    """What one node may allocate, judged before it runs: sizes it is given, the broadcast of its inputs (which
-    bounds products of matrices too); an operator with neither bound runs on meta first."""
-    def refuse(elements: int):
-        raise GraphRefused(f"{target} would make a tensor of {elements} elements, above {MAX_ELEMENTS}")
-
-    values = [*args, *kwargs.values()]
-    for value in values:
-        if isinstance(value, (list, tuple)) and value and all(type(v) is int for v in value):
-            if _numel(value) > MAX_ELEMENTS:  # a size; a list of dims (small, maybe negative) is far below
-                refuse(_numel(value))
-    packet = _packet(target)
-    if packet in ops.STRIDED:  # the storage under the strides is what gets allocated, gaps and all
-        sizes, strides = ([v for v in values if isinstance(v, (list, tuple)) and all(type(n) is int for n in v)]
-                          + [[], []])[:2]
-        if _extent(sizes, strides) > MAX_ELEMENTS:
-            refuse(_extent(sizes, strides))
-    shapes = [t.shape for t in _leaves(values) if isinstance(t, torch.Tensor)]
-    elements = shapes[0].numel() if len(shapes) == 1 else math.prod(_broadcast(shapes))
-    if elements > MAX_ELEMENTS:
-        refuse(elements)
-    if packet in ops.SHAPED_ON_META:
-        meta = _operator(target)(*_on_meta(args), **dict(zip(kwargs, _on_meta(list(kwargs.values())))))
-        for tensor in meta if isinstance(meta, (list, tuple)) else (meta,):
-            if isinstance(tensor, torch.Tensor) and tensor.numel() > MAX_ELEMENTS:
-                refuse(tensor.numel())
-
-
-def _extent(sizes, strides) -> int:
-    """The elements of storage a tensor of these sizes and strides spans (its gaps included)."""
-    return 1 + sum((max(int(size), 1) - 1) * abs(int(stride)) for size, stride in zip(sizes, strides))
-
-
-def _on_meta(values: list) -> list:
-    def meta(value):
-        if isinstance(value, torch.Tensor):
-            return torch.empty(value.shape, dtype=value.dtype, device="meta")
-        if isinstance(value, (list, tuple)):
-            return type(value)(meta(v) for v in value)
-        if isinstance(value, torch.device):
-            return torch.device("meta")
-        return value
-
-    return [meta(v) for v in values]
 
 
 def run(graph: Graph, inputs: list[torch.Tensor], constants: list[torch.Tensor], *, seed: int | None = None,

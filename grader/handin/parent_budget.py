@@ -6,7 +6,8 @@ be. A submission is charged from the moment its reading starts (`charged`) to th
 fixes included: the CPU clock of the thread grading it (grade-all grades one submission at a time per job, and
 torch runs single-threaded there) and the growth of this process's resident memory. The passes call
 `check()` between steps and once per statement; a hand-in over the budget is refused like one over a
-cap: 0 points and a row that says so (`submission-too-costly`), as a timeout does.
+cap: 0 points and a row that says so (`submission-too-costly`), as a timeout does. The graphs the parent runs
+are also charged their work before each node runs (`spend_operations`), so one node cannot outrun the clock.
 
 Memory is the process's (each of `grade-all --jobs N`'s jobs is a process of its own, one submission at a time);
 the budget is far above what the capped passes take (a few hundred MiB at worst), so only a pass gone wrong trips it.
@@ -24,6 +25,9 @@ CPU_SECONDS = 30.0
 """Parent CPU per submission: an honest one takes about 1 s (reading, rules, verdicts, fixes)."""
 MEMORY_BYTES = 2 << 30
 """Growth of the parent's resident memory per submission: an honest one adds a few MiB."""
+OPERATIONS = 4e11
+"""Work the graphs of one submission may cost the parent, in float32 multiply-adds (grader.graph.bounds.cost),
+charged before each node runs: about ten seconds of one core; an honest grading costs under a thousandth of it."""
 MISTAKE = "submission-too-costly"
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -47,11 +51,20 @@ class OverBudget(Exception):
 class ParentBudget:
     cpu_seconds: float = field(default_factory=lambda: CPU_SECONDS)
     memory_bytes: int = field(default_factory=lambda: MEMORY_BYTES)
+    operations: float = field(default_factory=lambda: OPERATIONS)
     started_cpu: float = 0.0
     started_memory: int = 0
+    spent_operations: float = 0.0
 
     def start(self) -> None:
         self.started_cpu, self.started_memory = time.thread_time(), resident_bytes()
+
+    def spend(self, operations: float) -> None:
+        self.spent_operations += operations
+        if self.spent_operations > self.operations:
+            raise OverBudget(f"评判这份代码的计算图需要超过 {self.operations:.0e} 次乘加运算，超过了评分程序的上限",
+                             f"judging this code's graphs would take the grader over its limit of "
+                             f"{self.operations:.0e} multiply-adds")
 
     def over(self) -> OverBudget | None:
         spent = time.thread_time() - self.started_cpu
@@ -92,3 +105,11 @@ def check() -> None:
         over = budget.over()
         if over is not None:
             raise over
+
+
+def spend_operations(operations: float) -> None:
+    """Charge work about to be done to the submission being graded in this thread; raise OverBudget, before the
+    work is done, when it would take the submission over its budget of operations (none charged: no-op)."""
+    budget = getattr(_current, "budget", None)
+    if budget is not None:
+        budget.spend(operations)

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from grader.handin import parent_budget
-from grader.graph import answers, decode, ops, run
+from grader.graph import answers, bounds, decode, ops, run
 from grader.graph.decode import GraphRefused
 from grader.graph.run import GraphFailed
 from grader.sandbox import tracing
@@ -133,9 +133,12 @@ def _text(parsed: decode.Graph) -> torch.Tensor:
     [["input", 0], call("aten.einsum.default", "i,j->ij", [n(0), n(0)]), ["output", [n(1)]]],  # shaped on meta
 ], ids=["size", "broadcast", "matrix-product", "einsum"])
 def test_a_node_that_would_allocate_past_the_bound_is_refused_before_it_runs(nodes, monkeypatch):
-    monkeypatch.setattr(run, "MAX_ELEMENTS", 1 << 22)  # 4096 x 4096 is over a bound of 4 M elements
+    monkeypatch.setattr(bounds, "MAX_ELEMENTS", 1 << 22)  # 4096 x 4096 is over a bound of 4 M elements
+    ran, call_for_real = [], run._call
+    monkeypatch.setattr(run, "_call", lambda target, *rest: ran.append(target) or call_for_real(target, *rest))
     with pytest.raises(GraphRefused, match="would make"):
         run.run(graph(nodes), [torch.zeros(4096)], [torch.zeros(1)])
+    assert ran == [node[1] for node in nodes[1:-2]], ran  # the node over the bound never ran
 
 
 @pytest.mark.parametrize("target, args", [("aten.empty_strided.default", [[64, 1], [1 << 22, 1]]),
@@ -143,13 +146,13 @@ def test_a_node_that_would_allocate_past_the_bound_is_refused_before_it_runs(nod
                                           ("aten.as_strided.default", [n(0), [64, 1], [1 << 22, 1]])])
 def test_strides_that_reach_past_the_bound_are_refused_before_anything_is_allocated(target, args, monkeypatch):
     """64 elements whose strides span 63 x 4 M: the storage under them, not their count, is what gets allocated."""
-    monkeypatch.setattr(run, "MAX_ELEMENTS", 1 << 22)
+    monkeypatch.setattr(bounds, "MAX_ELEMENTS", 1 << 22)
     with pytest.raises(GraphRefused, match="would make"):
         run.run(graph([["input", 0], call(target, *args), ["output", [n(1)]]]), [torch.zeros(3)], [torch.zeros(1)])
 
 
 def test_the_documented_bound_on_one_tensor_is_64_mebi_elements():
-    assert run.MAX_ELEMENTS == 64 * 2 ** 20
+    assert bounds.MAX_ELEMENTS == 64 * 2 ** 20
 
 
 def test_uninitialised_memory_never_reaches_a_result():
