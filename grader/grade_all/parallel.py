@@ -8,9 +8,12 @@ one, and an item that ends its job process a second time gets the row `killed(it
 from __future__ import annotations
 
 import collections
+import ctypes
 import hashlib
 import multiprocessing
 import multiprocessing.connection
+import os
+import signal
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable
@@ -19,6 +22,7 @@ from tqdm import tqdm
 
 from grader.process import single_threaded_torch
 
+PR_SET_PDEATHSIG = 1
 KILLS_BEFORE_GIVING_UP = 2
 """How often one item may end a job process before it is reported instead of graded again."""
 
@@ -34,10 +38,17 @@ def in_shard(student: str, shard: tuple[int, int] | None) -> bool:
     return int(hashlib.sha256(student.encode()).hexdigest(), 16) % n == k - 1
 
 
-def _job_main(connection, index: int, jobs: int) -> None:
-    """One job process: grade the items it is sent, one at a time, until it is sent None."""
+def _job_main(connection, index: int, jobs: int, run: int, others: list) -> None:
+    """One job process: grade the items it is sent, one at a time, until it is sent None. It dies with the run
+    (`run` is the run's pid), and holds none of the run's ends of the other jobs' pipes (`others`), so that a run
+    that ends leaves no job waiting on them."""
     from grader.sandbox.worker_process import in_a_job_process  # Linux only, as grading is
 
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != run:  # the run ended before the line above
+        os._exit(1)
+    for other in others:
+        other.close()
     single_threaded_torch()
     in_a_job_process(index, jobs)
     while True:
@@ -51,11 +62,12 @@ def _job_main(connection, index: int, jobs: int) -> None:
 
 
 class _Job:
-    def __init__(self, context, index: int, jobs: int) -> None:
+    def __init__(self, context, index: int, jobs: int, others: list["_Job"]) -> None:
         self.index = index
         self.connection, child_end = context.Pipe(duplex=True)
-        # not a daemon: its gradings start workers and a judge; it ends when told, or when the run's pipe closes
-        self.process = context.Process(target=_job_main, args=(child_end, index, jobs))
+        # not a daemon: its gradings start workers and a judge; it ends when told, or with the run
+        self.process = context.Process(target=_job_main, args=(child_end, index, jobs, os.getpid(),
+                                                               [other.connection for other in others]))
         self.process.start()
         child_end.close()
         self.task: tuple[int, object, int] | None = None  # (position, item, kills so far)
@@ -86,7 +98,9 @@ def _in_job_processes(work: Callable, items: Iterable, jobs: int, start_bar: Cal
     pending: collections.deque = collections.deque()  # (position, item, kills): items waiting for a job
     results: dict[int, object] = {}
     source, exhausted, count = iter(items), False, 0
-    pool = [_Job(context, index, jobs) for index in range(jobs)]
+    pool: list[_Job] = []
+    for index in range(jobs):
+        pool.append(_Job(context, index, jobs, pool))
     bar = start_bar()  # after the first forks: the bar starts a thread
     try:
         while True:
@@ -118,7 +132,8 @@ def _in_job_processes(work: Callable, items: Iterable, jobs: int, start_bar: Cal
                     results[position] = job.connection.recv()
                 except (EOFError, OSError):  # the job process died with this item: a fresh one takes its place
                     job.stop(wait=False)
-                    pool[pool.index(job)] = _Job(context, job.index, jobs)
+                    others = [other for other in pool if other is not job]
+                    pool[pool.index(job)] = _Job(context, job.index, jobs, others)
                     if kills + 1 < KILLS_BEFORE_GIVING_UP:
                         pending.appendleft((position, item, kills + 1))
                         continue
