@@ -5,8 +5,8 @@ A graph never needs a socket or more than seconds of CPU. The worker's layers gi
 (no network where the kernel allows them, no files of the kit's: an empty root of the system and the Python
 environment, read-only, and an empty scratch folder as its working folder), its own uid, no descriptor but its
 pipe, an address-space limit and the worker's system-call filter. On top of those:
-- `cpu-time`: RLIMIT_CPU, so a graph that keeps the judge computing is ended by the kernel (SIGXCPU at the soft
-  limit, SIGKILL a second later) even where the parent's wall-clock deadline is long;
+- `cpu-time`: RLIMIT_CPU, so a graph that keeps the judge computing inside one node, where the runner cannot
+  read the budget, is ended by the kernel (SIGXCPU at the soft limit, SIGKILL a second later);
 - `no-sockets`: a second seccomp filter refusing every socket call, so the judge reaches no network even where
   the kernel gives it no network namespace (no root, no user namespaces).
 """
@@ -19,6 +19,9 @@ import sys
 from grader.sandbox import syscall_filter
 
 JUDGE_LAYERS = ("cpu-time", "no-sockets")
+CPU_MARGIN_SECONDS = 2
+"""RLIMIT_CPU sits this far above the grading's CPU budget, which the runner reads between nodes: a graph over the
+budget is told so first; one that spends the margin inside a single node is ended by the kernel."""
 SOCKET_CALLS = ["socket", "socketpair", "connect", "bind", "listen", "accept", "accept4"]
 
 
@@ -49,7 +52,7 @@ def confine_judge(cpu_seconds: float, layers_off: frozenset[str] = frozenset()) 
     check_layers_off(layers_off)
     missing = [f"judge {layer} (switched off by the test suite)" for layer in JUDGE_LAYERS if layer in layers_off]
     if "cpu-time" not in layers_off:
-        seconds = max(1, int(cpu_seconds))
+        seconds = max(1, int(cpu_seconds)) + CPU_MARGIN_SECONDS
         resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
     if "no-sockets" not in layers_off:
         try:

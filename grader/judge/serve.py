@@ -79,14 +79,17 @@ def judge_main(connection, limits: Limits, use_cuda: bool, cpu_seconds: float,
     torch.backends.cuda.matmul.allow_tf32 = False  # graded numerics never use TF32
     torch.backends.cudnn.allow_tf32 = False
     court = Court()
-    while True:
-        try:
-            request = pickle.loads(connection.recv_bytes())
-        except EOFError:
-            return
-        reply = court.reply(request)
-        try:
-            payload = encode(reply)
-        except Exception as error:  # a value torch.save refuses
-            payload = encode({"internal": f"unserialisable answer ({type(error).__name__}: {error})"[:2000]})
-        connection.send_bytes(payload)
+    # the grading's CPU budget, read between nodes (grader.graph.run): over it, a graph is `too_costly` before the
+    # kernel's RLIMIT_CPU, a little above it, ends the judge
+    with parent_budget.charged(parent_budget.ParentBudget(cpu_seconds=cpu_seconds)):
+        while True:
+            try:
+                request = pickle.loads(connection.recv_bytes())
+            except EOFError:
+                return
+            reply = court.reply(request)
+            try:
+                payload = encode(reply)
+            except Exception as error:  # a value torch.save refuses
+                payload = encode({"internal": f"unserialisable answer ({type(error).__name__}: {error})"[:2000]})
+            connection.send_bytes(payload)

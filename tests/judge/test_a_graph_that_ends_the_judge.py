@@ -16,11 +16,13 @@ import signal
 import subprocess
 
 import pytest
+import torch
 
 from support.paths import ROOT, SUBMISSIONS
 from support.rules_off import GRADER_WITHOUT_RULES
-from grader.grade import grade_submission
+from grader.grade import default_limits, grade_submission
 from grader.judge import process
+from grader.sandbox.requests import Probe, SdpaRequest, checked
 from grader.sandbox.worker_process import _process_tree
 
 pytestmark = pytest.mark.sandbox
@@ -82,3 +84,47 @@ def test_a_judge_that_dies_mid_graph_costs_that_part_only_and_the_next_hand_in_g
     monkeypatch.setattr(process.Judge, "call", real_call)
     next_report = grade_submission(HONEST)
     assert next_report["score"] == sum(PART_POINTS.values()) and len(judges_started) == 3  # one judge a grading
+
+
+def _graph(nodes: list) -> dict:
+    text = json.dumps({"format": 1, "inputs": 3, "nodes": nodes}).encode()
+    fact = {"kind": "tensor", "requires_grad": False, "subclass": False}
+    return {"graph": torch.frombuffer(bytearray(text), dtype=torch.uint8), "constants": [],
+            "structure": {"kind": "tuple", "length": 2}, "outputs": [fact, fact]}
+
+
+def _sdpa_fields() -> dict:
+    Q, K, V = (torch.randn(2, 3, 5, 8, generator=torch.Generator().manual_seed(seed)) for seed in range(3))
+    return checked(Probe.SDPA, SdpaRequest(Q=Q, K=K, V=V, is_causal=True))
+
+
+def test_a_graph_over_the_judges_cpu_budget_costs_its_part_and_the_judge_is_ended():
+    # a thousand products of 512 x 512 matrices, each small, several seconds in all: over a one-second budget
+    nodes = [["input", 0], ["input", 1], ["input", 2], ["call", "aten.ones.default", [[512, 512]], {"kwargs": {}}]]
+    for _ in range(1000):
+        nodes.append(["call", "aten.mm.default", [{"n": len(nodes) - 1}, {"n": 3}], {"kwargs": {}}])
+    nodes.append(["output", [{"n": len(nodes) - 1}, {"n": len(nodes) - 1}]])
+    judge = process.Judge(default_limits(), False, cpu_seconds=1)
+    try:
+        with pytest.raises(process.JudgeFailure) as ended:
+            judge.judge("sdpa", _graph(nodes), _sdpa_fields())
+        assert ended.value.kind == "submission-too-costly" and not judge.alive
+    finally:
+        judge.close()
+
+
+def test_one_judge_answers_many_graphs_and_a_graph_is_sent_to_it_once():
+    nodes = [["input", 0], ["input", 1], ["input", 2],
+             ["call", "aten.softmax.int", [{"n": 0}, -1], {"kwargs": {}}], ["output", [{"n": 3}, {"n": 3}]]]
+    traced, sent = _graph(nodes), []
+    judge = process.Judge(default_limits(), False)
+    real_call = judge.call
+    judge.call = lambda probe, message, seconds: sent.append("traced" in message) or real_call(probe, message, seconds)
+    try:
+        for _ in range(3):
+            fields = _sdpa_fields()
+            reply = judge.judge("sdpa", traced, fields)
+            assert torch.allclose(reply["answer"]["out"]["value"], torch.softmax(fields["Q"], -1))
+        assert sent == [True, False, False] and judge.alive
+    finally:
+        judge.close()

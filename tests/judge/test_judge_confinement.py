@@ -27,7 +27,7 @@ from grader.sandbox.confinement import Limits
 pytestmark = pytest.mark.sandbox
 
 MEMORY_BYTES = 256 << 20  # the judge's address space on top of what it maps at start, in these tests
-CPU_SECONDS = 1  # RLIMIT_CPU's soft limit in these tests: SIGXCPU after one second of CPU
+CPU_SECONDS = 1  # the grading's CPU budget in these tests; RLIMIT_CPU is 2 s above it (SIGXCPU at 3 s)
 
 
 def _try_socket() -> str:
