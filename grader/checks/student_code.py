@@ -64,6 +64,8 @@ class StudentCode:
         if self._load_failure is not None:
             raise self._load_failure
         if self._worker is None or not self._worker.alive:
+            if self._judge is None:  # forked first: it confines itself while the worker loads the code
+                self._judge = Judge(self.limits, self.use_cuda)
             try:
                 # loading is a read from the worker too: bounded by what the submission has left
                 start_limits = replace(self.limits, probe_seconds=min(self.limits.probe_seconds, self._remaining()))
@@ -163,7 +165,7 @@ class StudentCode:
     def _ensure_judge(self) -> Judge:
         if self._judge is None or not self._judge.alive:
             self._judge = Judge(self.limits, self.use_cuda)
-            self._judge_missing = [f"judge: {missing}" for missing in self._judge.missing_isolation]
+        self._judge_missing = [f"judge: {missing}" for missing in self._judge.missing_isolation]
         return self._judge
 
     def _graded_from_graph(self, probe: Probe, answer: dict, fields: dict) -> dict:

@@ -15,7 +15,7 @@ import signal
 
 from grader.judge.confinement import check_layers_off
 from grader.sandbox.confinement import Limits
-from grader.sandbox.worker_process import Worker, WorkerFailure
+from grader.sandbox.worker_process import SETUP_SECONDS, Worker, WorkerFailure
 
 CPU_SECONDS = 30.0
 """The judge's CPU time for one grading (RLIMIT_CPU): an honest grading's graphs take about one second."""
@@ -64,13 +64,29 @@ class Judge(Worker):
         check_layers_off(judge_layers_off)
         cpu_seconds = CPU_SECONDS if cpu_seconds is None else cpu_seconds
         self._sent: dict[int, tuple[int, dict]] = {}  # id(worker answer) -> (its number here, the answer kept alive)
-        self._start(_judge_entry, (use_cuda, cpu_seconds, frozenset(layers_off), frozenset(judge_layers_off)),
-                    limits, layers_off)
+        # forked now, its first frame read when first asked: it confines itself while the worker loads the code
+        self._no_cgroup = self._spawn(_judge_entry, (use_cuda, cpu_seconds, frozenset(layers_off),
+                                                     frozenset(judge_layers_off)), limits, layers_off)
+        self._missing: list[str] | None = None
+
+    @property
+    def missing_isolation(self) -> list[str]:
+        """The isolation layers the judge could not apply."""
+        return self._read_setup()
+
+    def _read_setup(self) -> list[str]:
+        """The judge's first frame, read once: what it could not apply (SandboxUnavailable where it could not
+        confine itself, as for a worker)."""
+        if self._missing is None:
+            self._missing = self._confined(SETUP_SECONDS) + ([f"memory cgroup ({self._no_cgroup})"]
+                                                             if self._no_cgroup else [])
+        return self._missing
 
     def judge(self, probe: str, traced: dict, fields: dict) -> dict:
         """{"answer", "forbidden", "unsupported", "refused"} for the worker's answer `traced` on the request's
         `fields`; JudgeFailure where the graph cost the judge its life, time or memory, or its answer is refused;
         RuntimeError for the grader's own error in the judge."""
+        self._read_setup()
         known = self._sent.get(id(traced))
         message = {"fields": fields}
         if known is None or known[1] is not traced:

@@ -243,7 +243,12 @@ class Worker:
     def _start(self, target, arguments: tuple, limits: Limits, layers_off: frozenset[str]) -> None:
         """Fork `target(connection, limits, *arguments)` from the fork server with a uid and a memory cgroup of its
         own, and read its first frame (the isolation layers it could not apply). The judge
-        (grader.judge.process) is started the same way."""
+        (grader.judge.process) is forked the same way, and reads that frame when it is first asked."""
+        no_cgroup = self._spawn(target, arguments, limits, layers_off)
+        self.missing_isolation = self._confined(SETUP_SECONDS) + ([f"memory cgroup ({no_cgroup})"] if no_cgroup else [])
+
+    def _spawn(self, target, arguments: tuple, limits: Limits, layers_off: frozenset[str]) -> str | None:
+        """The fork of `_start`; why the process has no memory cgroup, or None."""
         global _workers_started
         _check_layers_off(layers_off)
         self.limits = limits
@@ -258,7 +263,7 @@ class Worker:
             _workers_started += 1
             self.process.start()
         child_end.close()
-        self.missing_isolation = self._confined(SETUP_SECONDS) + ([f"memory cgroup ({no_cgroup})"] if no_cgroup else [])
+        return no_cgroup
 
     def _confined(self, seconds: float) -> list[str]:
         """The worker's first frame, sent before student code runs: the isolation layers that are

@@ -50,13 +50,13 @@ def test_the_forged_graph_costs_its_hand_in_part_and_the_grader_lives():
 @pytest.fixture
 def judges_started(monkeypatch) -> list:
     started = []
-    real_start = process.Judge._start
+    real_spawn = process.Judge._spawn
 
     def counted(self, *args):
         started.append(self)
-        real_start(self, *args)
+        return real_spawn(self, *args)
 
-    monkeypatch.setattr(process.Judge, "_start", counted)
+    monkeypatch.setattr(process.Judge, "_spawn", counted)
     return started
 
 

@@ -63,6 +63,7 @@ class InProcessJudge(Judge):
 
     def __init__(self) -> None:
         self._sent = {}
+        self._missing = []  # no process, so no layer to miss
         self.limits = Limits()
         self.court = serve.Court()
 
