@@ -24,6 +24,8 @@ from support.rules_off import BYPASS_RULES, GRADER_WITHOUT_RULES
 from grader.build.config import ASSIGNMENT
 from grader.process import nbgrader_env
 
+pytestmark = pytest.mark.sandbox
+
 FORGED = SUBMISSIONS / "judge" / "reshape_alias_past_its_storage.py"
 HONEST = ["additive_finfo_min", "baddbmm_flat_heads", "einsum_where_torchsoftmax"]
 FULL_MARKS, PART_POINTS = 20.0, 10.0  # README: 20 points, 10 a part
@@ -34,7 +36,6 @@ def part_points(report: dict, part: str) -> float:
     return sum(check["points"] for check in report["checks"] if check["part"] == part)
 
 
-@pytest.mark.sandbox
 def test_grade_all_with_two_jobs_writes_every_row_and_the_forgers_says_why(tmp_path):
     folder = tmp_path / "class"
     for student in HONEST:
