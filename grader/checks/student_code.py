@@ -2,9 +2,10 @@
 
 Checks call `student.call(Probe.SDPA, SdpaRequest(...))` (one typed request per probe, validated
 when built) and get plain data back; where the code ran (a confined worker, a fresh one after a
-timeout) and where its graphs ran (the grading's judge, grader.judge) are hidden here. The same checks therefore grade a notebook, a .py file or the reference
-solution. A request the worker cannot apply is the grader's bug and raises `BadRequest`; a
-"bad request" answer to a request it can apply was forged by student code: tampering.
+timeout) and where its graphs ran (the grading's judge, grader.judge) are hidden here. The same
+checks therefore grade a notebook, a .py file or the reference solution. A request the worker
+cannot apply is the grader's bug and raises `BadRequest`; a "bad request" answer to a request it
+can apply was forged by student code: tampering.
 """
 from __future__ import annotations
 

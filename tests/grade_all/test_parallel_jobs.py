@@ -1,8 +1,9 @@
 """grade-all's jobs: several are processes forked from the command (Python's interpreter lock makes threads take
 turns at the parent's half of grading), results come back in the items' order, a job the kernel kills loses no
 row (its item is graded again in a fresh job process, never in the command's own; an item that ends two job
-processes gets the row the caller gives for it, and no third try), each job hands its workers uids from its own share of the band, and every job forks its workers from the
-command's one fork server instead of importing torch into a second one.
+processes gets the row the caller gives for it, and no third try), each job hands its workers uids from its own
+share of the band, and every job forks its workers from the command's one fork server instead of importing torch
+into a second one.
 """
 from __future__ import annotations
 
