@@ -188,8 +188,9 @@ def changed(a: torch.Tensor | None, b: torch.Tensor | None) -> bool:
 
 
 def resource_failure(outcome: Outcome) -> bool:
-    """Out of time or memory, or the process ended: trying other inputs only burns the budget."""
-    return bool({"timeout", "memory-limit", "tampering"} & set(outcome.mistakes))
+    """Out of time or memory, the process ended, or the judge ended by the graph: trying other inputs only burns the
+    budget."""
+    return bool({"timeout", "memory-limit", "tampering", "submission-too-costly"} & set(outcome.mistakes))
 
 
 def is_dtype_handling(error: dict | None) -> bool:

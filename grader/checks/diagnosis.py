@@ -36,6 +36,7 @@ ERROR_RULES = [
     ("Untraceable", r"", "untraceable"),  # grader/graph/answers.py: values left the graph where the line says
     (None, r"^timeout$", "timeout"),
     (None, r"^memory-limit$", "memory-limit"),
+    (None, r"^submission-too-costly$", "submission-too-costly"),  # a graph that ended or exhausted the judge
     ("MemoryError", r"", "memory-limit"),
     (None, r"can't allocate memory|not enough memory|out of memory|DefaultCPUAllocator", "memory-limit"),
     (None, r"^(exited|crashed|tampering)$", "tampering"),
@@ -75,7 +76,7 @@ FIXED_LENGTH = re.compile(r"(==|!=).*\b\w*(max_seq_len|max_len|block_size|contex
 def from_error(error: dict, static: dict, *, max_seq_len: int | None = None) -> list[str]:
     """Mistake ids that explain an exception reported by a probe (possibly none)."""
     kind, message = error.get("type", ""), error.get("message", "")
-    if kind in ("timeout", "memory-limit", "exited", "crashed", "tampering"):
+    if kind in ("timeout", "memory-limit", "exited", "crashed", "tampering", "submission-too-costly"):
         message = kind
     for rule_type, pattern, mistake in ERROR_RULES:
         if (rule_type is None or rule_type == kind) and re.search(pattern, message, re.I):

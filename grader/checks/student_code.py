@@ -2,9 +2,10 @@
 
 Checks call `student.call(Probe.SDPA, SdpaRequest(...))` (one typed request per probe, validated
 when built) and get plain data back; where the code ran (a confined worker, a fresh one after a
-timeout) is hidden here. The same checks therefore grade a notebook, a .py file or the reference
-solution. A request the worker cannot apply is the grader's bug and raises `BadRequest`; a
-"bad request" answer to a request it can apply was forged by student code: tampering.
+timeout) and where its graphs ran (the grading's judge, grader.judge) are hidden here. The same
+checks therefore grade a notebook, a .py file or the reference solution. A request the worker
+cannot apply is the grader's bug and raises `BadRequest`; a "bad request" answer to a request it
+can apply was forged by student code: tampering.
 """
 from __future__ import annotations
 
@@ -16,15 +17,15 @@ import torch
 
 from grader.assignment import PART_IDS
 from grader.catalog import rule_mistakes
-from grader.graph import answers as graph_answers
+from grader.judge.process import Judge
 from grader.sandbox import graph_probes
 from grader.sandbox.confinement import Limits
 from grader.sandbox.requests import BadRequest, Probe, checked
 from grader.sandbox.worker_process import Worker, WorkerFailure
 from grader.handin.source import Submission
 
-GRAPHED = {Probe.SDPA: graph_answers.sdpa, Probe.MHA: graph_answers.mha}
-"""Probes answered with graphs, each turned into the checks' answer here, on the request's own tensors."""
+GRAPHED = frozenset({Probe.SDPA, Probe.MHA})
+"""Probes answered with graphs, each turned into the checks' answer by the judge, on the request's own tensors."""
 READ_FROM_THE_GRAPH = ("count_ops", "gradcheck")
 """Request fields the parent answers from a graph itself (its operators counted, its gradients checked): they
 are not sent, so the worker records the same call either way."""
@@ -41,7 +42,8 @@ class StudentCode:
         self.use_cuda = use_cuda
         self.load_errors: list[dict] = []
         self.names: list[str] = []
-        self.missing_isolation: list[str] = []
+        self._worker_missing: list[str] = []  # isolation layers the worker could not apply
+        self._judge_missing: list[str] = []  # the same of the judge
         self.forbidden_by_probe: dict[str, set[str]] = defaultdict(set)  # probe -> forbidden APIs it saw
         self.unsupported_by_probe: dict[str, set[str]] = defaultdict(set)  # probe -> operators off the allow-list
         self.tampered: set[str] = set()
@@ -53,7 +55,7 @@ class StudentCode:
         self._given_up: dict[str, WorkerFailure] = {}  # probe kind -> why its later calls fail at once
         self._load_failure: WorkerFailure | None = None
         self._answered: dict[tuple, dict] = {}  # a graphed probe's message to the worker -> its checked answer
-        self._decoded: dict = {}  # the graphs of those answers, decoded once (graph_answers.Findings)
+        self._judge: Judge | None = None  # runs this grading's graphs; a fresh one after it failed
         self._started = time.monotonic()
 
     def _remaining(self) -> float:
@@ -63,6 +65,8 @@ class StudentCode:
         if self._load_failure is not None:
             raise self._load_failure
         if self._worker is None or not self._worker.alive:
+            if self._judge is None:  # forked first: it confines itself while the worker loads the code
+                self._judge = Judge(self.limits, self.use_cuda)
             try:
                 # loading is a read from the worker too: bounded by what the submission has left
                 start_limits = replace(self.limits, probe_seconds=min(self.limits.probe_seconds, self._remaining()))
@@ -79,10 +83,15 @@ class StudentCode:
                 raise self._load_failure
             self.load_errors = ready["load_errors"]
             self.names = ready["names"]
-            self.missing_isolation = self._worker.missing_isolation
+            self._worker_missing = self._worker.missing_isolation
             self._attribute_tampering(PART_IDS, ready.get("tampered", []))  # done while loading: both parts
             self._attribute_refusals(PART_IDS, ready.get("refused", []))
         return self._worker
+
+    @property
+    def missing_isolation(self) -> list[str]:
+        """The isolation layers that did not take effect, the worker's and the judge's."""
+        return self._worker_missing + self._judge_missing
 
     def ensure_loaded(self) -> None:
         """Start the worker (loading the code) so load errors are known; failures are recorded."""
@@ -120,6 +129,8 @@ class StudentCode:
                     "timeout", f"an earlier {kind} call did not finish within {self.limits.probe_seconds:.0f} s"))
             if failure.kind == "tampering":
                 self._given_up.setdefault(kind, WorkerFailure("tampering", f"an earlier {kind} answer was refused"))
+            if failure.kind == "submission-too-costly":  # the judge's: every later graph of the part would cost as much
+                self._given_up.setdefault(kind, failure)
             return {"failure": failure.kind, "error": {"type": failure.kind, "message": failure.detail, "where": None}}
         seen_tampering = list(answer.get("tampered", [])) + (["returned a tensor subclass"] if _has_subclass(answer) else [])
         self.tampered.update(seen_tampering)
@@ -152,17 +163,23 @@ class StudentCode:
             self._answered[message] = answer
         return answer
 
+    def _ensure_judge(self) -> Judge:
+        if self._judge is None or not self._judge.alive:
+            self._judge = Judge(self.limits, self.use_cuda)
+        self._judge_missing = [f"judge: {missing}" for missing in self._judge.missing_isolation]
+        return self._judge
+
     def _graded_from_graph(self, probe: Probe, answer: dict, fields: dict) -> dict:
-        """The checks' answer computed here from the worker's graphs on the request's own tensors; the worker's
-        tampering and refusal records carried over. A graph the recorder cannot have written is a forged answer."""
-        findings = graph_answers.Findings(self._decoded)
-        graded = {**GRAPHED[probe](answer, fields, findings),
-                  **{key: answer[key] for key in ("tampered", "refused") if key in answer}}
-        self.forbidden_by_probe[probe.part] |= findings.forbidden
-        self.unsupported_by_probe[probe.part] |= findings.unsupported
-        if findings.refused:
+        """The checks' answer computed by the judge from the worker's graphs on the request's own tensors; the
+        worker's tampering and refusal records carried over. A graph the recorder cannot have written is a forged
+        answer; a graph that ends the judge costs the part (JudgeFailure, a WorkerFailure of this hand-in's)."""
+        judged = self._ensure_judge().judge(probe.value, answer, fields)
+        graded = {**judged["answer"], **{key: answer[key] for key in ("tampered", "refused") if key in answer}}
+        self.forbidden_by_probe[probe.part] |= set(judged["forbidden"])
+        self.unsupported_by_probe[probe.part] |= set(judged["unsupported"])
+        if judged["refused"]:
             self.close()
-            raise WorkerFailure("tampering", f"a forged graph: {findings.refused[0]}")
+            raise WorkerFailure("tampering", f"a forged graph: {judged['refused'][0]}")
         return graded
 
     def _attribute_refusals(self, parts: tuple[str, ...], refused) -> None:
@@ -194,6 +211,9 @@ class StudentCode:
         if self._worker is not None:
             self._worker.close()
             self._worker = None
+        if self._judge is not None:
+            self._judge.close()
+            self._judge = None
 
 
 def message_fields(probe: Probe, fields: dict) -> dict:

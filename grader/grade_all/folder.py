@@ -5,15 +5,25 @@ from pathlib import Path
 
 from grader.assignment import MAX_SCORE
 from grader.handin.clean_text import printable
-from grader.grade import grade_submission
+from grader.grade import grade, grade_submission
 from grader.grade_all.discovery import all_submissions, one_per_student, student_folder
 from grader.grade_all.parallel import in_parallel
+from grader.handin.source import Refusal, Submission
+
+ENDED_TWICE = Refusal("submission-too-costly", "评分这份代码时，评分进程两次意外终止，所以没有再次评分",
+                      "grading this code ended the grading process twice, so it was not graded again")
 
 
 def failed_report(error: BaseException, stage: str) -> dict:
     """The row of a submission the grader could not grade (unreadable file, grader bug): 0 points."""
     return {"score": 0.0, "max_score": MAX_SCORE, "checks": [], "mistakes": [], "advice": [],
             "error": printable(f"{stage}: {type(error).__name__}: {error}", keep_newlines=False)}
+
+
+def ended_twice(student: str, path: Path) -> dict:
+    """The row of a hand-in whose grading ended its job process twice (grader.grade_all.parallel): 0 points and
+    why, every check listed; nothing of it runs again."""
+    return {"submission": str(path), "student": student, **grade(Submission(str(path), "", refusal=ENDED_TWICE))}
 
 
 def grade_one(student: str, path: Path, folder: Path, cache: Path | None = None, fix_credit: float = 0.0) -> dict:
@@ -32,7 +42,7 @@ def grade_class(root: Path, jobs: int = 1, progress: bool = False, cache: Path |
     cache's folder (grader.report.cache), none by default; `fix_credit`: grader.fixes's fraction."""
     submissions, conflicts = one_per_student(all_submissions(root))
     reports = in_parallel(lambda item: grade_one(*item, student_folder(root, item[1]), cache, fix_credit), submissions,
-                          len(submissions), jobs, progress, "submission")
+                          len(submissions), jobs, progress, "submission", killed=lambda item: ended_twice(*item))
     for report in reports:
         if report["student"] in conflicts:
             report["conflicts"] = [str(path) for path in conflicts[report["student"]]]

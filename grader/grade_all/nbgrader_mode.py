@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Iterator
 
 from grader.errors import NbgraderFailed, CourseError, GradebookDisagrees
-from grader.grade_all.folder import failed_report
+from grader.grade_all.folder import ended_twice, failed_report
 from grader.grade_all.json_list import write_reports
 from grader.grade_all.parallel import in_parallel, in_shard
 from grader.grade_all.text import class_summary, table
@@ -53,7 +53,8 @@ def grade_course(course: Course, jobs: int, shard: tuple[int, int] | None,
                 report = failed_report(error, "grading failed")
         return {"submission": str(path), "student": student, **report}
 
-    reports = in_parallel(work, sanitized(), len(mine), jobs, progress, "notebook")
+    reports = in_parallel(work, sanitized(), len(mine), jobs, progress, "notebook",
+                          killed=lambda item: ended_twice(item[0], item[1]))
     return reports, others
 
 

@@ -241,6 +241,18 @@ class Worker:
     def __init__(self, source: str, limits: Limits, use_cuda: bool, *, layers_off: frozenset[str] = frozenset()) -> None:
         """`layers_off` (confinement.LAYERS) exists for the sandbox's own layer tests: grading never passes it,
         and it is refused outside a pytest session."""
+        self._start(_worker_entry, (source, use_cuda, RUNTIME_GUARDS, frozenset(layers_off)), limits, layers_off)
+        self.ready = self._receive(limits.probe_seconds)
+
+    def _start(self, target, arguments: tuple, limits: Limits, layers_off: frozenset[str]) -> None:
+        """Fork `target(connection, limits, *arguments)` from the fork server with a uid and a memory cgroup of its
+        own, and read its first frame (the isolation layers it could not apply). The judge
+        (grader.judge.process) is forked the same way, and reads that frame when it is first asked."""
+        no_cgroup = self._spawn(target, arguments, limits, layers_off)
+        self.missing_isolation = self._confined(SETUP_SECONDS) + ([f"memory cgroup ({no_cgroup})"] if no_cgroup else [])
+
+    def _spawn(self, target, arguments: tuple, limits: Limits, layers_off: frozenset[str]) -> str | None:
+        """The fork of `_start`; why the process has no memory cgroup, or None."""
         global _workers_started
         _check_layers_off(layers_off)
         self.limits = limits
@@ -250,15 +262,12 @@ class Worker:
         limits_here = Limits(**{**limits.__dict__, "uid": self.uid, "cgroup": self.cgroup})
         context = _fork_server()
         self._connection, child_end = context.Pipe(duplex=True)
-        self.process = context.Process(target=_worker_entry,
-                                       args=(child_end, limits_here, source, use_cuda, RUNTIME_GUARDS, frozenset(layers_off)),
-                                       daemon=True)
+        self.process = context.Process(target=target, args=(child_end, limits_here, *arguments), daemon=True)
         with _context_lock, _without_main_module():
             _workers_started += 1
             self.process.start()
         child_end.close()
-        self.missing_isolation = self._confined(SETUP_SECONDS) + ([f"memory cgroup ({no_cgroup})"] if no_cgroup else [])
-        self.ready = self._receive(limits.probe_seconds)
+        return no_cgroup
 
     def _confined(self, seconds: float) -> list[str]:
         """The worker's first frame, sent before student code runs: the isolation layers that are

@@ -1,10 +1,13 @@
 """grade-all's jobs: several are processes forked from the command (Python's interpreter lock makes threads take
 turns at the parent's half of grading), results come back in the items' order, a job the kernel kills loses no
-row, each job hands its workers uids from its own share of the band, and every job forks its workers from the
-command's one fork server instead of importing torch into a second one.
+row (its item is graded again in a fresh job process, never in the command's own; an item that ends two job
+processes gets the row the caller gives for it, and no third try), each job hands its workers uids from its own
+share of the band, and every job forks its workers from the command's one fork server instead of importing torch
+into a second one.
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -35,17 +38,45 @@ def test_one_job_runs_in_this_process():
     assert results == [(0, os.getpid()), (1, os.getpid()), (2, os.getpid())]
 
 
-def test_a_job_the_kernel_kills_loses_no_row():
+def test_a_job_the_kernel_kills_loses_no_row_and_its_item_is_graded_again_in_a_fresh_job(tmp_path):
     parent = os.getpid()
+    first_try = tmp_path / "item 2 was tried"
 
     def dies_once_in_a_job(item: int) -> tuple[int, int]:
-        if item == 2 and os.getpid() != parent:
+        if item == 2 and not first_try.exists():
+            first_try.write_text(str(os.getpid()))
             os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's out-of-memory killer would
         return item, os.getpid()
 
     results = in_parallel(dies_once_in_a_job, iter(range(6)), 6, jobs=2, progress=False, unit="item")
     assert [item for item, _ in results] == list(range(6))
-    assert dict(results)[2] == parent  # graded again in the command itself
+    assert dict(results)[2] not in (parent, int(first_try.read_text()))  # a fresh job process, not the command
+
+
+ENDS_EVERY_PROCESS = """
+import json, os, signal, sys
+from grader.grade_all.parallel import in_parallel
+
+def crashes_on_item_2(item):
+    if item == 2:
+        with open(sys.argv[1], "a") as tries:
+            tries.write("try ")
+        os.kill(os.getpid(), signal.SIGSEGV)  # as a graph that crashes whatever runs it would
+    return item
+
+print(json.dumps(in_parallel(crashes_on_item_2, iter(range(5)), 5, jobs=2, progress=False, unit="item",
+                             killed=lambda item: f"item {item} ended two job processes")))
+"""
+
+
+def test_an_item_that_ends_two_job_processes_gets_its_row_and_no_third_try(tmp_path):
+    # in a process of its own: grading the item again in the command itself would end it, with no row at all
+    tries = tmp_path / "tries"
+    done = subprocess.run([sys.executable, "-c", ENDS_EVERY_PROCESS, str(tries)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout) == [0, 1, "item 2 ended two job processes", 3, 4]
+    assert tries.read_text().count("try") == 2
 
 
 def shares_seen(_: int) -> tuple[int, int]:

@@ -3,7 +3,9 @@
 The worker of a graphed probe is sent decoys (the request's shapes and dtypes with other values), so two
 requests that differ only in their tensors' values make the same message. The adapter keeps the worker's
 answer to each message for the grading (`student_code.StudentCode._worker_answer`); these tests stand a worker
-in for the sandbox (the probe run in this process on what it is sent) and count what it receives.
+in for the sandbox (the probe run in this process on what it is sent) and count what it receives, and run the
+judge's own side (grader.judge.serve.Court) in this process too, its replies encoded and decoded as the real
+judge's are.
 """
 import json
 
@@ -14,6 +16,9 @@ from support.paths import REFERENCE
 from grader.checks import student_code
 from grader.assignment import MODEL_ARGS
 from grader.graph import answers
+from grader.judge import serve
+from grader.judge.process import Judge
+from grader.sandbox import answers as answer_channel
 from grader.sandbox import graph_probes
 from grader.sandbox.confinement import Limits
 from grader.sandbox.requests import MhaRequest, Probe, SdpaRequest
@@ -50,11 +55,31 @@ class InProcessWorker:
         return graph_probes.PROBES[probe](self.namespace, [], **fields)
 
 
+class InProcessJudge(Judge):
+    """The grading's judge with its side run here: what the parent sends it and what it reads back are the real
+    judge's (only the pipe and the confinement are left out)."""
+
+    alive = True
+
+    def __init__(self) -> None:
+        self._sent = {}
+        self._missing = []  # no process, so no layer to miss
+        self.limits = Limits()
+        self.court = serve.Court()
+
+    def call(self, probe: str, fields: dict, seconds: float) -> dict:
+        return answer_channel.decode(serve.encode(self.court.reply({"probe": probe, "args": fields})))
+
+    def close(self) -> None:
+        pass
+
+
 @pytest.fixture
 def student(monkeypatch):
     code = student_code.StudentCode(submission=None, limits=Limits())
-    worker = InProcessWorker()
+    worker, judge = InProcessWorker(), InProcessJudge()
     monkeypatch.setattr(code, "_ensure_worker", lambda: worker)
+    monkeypatch.setattr(code, "_ensure_judge", lambda: judge)
     return code, worker
 
 

@@ -1,0 +1,95 @@
+"""The judge's side: confine, then turn each graph the parent sends into the checks' answer.
+
+The judge is forked from the command's fork server, as a worker is, and imports what it runs (the graph's
+decoder, runner and answers) before it confines itself. Requests come from the trusted parent as pickles: a
+probe's name, the worker's answer (sent once per grading; later requests name it by number, so a graph is
+sent and decoded once however often it is run) and the request's fields, with the parent's own tensors.
+Answers go back as `torch.save` bytes, which the parent reads as it reads a worker's (grader.sandbox.answers):
+the judge ran hostile graphs, so what it says is bounded before it is believed.
+"""
+from __future__ import annotations
+
+import io
+import pickle
+
+import torch
+
+from grader.graph import answers
+from grader.handin import parent_budget
+from grader.judge.confinement import confine_judge
+from grader.process import single_threaded_torch
+from grader.sandbox.confinement import Limits, confine
+
+TURNED = {"sdpa": answers.sdpa, "mha": answers.mha}
+"""Each graphed probe's answer, computed from its graph on the request's own tensors."""
+MAX_KEPT = 4096
+"""Worker answers one judge keeps: a grading sends a few dozen distinct ones."""
+
+
+def encode(reply: dict) -> bytes:
+    buffer = io.BytesIO()
+    torch.save(reply, buffer)
+    return buffer.getvalue()
+
+
+class Court:
+    """What one judge keeps between requests: the worker's answers it was sent and their decoded graphs."""
+
+    def __init__(self) -> None:
+        self.kept: dict[int, dict] = {}
+        self.decoded: dict = {}  # shared by every request's answers.Findings
+
+    def reply(self, request: dict) -> dict:
+        """{"answer", "forbidden", "unsupported", "refused"}, or {"too_costly": why} where the graph ran over a
+        bound, or {"internal": what} for the grader's own error."""
+        fields = request["args"]
+        if "traced" in fields:
+            if len(self.kept) >= MAX_KEPT:
+                return {"internal": f"more than {MAX_KEPT} distinct answers in one grading"}
+            self.kept[fields["answer_id"]] = fields["traced"]
+        findings = answers.Findings(self.decoded)
+        try:
+            answer = TURNED[request["probe"]](self.kept[fields["answer_id"]], fields["fields"], findings)
+        except parent_budget.OverBudget as spent:
+            return {"too_costly": spent.en[:2000]}
+        except Exception as error:  # the grader's bug, told to the check that asked (an internal error there)
+            return {"internal": f"{type(error).__name__}: {error}"[:2000]}
+        return {"answer": answer, "forbidden": sorted(findings.forbidden), "unsupported": sorted(findings.unsupported),
+                "refused": [str(reason)[:2000] for reason in findings.refused[:16]]}
+
+
+def set_up(keep_fd: int, limits: Limits, use_cuda: bool, cpu_seconds: float, layers_off: frozenset[str] = frozenset(),
+           judge_layers_off: frozenset[str] = frozenset()) -> list[str]:
+    """Confine this process as a judge: the worker's layers, then the judge's own; the layers that did not take
+    effect. `keep_fd` is the pipe to the parent, the only descriptor left open."""
+    missing = confine(limits, keep_fd=keep_fd, cuda=use_cuda, layers_off=layers_off)
+    return missing + confine_judge(cpu_seconds, judge_layers_off)
+
+
+def judge_main(connection, limits: Limits, use_cuda: bool, cpu_seconds: float,
+               layers_off: frozenset[str] = frozenset(), judge_layers_off: frozenset[str] = frozenset()) -> None:
+    """Entry point of the judge process (started by grader.judge.process.Judge)."""
+    single_threaded_torch()
+    try:
+        missing = set_up(connection.fileno(), limits, use_cuda, cpu_seconds, layers_off, judge_layers_off)
+    except Exception as error:
+        connection.send_bytes(encode({"setup_failed": f"{type(error).__name__}: {error}"}))
+        return
+    connection.send_bytes(encode({"confined": True, "missing_isolation": missing}))
+    torch.backends.cuda.matmul.allow_tf32 = False  # graded numerics never use TF32
+    torch.backends.cudnn.allow_tf32 = False
+    court = Court()
+    # the grading's CPU budget, read between nodes (grader.graph.run): over it, a graph is `too_costly` before the
+    # kernel's RLIMIT_CPU, a little above it, ends the judge
+    with parent_budget.charged(parent_budget.ParentBudget(cpu_seconds=cpu_seconds)):
+        while True:
+            try:
+                request = pickle.loads(connection.recv_bytes())
+            except EOFError:
+                return
+            reply = court.reply(request)
+            try:
+                payload = encode(reply)
+            except Exception as error:  # a value torch.save refuses
+                payload = encode({"internal": f"unserialisable answer ({type(error).__name__}: {error})"[:2000]})
+            connection.send_bytes(payload)
