@@ -141,9 +141,11 @@ METADATA_QUERIES = frozenset({
 """Operators that answer with a Python value read from a tensor's shape, dtype or layout, never from its values."""
 
 BELOW_THE_DISPATCHER = (torch.Tensor.numpy, torch.Tensor.__array__, torch.Tensor.tolist, torch.Tensor.untyped_storage,
-                        torch.Tensor.storage)
-"""The ways values leave a CPU tensor that never reach the dispatcher: a NumPy view, a list and a storage read its
-memory directly (on a stand-in they raise or copy out first)."""
+                        torch.Tensor.storage, torch.Tensor.__int__, torch.Tensor.__float__, torch.Tensor.__index__,
+                        torch.Tensor.__complex__)
+"""The ways values leave that may never reach the dispatcher: a NumPy view, a list and a storage read a CPU tensor's
+memory directly; `int()`, `float()`, an index and `complex()` are bound by hand with a device guard, which raises
+before the dispatcher on the FakeTensor stand-in of a CPU-only build."""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -163,9 +165,9 @@ class ValuesLeaving(TorchFunctionMode):
 
     The recorder tells it of each operator that hands values to Python (`reads_values`, at the dispatcher, so no
     spelling escapes it); the few ways below the dispatcher are seen here as Python calls. With `stand_in_only`
-    (a trace on a stand-in for a GPU) only values of a stand-in's own tensors count: a CPU constant's value is the
-    same on a GPU, while a stand-in has none to give, so code that reads one, even inside a `try`, is not judged
-    there."""
+    (a trace on a stand-in for a GPU) only values on the stand-in's own device count: a CPU constant's value (a
+    FakeTensor on the CPU keeps it) is the same on a GPU, while a stand-in has none to give, so code that reads
+    one, even inside a `try`, is not judged there."""
 
     def __init__(self, source_file: str, lines: list[str], stand_in_only: bool = False) -> None:
         super().__init__()
@@ -181,7 +183,7 @@ class ValuesLeaving(TorchFunctionMode):
         """Values of these arguments go to Python: note the student's line that made them go."""
         if self.where is not None:
             return
-        if self.stand_in_only and not any(fake_gpu.on_a_stand_in(t) for t in _tensors_in(args, kwargs)):
+        if self.stand_in_only and not any(t.device.type != "cpu" for t in _tensors_in(args, kwargs)):
             return
         frame = sys._getframe(1)
         while frame is not None and frame.f_code.co_filename != self.source_file:
