@@ -1,11 +1,12 @@
-"""`torch.cuda` while student code runs on a stand-in for a GPU: answered as one GPU answers, or refused and counted.
+"""`torch.cuda` (and `torch.accelerator`, `torch.backends.cuda`) while student code runs on a stand-in for a GPU:
+answered as one GPU answers, or refused and counted.
 
 Runs inside the sandbox worker. On a CPU-only build `torch.cuda` says there is no GPU: most of it raises
 ("Torch not compiled with CUDA enabled"), some of it answers as a machine without one (`memory_allocated()` is 0,
 `is_initialized()` False). Either tells both stand-ins from a GPU at once. For the time of a call on a stand-in,
-every function defined in `torch.cuda` and its submodules, and every method of their classes (`Stream.__new__`,
-`Event.__new__`, `device.__init__`, ...), has its code swapped (its name too, so a reference taken before the
-call meets the swap):
+every function defined in `torch.cuda` and its submodules (`GPU_RUNTIME`), and every method of their classes
+(`Stream.__new__`, `Event.__new__`, `device.__init__`, ...), has its code swapped (its name too, so a reference
+taken before the call meets the swap):
 
 - a query a GPU answers the same way every time is answered as on a machine with one GPU (`ANSWERED`, to every
   caller; `ANSWERED_TO_THE_STUDENT`, to student code only, so torch's own code never believes a GPU initialised);
@@ -14,8 +15,8 @@ call meets the swap):
   however the code caught the error);
 - called from torch's own code, the function runs as it always does.
 
-Not covered (docs/isolation.md, "The stand-ins for a GPU"): the legacy tensor types (`torch.cuda.FloatTensor`, ...),
-C types whose constructor cannot be swapped, and torch.cuda's plain values (`default_generators`).
+Not covered (docs/isolation.md): the legacy tensor types (`torch.cuda.FloatTensor`, ...), C types whose constructor
+cannot be swapped, and plain values the CPU-only build holds (`torch.cuda.default_generators`, `torch.version.cuda`).
 """
 from __future__ import annotations
 
@@ -23,6 +24,10 @@ import contextlib
 import sys
 import types
 
+import torch
+
+GPU_RUNTIME = ("torch.cuda", "torch.accelerator", "torch.backends.cuda")
+"""The modules whose functions ask the GPU runtime (and their submodules: a name that starts so)."""
 DISPATCHER = "__stand_in_cuda__"
 """The name the swapped code looks up in its function's own module globals, set there for the time of a call."""
 
@@ -41,6 +46,14 @@ ANSWERED_TO_THE_STUDENT = {
     "torch.cuda.random.manual_seed_all": lambda seed: None,
     "torch.cuda.random.seed": lambda: None,
     "torch.cuda.random.seed_all": lambda: None,
+    "torch.accelerator.is_available": lambda: True,
+    "torch.accelerator.device_count": lambda: 1,
+    "torch.accelerator.current_accelerator": lambda check_available=False: torch.device("cuda"),
+    "torch.accelerator.current_device_index": lambda: 0,
+    "torch.accelerator.current_device_idx": lambda: 0,
+    "torch.accelerator.synchronize": lambda device=None: None,
+    "torch.accelerator.memory.empty_cache": lambda: None,
+    "torch.backends.cuda.is_built": lambda: True,
 }
 """What a GPU answers the same way every time (a wait that returns nothing, a cache emptied, a generator seeded:
 the stand-in draws no numbers on the GPU's generator)."""
@@ -88,7 +101,7 @@ def _functions() -> dict[str, types.FunctionType]:
     """Every function defined in torch.cuda and its submodules, and the methods of their classes, by qualified name."""
     found: dict[str, types.FunctionType] = {}
     for name, module in sorted(sys.modules.items()):
-        if not (name == "torch.cuda" or name.startswith("torch.cuda.")) or module is None:
+        if not name.startswith(GPU_RUNTIME) or module is None or not isinstance(module, types.ModuleType):
             continue
         for value in list(vars(module).values()):
             if isinstance(value, types.FunctionType) and value.__module__ == name:

@@ -28,6 +28,10 @@ OBSERVABLES = {
     "cuda.synchronize": "torch.cuda.synchronize() is None",
     "cuda.empty_cache": "torch.cuda.empty_cache() is None",
     "cuda.manual_seed": "torch.cuda.manual_seed(0) is None",
+    "accelerator.is_available": "torch.accelerator.is_available()",
+    "accelerator.current_accelerator": "torch.accelerator.current_accelerator().type == 'cuda'",
+    "accelerator.synchronize": "torch.accelerator.synchronize() is None",
+    "backends.cuda.is_built": "torch.backends.cuda.is_built()",
     "Tensor.type()": "Q.type() == 'torch.cuda.FloatTensor'",
     "Tensor.is_cuda": "Q.is_cuda",
     "Tensor.get_device()": "Q.get_device() == 0",
@@ -80,6 +84,8 @@ REFUSED_CUDA = {
     "device as a context": "torch.cuda.device(0)",
     "set_device": "torch.cuda.set_device(0)",
     "a submodule's function": "torch.cuda.memory.memory_allocated()",
+    "accelerator memory": "torch.accelerator.memory_allocated()",
+    "accelerator stream": "torch.accelerator.current_stream()",
     "imported by name before": "memory_allocated()",
 }
 """What a CPU-only build answers otherwise than a GPU, or refuses where a GPU answers: each, called from student code on a
