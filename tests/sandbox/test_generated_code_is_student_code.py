@@ -18,12 +18,15 @@ from support.paths import ROOT
 
 pytestmark = pytest.mark.sandbox
 
+MODULES = "__init__.__globals__['dataclasses'].sys.modules"
+"""Generated code reads attributes past the guard: a student function's globals lead to every imported module."""
 PAYLOADS = {
-    "a walk of every object": "__import__('gc').get_objects()",
-    "ctypes": "__import__('ctypes').CDLL(None)",
-    "open through the builtins": "open('/etc/hostname').read()",
-    "open through io": "__import__('io').open('/etc/hostname').read()",
-    "a folder's listing": "__import__('os').listdir('/')",
+    "a walk of every object": f"{MODULES}['gc'].get_objects()",
+    "ctypes": f"{MODULES}['ctypes'].CDLL(None)",
+    "open through the builtins": "__class__,open('/etc/hostname').read()",
+    "open through io": f"{MODULES}['io'].open('/etc/hostname').read()",
+    "a folder's listing": f"{MODULES}['os'].listdir('/')",
+    "an import": "__class__,__import__('os').listdir('/')",
 }
 
 GENERATED_PROCESS = r'''
@@ -54,8 +57,8 @@ class Pair(typing.NamedTuple):
 
 """
 for index, payload in enumerate(payloads.values()):
-    # the field name closes the generated tuple `(self.<name>,)` of __hash__ and calls the payload in it
-    name = f"__class__,{payload}"
+    # the field name is read as `(self.<name>,)` in the generated __hash__: the payload runs in it
+    name = payload
     source += (f"Made{index} = dataclasses.dataclass(init=False, repr=False, eq=False, unsafe_hash=True)("
                f"type('Made', (), {{'__init__': lambda self: None, '__annotations__': {{{name!r}: int}}}}))\n")
 namespace, errors = worker.load_student(source, guard)
@@ -86,5 +89,5 @@ def test_code_generated_from_a_students_strings_is_refused_as_the_students_own()
     refused = results.pop("refused")
     assert results == {f"{what}, called by the {caller}": "refused" for what in PAYLOADS
                        for caller in ("student", "grader")}, results
-    for operation in ("gc.get_objects", "ctypes.dlopen", "os.listdir", "operation open"):
+    for operation in ("gc.get_objects", "ctypes.dlopen", "os.listdir", "operation open", "the name __import__"):
         assert any(operation in line for line in refused), (operation, refused)
