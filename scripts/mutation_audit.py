@@ -181,6 +181,10 @@ MUTATIONS = [
     Mutation("generated-code-is-student-code", "grader/sandbox/audit.py",
              (("            note_generated(args[0])\n", "            pass\n"),),
              ("tests/sandbox/test_generated_code_is_student_code.py",), "sandbox"),
+    Mutation("generated-code-import", "grader/sandbox/guard.py",
+             (("                self.refuse(\"introspection\", \"the name __import__\")  # as in the submission's own lines\n",
+               "                pass\n"),),
+             ("tests/sandbox/test_generated_code_is_student_code.py",), "sandbox"),
     # issue 29: documented values pinned as literals; the trusted parent on its own; CI's declared capabilities
     Mutation("float32-tolerance", "grader/checks/common.py",
              (("TOLERANCE = {torch.float32: (1e-5, 1e-4),", "TOLERANCE = {torch.float32: (1e-4, 1e-3),"),),
