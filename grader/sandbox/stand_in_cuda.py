@@ -28,6 +28,9 @@ import torch
 
 GPU_RUNTIME = ("torch.cuda", "torch.accelerator", "torch.backends.cuda")
 """The modules whose functions ask the GPU runtime (and their submodules: a name that starts so)."""
+RUNS_AS_ALWAYS = ("torch.cuda.amp",)
+"""Mixed precision (`torch.cuda.amp.autocast(enabled=False)`, Hugging Face's upcast path): honest code uses it, it
+asks the runtime nothing a stand-in must answer, and on a CPU-only build it runs (disabled), as it did before."""
 DISPATCHER = "__stand_in_cuda__"
 """The name the swapped code looks up in its function's own module globals, set there for the time of a call."""
 
@@ -101,7 +104,7 @@ def _functions() -> dict[str, types.FunctionType]:
     """Every function defined in torch.cuda and its submodules, and the methods of their classes, by qualified name."""
     found: dict[str, types.FunctionType] = {}
     for name, module in sorted(sys.modules.items()):
-        if not name.startswith(GPU_RUNTIME) or module is None or not isinstance(module, types.ModuleType):
+        if not name.startswith(GPU_RUNTIME) or name.startswith(RUNS_AS_ALWAYS) or not isinstance(module, types.ModuleType):
             continue
         for value in list(vars(module).values()):
             if isinstance(value, types.FunctionType) and value.__module__ == name:

@@ -106,6 +106,19 @@ def test_every_other_cuda_call_from_student_code_on_a_stand_in_is_refused_and_co
     assert torch.cuda.memory_allocated() == 0 and torch.cuda.is_initialized() is False, "torch.cuda as before afterwards"
 
 
+@pytest.mark.parametrize("stand_in", ["meta", "fake-cuda"])
+def test_mixed_precision_from_torch_cuda_runs_on_a_stand_in_as_always(stand_in):
+    """`torch.cuda.amp.autocast(enabled=False)` is an honest idiom (Hugging Face's upcast path): never refused."""
+    source = ("import torch\nfrom torch.cuda.amp import autocast\n\n\ndef upcast(Q):\n"
+              "    with autocast(enabled=False):\n        return Q.float() @ Q.float().transpose(-2, -1)\n")
+    namespace, errors = load_student(source, Guard())
+    assert errors == []
+    Q = probes._place(torch.empty(2, 3), stand_in)
+    with probes._device_guard(stand_in, source.splitlines()) as cuda:
+        assert tuple(namespace["upcast"](Q).shape) == (2, 2)
+    assert cuda.asked is None
+
+
 def test_torch_cuda_called_by_torch_itself_on_a_stand_in_runs_as_always():
     """Only the student's own calls are answered or refused: torch's code calling torch.cuda meets the CPU build."""
     Q = probes._place(torch.empty(2, 3), "meta")
