@@ -25,6 +25,12 @@ FIX_FIRST = (
 """Mistake groups, most important to fix first."""
 
 
+REVIEW_BY_HAND = ("unsupported-op", "untraceable", "device-not-judged")
+"""Mistakes that say the grader could not judge a part (an operator it does not run, values that left the tensor
+operations, a device check no stand-in for a GPU could answer): maybe honest, so the class summary lists them for
+a person (grade-all's text; each report's `review`)."""
+
+
 @lru_cache(maxsize=1)
 def catalog() -> dict[str, dict[str, str]]:
     return json.loads(CATALOG_FILE.read_text(encoding="utf-8"))

@@ -11,7 +11,7 @@ import torch
 from grader.checks import diagnosis, reference
 from grader.assignment import GRADED_NAME
 from grader.checks import Context, Outcome, failed, passed
-from grader.graph.devices import STAND_INS
+from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS
 
 # Tolerances against the float64 reference, per input dtype. float32: unit roundoff 6e-8, a
 # d_k-term dot product, a softmax and a T-term average of O(1) values stay far below 1e-5;
@@ -246,12 +246,17 @@ def device_sweep(ctx: Context, cases: list[tuple[str, object]], run: Callable[[o
     names `mistake(case, error)`; an output left on another device is `hardcoded-device`; on a real GPU
     the output must agree with the same code's CPU output (`agrees_on_cuda`), and on the stand-in too where the
     parent knows every value of the graph (a GPU branch that returns zeros). Any other error says nothing about
-    devices: inconclusive, never a failure. Values are not otherwise this check's business."""
+    devices: inconclusive on that device, never a failure, and never a pass either. Last, the CPU of a machine with
+    a GPU (`CPU_BESIDE_A_GPU`): a fixed "cuda" there is `hardcoded-device`. The points come only from a case that
+    ran on a GPU or a stand-in and met the question there. A case no device could judge awards nothing and
+    names `device-not-judged`, which the class summary lists for review by hand. Values are not otherwise this
+    check's business."""
     notes_zh, notes_en = [], []
-    for where in (["cuda"] if ctx.cuda else []) + list(STAND_INS):
+    judged: set[str] = set()
+    for where in (["cuda"] if ctx.cuda else []) + list(STAND_INS) + [CPU_BESIDE_A_GPU]:
         for label, case in cases:
             error, out = run(case, where)
-            no_cuda = where == "cuda" and error and diagnosis.NO_CUDA.search(error.get("message", ""))
+            no_cuda = where in ("cuda", CPU_BESIDE_A_GPU) and error and diagnosis.NO_CUDA.search(error.get("message", ""))
             if error and (diagnosis.is_device_mismatch(error, ctx.static) or no_cuda):
                 return failed_with_error(ctx, error, f"在 {where} 设备上运行（{label}）", f"running on device {where} ({label})",
                                          extra=(mistake(case, error),))
@@ -259,7 +264,7 @@ def device_sweep(ctx: Context, cases: list[tuple[str, object]], run: Callable[[o
                 notes_zh.append(f"{where} 上的检查无定论（{error['type']}）")
                 notes_en.append(f"inconclusive on {where} ({error['type']})")
                 continue
-            if out.get("device") != where:
+            if out.get("device") != ("cpu" if where == CPU_BESIDE_A_GPU else where):
                 return failed(f"在 {where} 上运行（{label}），输出却在 {out.get('device')} 上。",
                               f"Run on {where} ({label}), but the output is on {out.get('device')}.", ["hardcoded-device"])
             problem = agrees_on_cuda(case, out.get("value")) if where == "cuda" else None
@@ -270,6 +275,15 @@ def device_sweep(ctx: Context, cases: list[tuple[str, object]], run: Callable[[o
                               "代码在 GPU 上做的是另一件事。", f"On the {where} device that stands in for a GPU ({label}), "
                               "the output differs from the same code's output on the CPU: on a GPU the code does "
                               "something else.", ["device-probing"])
+            if where != CPU_BESIDE_A_GPU:  # a CPU run shows that the code follows the module, not that it runs on a GPU
+                judged.add(label)
+    unjudged = [label for label, _ in cases if label not in judged]
+    if unjudged:
+        return failed(f"没有一个代替 GPU 的设备能评判这段代码（{'；'.join(notes_zh)}），无法判断它在 GPU 上能否运行"
+                      f"（{', '.join(unjudged)}）：请老师人工复核，或在有 GPU 的机器上评分。",
+                      f"No device that stands in for a GPU could judge the code ({'; '.join(notes_en)}), so whether "
+                      f"it runs on a GPU could not be judged ({', '.join(unjudged)}): could not be judged on the GPU "
+                      "stand-ins: review by hand, or grade on a GPU.", ["device-not-judged"])
     return passed("；".join(notes_zh) or "输入在哪个设备，计算就在哪个设备。",
                   "; ".join(notes_en) or "Everything runs on the device of its inputs and module.")
 

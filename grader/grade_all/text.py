@@ -5,7 +5,7 @@ import statistics
 from collections import Counter
 
 from grader.assignment import MAX_SCORE
-from grader.catalog import catalog
+from grader.catalog import REVIEW_BY_HAND, catalog
 from grader.handin.clean_text import printable
 from grader.rules import RULE_MISTAKES
 
@@ -130,12 +130,13 @@ def rule_breakers(reports: list[dict], zh: bool) -> list[str]:
     return [f"{heading} ({len(flagged)}):"] + [f"  {student}: {', '.join(ids)}" for student, ids in flagged]
 
 
-REVIEWED = ("unsupported-op", "untraceable")
+REVIEWED = REVIEW_BY_HAND
 
 
 def to_review(reports: list[dict], zh: bool) -> list[str]:
     """Hand-ins the graph could not grade (an operator the grader does not run, values that left the tensor
-    operations): maybe honest, so a person looks."""
+    operations) or whose device check no stand-in for a GPU could judge (review by hand, or grade on a GPU):
+    maybe honest, so a person looks."""
     flagged = [f"{printable(r.get('student', '?'), keep_newlines=False)}: "
                f"{', '.join(m for m in r['mistakes'] if m in REVIEWED)}" for r in reports
                if any(m in REVIEWED for m in r["mistakes"])]

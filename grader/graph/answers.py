@@ -17,7 +17,7 @@ import torch
 from grader.assignment import PROJECTIONS
 from grader.graph import bounds, decode, run
 from grader.graph.decode import GraphRefused
-from grader.graph.devices import STAND_INS
+from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS
 from grader.graph.run import GraphFailed
 
 GRADCHECK_STEP, GRADCHECK_ATOL, GRADCHECK_RTOL = 1e-3, 1e-3, 1e-2
@@ -102,6 +102,10 @@ def evaluate(traced: dict, inputs: list[torch.Tensor], findings: Findings, seed:
         return [], [], {"type": "Untraceable", "where": traced["untraceable"], "message": (
             "the result left the tensor operations here (a Python number, list or NumPy array, or a branch on a "
             "tensor's values), so it does not follow a change of inputs")}
+    if _is_place(traced.get("unanswered")):  # on a stand-in: torch.cuda asked what only a GPU answers (stand_in_cuda)
+        return [], [], {"type": "StandInCannotAnswer", "where": traced["unanswered"], "message": (
+            "the code asked torch.cuda what the stand-in for a GPU of a machine without one cannot answer as a GPU "
+            "would, so nothing about devices is judged on it")}
     try:
         graph = _graph(traced, findings)
         constants, constant_devices = _constants(traced, graph, device)
@@ -220,7 +224,7 @@ def _gradcheck(traced: dict, inputs: list, cotangent, grads: list, findings: Fin
 
 def _to(tensor: torch.Tensor, device: str) -> torch.Tensor:
     """An input where the graph runs: the CPU stands in for a stand-in (`run.run` follows its device)."""
-    return tensor if device in STAND_INS else tensor.to(device)
+    return tensor if device in STAND_INS or device == CPU_BESIDE_A_GPU else tensor.to(device)
 
 
 def _placed(tensors: list, device: str, transposed: bool) -> list:
@@ -330,7 +334,7 @@ def _state(state, fields: dict) -> tuple[list, list, int, bool] | None:
                 and list(value.shape) != meta["shape"]:
             valueless[len(tensors)], known = (meta["shape"], dtype), False  # no values came: only devices are read
         else:
-            value = value.to(dtype=dtype, device="cpu" if fields["device"] in STAND_INS else fields["device"])
+            value = _to(value.to(dtype=dtype), fields["device"])
         tensors.append(value)
     for position, zeros in zip(valueless, bounds.zeros(list(valueless.values()))):
         tensors[position] = zeros

@@ -9,6 +9,11 @@ STAND_INS = {"meta": "meta", "fake-cuda": "cuda"}
 """Each stand-in for a GPU a probe may ask for, and the device its tensors have in the graph: the meta device,
 and a FakeTensor on "cuda" (`grader/sandbox/fake_gpu.py`). Their graphs run here on the CPU with devices followed."""
 
+CPU_BESIDE_A_GPU = "cpu-beside-a-gpu"
+"""A module and inputs on the CPU of a machine that has a GPU (torch.cuda answers as one: grader/sandbox/stand_in_cuda.py):
+a mask sent to a fixed "cuda" (`"cuda" if torch.cuda.is_available() else "cpu"`) no longer follows the module there.
+Its graph is a CPU graph; on a CPU-only build the move to "cuda" raises as on no GPU, which names the fixed device."""
+
 CPU_OPERAND_SHAPES = "shapes of the cpu operands:"
 """Said in the guard's message: which tensor strayed tells a CPU mask from a CPU constant (grader/checks/diagnosis.py)."""
 

@@ -6,7 +6,8 @@ A report is language-neutral: every text is there in both languages (`title_zh`/
 checks[{id, part, passed, points, max_points, message, mistakes}], mistakes (most important to
 fix first, grader.catalog.FIX_FIRST), advice (ids that cost no point). Extensions: each check's
 title, visibility and the student line involved; the isolation layers that were missing;
-`refused`, the mistake id of a hand-in that was not graded at all (too large, a link, not a notebook).
+`refused`, the mistake id of a hand-in that was not graded at all (too large, a link, not a notebook);
+`review`, the checks the grader could not judge (catalog.REVIEW_BY_HAND), for a person.
 
 Text that came from the hand-in (exception messages, code lines, file names) is made printable
 here (grader.handin.clean_text), once, so no consumer of a report (terminal, log, page) sees a control character.
@@ -14,7 +15,7 @@ here (grader.handin.clean_text), once, so no consumer of a report (terminal, log
 from __future__ import annotations
 
 from grader.handin import places
-from grader.catalog import explain, fix_first
+from grader.catalog import REVIEW_BY_HAND, explain, fix_first
 from grader.checks import Check, Outcome
 from grader.handin.clean_text import printable
 from grader.handin.source import Refusal
@@ -63,6 +64,9 @@ def build_report(results: list[tuple[Check, Outcome]], extras: dict | None = Non
         "mistakes": mistakes,
         "advice": [m for m in fix_first(m for c in checks for m in c.get("advice", [])) if m not in mistakes],
     }
+    review = [c["id"] for c in checks if set(c["mistakes"]) & set(REVIEW_BY_HAND)]
+    if review:  # checks the grader could not judge: a person looks (grade-all lists these hand-ins)
+        report["review"] = review
     report.update(extras or {})
     return report
 

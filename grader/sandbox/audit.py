@@ -4,7 +4,14 @@
 open file), whatever attribute path or spelling led there. torch and numpy import lazily and open
 their own files, and the grader's code runs between probes: the hook enforces only while a frame of
 student code is on the stack, and lets through the standard library's own code generation (dataclasses
-and namedtuple build their methods with exec, from identifiers) and the loading of a module being imported.
+and namedtuple build their methods with exec) and the loading of a module being imported.
+
+Code compiled from a string at run time is the student's, whoever compiled it: a generator builds its text from
+the student's strings (a field name of a class made with `type()`, a string annotation typing evaluates), and the
+code it makes runs later, maybe called by the grader's own code with no frame of the submission on the stack (a
+generated `__hash__` called by torch, an `__init__` by the probes). Every code object run by `exec` or `eval`
+outside an import is noted with the code nested in it (`GENERATED`), and a frame of any of them counts as student
+code: what it does meets the same refusals as the submission's own lines.
 """
 from __future__ import annotations
 
@@ -19,7 +26,7 @@ DENIED_EVENTS = frozenset({
     "os.system", "os.fork", "os.forkpty", "os.kill", "os.killpg", "os.putenv", "os.unsetenv", "os.remove",
     "os.rename", "os.mkdir", "os.rmdir", "os.chmod", "os.chown", "os.symlink", "os.link", "os.truncate",
     "os.chdir", "os.utime", "signal.pthread_kill", "subprocess.Popen", "builtins.input", "webbrowser.open",
-    "sqlite3.connect", "urllib.Request", "open"})
+    "sqlite3.connect", "urllib.Request", "open", "os.listdir", "os.scandir", "glob.glob"})
 DENIED_PREFIXES = ("ctypes.", "socket.", "os.exec", "os.posix_spawn", "os.spawn", "_thread.", "shutil.")
 # the code generators of the standard library that honest classes use (@dataclass, namedtuple, NamedTuple), and
 # torch's reading of an operator's schema types (strings of the registered schema, never the caller's), which the
@@ -27,6 +34,8 @@ DENIED_PREFIXES = ("ctypes.", "socket.", "os.exec", "os.posix_spawn", "os.spawn"
 CODE_GENERATORS = ("dataclasses.py", "collections/__init__.py", "torch/fx/operator_schemas.py")
 SOURCE_SUFFIXES = (".py", ".pyc", ".so")
 IMPORT_MACHINERY = "<frozen importlib._bootstrap"
+GENERATED: set = set()
+"""Code objects compiled from strings at run time, outside an import, and all code nested in them: student code."""
 
 
 def _student_on_stack() -> bool:
@@ -36,7 +45,7 @@ def _student_on_stack() -> bool:
     frame = sys._getframe(1).f_back  # past the hook: the code that raised the event
     while frame is not None:
         filename = frame.f_code.co_filename
-        if filename == SUBMISSION_FILE:
+        if filename == SUBMISSION_FILE or frame.f_code in GENERATED:
             return True
         if filename.startswith(IMPORT_MACHINERY):
             return False
@@ -55,12 +64,34 @@ def _allowed(event: str, args: tuple) -> bool:
     return False
 
 
+def _importing() -> bool:
+    """Whether the code raising the event runs inside an import (a module's own top-level code)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename.startswith(IMPORT_MACHINERY):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def note_generated(code) -> None:
+    """A code object run from a string at run time, and every code object nested in it, is student code."""
+    pending = [code]
+    while pending:
+        current = pending.pop()
+        if current not in GENERATED:
+            GENERATED.add(current)
+            pending += [value for value in current.co_consts if isinstance(value, type(current))]
+
+
 def install(refuse) -> None:
     """Install the hook; `refuse(mistake, what)` records the refusal and raises."""
 
     def hook(event: str, args: tuple) -> None:
         if event not in DENIED_EVENTS and not event.startswith(DENIED_PREFIXES):
             return
+        if event == "exec" and args and hasattr(args[0], "co_consts") and not _importing():
+            note_generated(args[0])
         if _student_on_stack() and not _allowed(event, args):
             refuse("forbidden-import" if event.startswith(DENIED_PREFIXES) else "introspection", f"the operation {event}")
 

@@ -30,7 +30,7 @@ _mode: FakeTensorMode | None = None
 
 class _StandInMode(FakeTensorMode):
     """A fake mode that knows the build has no CUDA even while `torch.cuda.is_available()` answers True for the
-    student's code (`probes._cuda_as_present`): it then never runs an operator on a small constant for real on
+    student's code (`stand_in_cuda`): it then never runs an operator on a small constant for real on
     "cuda". Its dispatch runs without torch's dynamo-disabling shim (a frame and a lookup at every operator, as
     for the tracer's `Recorder`): nothing in the worker compiles."""
 

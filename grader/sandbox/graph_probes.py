@@ -42,7 +42,7 @@ def _recorded(call, inputs: list, varied: int, device: str, lines: list[str]) ->
     (`.item()`, `.numpy()`, a branch on a tensor), the graph is replayed on other values of the first `varied`
     inputs beside the call itself: when the two differ, the answer says where the computation left the graph
     (`untraceable`), which the parent reports with the student's line instead of wrong values."""
-    leaving = tracing.ValuesLeaving(SUBMISSION_FILE, lines)
+    leaving = tracing.ValuesLeaving(SUBMISSION_FILE, lines, stand_in_only=device in STAND_INS)
     try:
         recorder = tracing.trace(call, inputs, leaving, SUBMISSION_FILE)
     except Exception:
@@ -111,12 +111,20 @@ def sdpa(namespace, lines, *, Q, K, V, is_causal=None, device="cpu", grad=False,
         if transpose_inputs:
             inputs = [t.transpose(-1, -2).contiguous().transpose(-1, -2) for t in inputs]
         extra = [_place(cotangent, device)] if grad else []
-        with _device_guard(device):
+        with _device_guard(device, lines) as cuda:
             recorded = _recorded(_joint(lambda q, k, v: function(q, k, v, **kwargs), 3, grad, seen), inputs + extra, 3,
                                  device, lines)
+        _note_unanswered(recorded, cuda)
     except BaseException as error:
         return {"error": describe_error(error, lines), **_facts(seen)}
     return {**recorded, **_facts(seen)}
+
+
+def _note_unanswered(recorded: dict, cuda) -> None:
+    """Where the code asked torch.cuda what the stand-in cannot answer as a GPU (`stand_in_cuda`), even in a `try`:
+    the parent then judges nothing on this stand-in."""
+    if cuda is not None and cuda.asked is not None:
+        recorded["unanswered"] = cuda.asked
 
 
 def _facts(seen: dict) -> dict:
@@ -171,8 +179,9 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
                 return torch.func.functional_call(module, dict(zip(names, tensors)), (q, k, v))
 
             n_grad = 3 + answer["state"]["parameters"]
-            with _device_guard(device):
+            with _device_guard(device, lines) as cuda:
                 recorded = _recorded(_joint(forward, n_grad, grad, seen), inputs + state + extra, 3, device, lines)
+            _note_unanswered(recorded, cuda)
             answer["calls"].append({**recorded, **_facts(seen)})
         except BaseException as error:
             answer["calls"].append({"error": describe_error(error, lines), **_facts(seen)})

@@ -14,8 +14,8 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from grader.assignment import DROPOUTS, MODEL_ARGS, MODEL_ARGS_TYPES, PROJECTIONS
-from grader.graph.devices import STAND_INS, DeviceMixGuard
-from grader.sandbox import fake_gpu
+from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS, DeviceMixGuard
+from grader.sandbox import fake_gpu, stand_in_cuda
 from grader.sandbox.guard import STAND_IN_DEVICE
 
 SUBMISSION_FILE = "<submission>"
@@ -73,29 +73,6 @@ GPU_TENSOR_TYPES = {torch.float32: "torch.cuda.FloatTensor", torch.float64: "tor
                     torch.bool: "torch.cuda.BoolTensor", torch.int64: "torch.cuda.LongTensor",
                     torch.int32: "torch.cuda.IntTensor", torch.uint8: "torch.cuda.ByteTensor"}
 
-# What torch.cuda answers on a machine with one GPU, while the code runs on the stand-in. The functions' code is
-# swapped, not their names, so a reference taken before (`from torch.cuda import is_available`) answers the same.
-CUDA_AS_PRESENT = {
-    torch.cuda.is_available: lambda: True,
-    torch.cuda.device_count: lambda: 1,
-    torch.cuda.current_device: lambda: 0,
-    torch.cuda.get_device_name: lambda device=None: "NVIDIA GPU",
-    torch.cuda.get_device_capability: lambda device=None: (8, 0),
-}
-
-
-@contextlib.contextmanager
-def _cuda_as_present():
-    saved = {function: function.__code__ for function in CUDA_AS_PRESENT}
-    try:
-        for function, answer in CUDA_AS_PRESENT.items():
-            function.__code__ = answer.__code__
-        yield
-    finally:
-        for function, code in saved.items():
-            function.__code__ = code
-
-
 def _meta_for_stand_in(value):
     return torch.device("meta") if value is STAND_IN_DEVICE else value
 
@@ -112,13 +89,19 @@ def _as_on_a_gpu(tensor: torch.Tensor) -> str:
 
 
 @contextlib.contextmanager
-def _device_guard(device: str):
+def _device_guard(device: str, lines: list[str]):
+    """On a stand-in: the stand-in's mode, the device mix a GPU refuses, the GPU's text and torch.cuda as on one GPU
+    (`stand_in_cuda`, yielded: its `asked` says where the code asked what the stand-in cannot answer)."""
+    if device == CPU_BESIDE_A_GPU:
+        with stand_in_cuda.swap().active(SUBMISSION_FILE, lines) as cuda:
+            yield cuda
+        return
     if device not in STAND_INS:
-        yield
+        yield None
         return
     with fake_gpu.active() if device == "fake-cuda" else contextlib.nullcontext(), DeviceMixGuard(), \
-            StandInAsAGpu(), _cuda_as_present():
-        yield
+            StandInAsAGpu(), stand_in_cuda.swap().active(SUBMISSION_FILE, lines) as cuda:
+        yield cuda
 
 
 def _structure(result) -> dict:
@@ -137,12 +120,16 @@ def _place(tensor: torch.Tensor, device: str) -> torch.Tensor:
     """
     if device == "meta":
         return torch.empty(tensor.shape, dtype=tensor.dtype, device="meta")
+    if device == CPU_BESIDE_A_GPU:
+        return tensor.to("cpu", copy=True)
     if device == "fake-cuda":
         return fake_gpu.place(tensor)
     return tensor.to(device, copy=True)
 
 
 def _moved(module: torch.nn.Module, device: str) -> torch.nn.Module:
+    if device == CPU_BESIDE_A_GPU:
+        return module
     return fake_gpu.move(module) if device == "fake-cuda" else module.to(device)
 
 
@@ -220,3 +207,4 @@ def warm_up() -> None:
     (x @ x.transpose(-2, -1) / 2).masked_fill(mask, float("-inf")).softmax(-1)
     torch.nn.functional.linear(x, x).view(1, 2, 2).transpose(0, 1).contiguous()
     fake_gpu.warm_up()
+    stand_in_cuda.warm_up()

@@ -16,7 +16,8 @@ import torch
 from grader.assignment import DROPOUTS, MODEL_ARGS, MODEL_ARGS_TYPES, PROJECTIONS
 from grader.errors import GraderError
 
-DEVICES = ("cpu", "cuda", "meta", "fake-cuda")  # meta and a FakeTensor stand in for a GPU (`probes._place`)
+DEVICES = ("cpu", "cuda", "meta", "fake-cuda", "cpu-beside-a-gpu")  # meta and a FakeTensor stand in for a GPU
+# (`probes._place`); the last is the CPU of a machine with a GPU (grader/graph/devices.CPU_BESIDE_A_GPU)
 DTYPES = ("float16", "bfloat16", "float32", "float64")
 MODES = ("eval", "train")
 FIELD_TYPES = {"int": int, "float": float}

@@ -54,6 +54,7 @@ class Recorder(TorchDispatchMode):
         self.constants: list[torch.Tensor] = []
         self.made: dict[int, int] = {}  # id(tensor) -> the node whose value it is
         self.kept: list = []
+        self.leaving: ValuesLeaving | None = None  # told of every operator that hands values to Python
         for index, tensor in enumerate(inputs):
             self._bind(tensor, self._add(["input", index]))
 
@@ -84,6 +85,8 @@ class Recorder(TorchDispatchMode):
         if func is PRIM_DEVICE:  # a FakeTensor's `.device` asks the modes; it computes nothing
             return func(*args, **kwargs)
         self._note_built_in(sys._getframe(1))
+        if self.leaving is not None and reads_values(func):
+            self.leaving.saw(args, kwargs)
         entry = ["call", _target(func), self.value(list(args)), {"kwargs": self.value(kwargs)["kwargs"]}]
         result = func(*args, **kwargs)
         node = self._add(entry)
@@ -130,31 +133,73 @@ class Recorder(TorchDispatchMode):
         raise Untraceable(f"an argument of type {type(value).__name__}")
 
 
-LEAVING = (torch.Tensor.item, torch.Tensor.tolist, torch.Tensor.numpy, torch.Tensor.__array__, torch.Tensor.__bool__,
-           torch.Tensor.__int__, torch.Tensor.__float__, torch.Tensor.__index__, torch.allclose, torch.equal,
-           torch.Tensor.allclose, torch.Tensor.equal)
-"""Where a tensor's values leave for Python (a number, a list, a NumPy array, a branch): the graph holds what
-followed as the path and the numbers of this one call."""
+METADATA_QUERIES = frozenset({
+    "is_floating_point", "is_complex", "is_signed", "is_conj", "is_neg", "is_inference", "is_same_size",
+    "is_contiguous", "is_strides_like_format", "is_non_overlapping_and_dense", "is_pinned", "is_coalesced", "is_leaf",
+    "output_nr", "_version", "dim", "size", "stride", "numel", "storage_offset", "sym_size", "sym_stride",
+    "sym_numel", "sym_storage_offset", "_nnz", "dense_dim", "sparse_dim", "qscheme", "device", "layout"})
+"""Operators that answer with a Python value read from a tensor's shape, dtype or layout, never from its values."""
+
+BELOW_THE_DISPATCHER = (torch.Tensor.numpy, torch.Tensor.__array__, torch.Tensor.tolist, torch.Tensor.untyped_storage,
+                        torch.Tensor.storage, torch.Tensor.__int__, torch.Tensor.__float__, torch.Tensor.__index__,
+                        torch.Tensor.__complex__)
+"""The ways values leave that may never reach the dispatcher: a NumPy view, a list and a storage read a CPU tensor's
+memory directly; `int()`, `float()`, an index and `complex()` are bound by hand with a device guard, which raises
+before the dispatcher on the FakeTensor stand-in of a CPU-only build."""
+
+
+@functools.lru_cache(maxsize=4096)
+def reads_values(func) -> bool:
+    """Whether an operator hands a tensor's values to Python: it returns no tensor, only Python values (a number,
+    a bool), and is not a query of shape or layout. This is the root of `.item()`, `bool()`, `int()`, `float()`,
+    an index, `torch.is_nonzero`, `torch.equal`, `allclose` and whatever else ends in `_local_scalar_dense`, however
+    the code spelled it; an operator not known to read only metadata counts as reading values."""
+    returns = func._schema.returns
+    if not returns or any("Tensor" in str(r.type) for r in returns):
+        return False
+    return func.overloadpacket.__name__ not in METADATA_QUERIES
 
 
 class ValuesLeaving(TorchFunctionMode):
-    """The student's line where values first left for Python, if they did (`where`, as describe_error says it)."""
+    """The student's line where values first left for Python, if they did (`where`, as describe_error says it).
 
-    def __init__(self, source_file: str, lines: list[str]) -> None:
+    The recorder tells it of each operator that hands values to Python (`reads_values`, at the dispatcher, so no
+    spelling escapes it); the few ways below the dispatcher are seen here as Python calls. With `stand_in_only`
+    (a trace on a stand-in for a GPU) only values on the stand-in's own device count: a CPU constant's value (a
+    FakeTensor on the CPU keeps it) is the same on a GPU, while a stand-in has none to give, so code that reads
+    one, even inside a `try`, is not judged there."""
+
+    def __init__(self, source_file: str, lines: list[str], stand_in_only: bool = False) -> None:
         super().__init__()
-        self.source_file, self.lines = source_file, lines
+        self.source_file, self.lines, self.stand_in_only = source_file, lines, stand_in_only
         self.where: dict | None = None
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        if self.where is None and func in LEAVING:
-            frame = sys._getframe(1)
-            while frame is not None and frame.f_code.co_filename != self.source_file:
-                frame = frame.f_back
-            if frame is not None:
-                line = frame.f_lineno
-                text = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
-                self.where = {"line": line, "text": text[:1000], "function": frame.f_code.co_name[:200]}
+        if func in BELOW_THE_DISPATCHER:
+            self.saw(args, kwargs or {})
         return func(*args, **(kwargs or {}))
+
+    def saw(self, args, kwargs) -> None:
+        """Values of these arguments go to Python: note the student's line that made them go."""
+        if self.where is not None:
+            return
+        if self.stand_in_only and not any(t.device.type != "cpu" for t in _tensors_in(args, kwargs)):
+            return
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename != self.source_file:
+            frame = frame.f_back
+        if frame is not None:
+            line = frame.f_lineno
+            text = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
+            self.where = {"line": line, "text": text[:1000], "function": frame.f_code.co_name[:200]}
+
+
+def _tensors_in(args, kwargs):
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, (list, tuple)):
+            yield from (item for item in value if isinstance(item, torch.Tensor))
+        elif isinstance(value, torch.Tensor):
+            yield value
 
 
 def trace(function, inputs: list[torch.Tensor], leaving: ValuesLeaving | None = None,
@@ -162,6 +207,7 @@ def trace(function, inputs: list[torch.Tensor], leaving: ValuesLeaving | None = 
     """Call `function(*inputs)` under a recorder; the list of tensors it returns is the graph's output. Composites
     of the built-in attention are noted with the line of `source_file` that called them."""
     recorder = Recorder(inputs, source_file)
+    recorder.leaving = leaving
     with recorder, leaving if leaving is not None else contextlib.nullcontext():
         outputs = function(*inputs)
     recorder.nodes.append(["output", [recorder.ref(t) for t in outputs]])

@@ -43,10 +43,18 @@ def test_the_device_sweep_judges_devices_only():
     left_behind = device_sweep(context(), [("case", None)], lambda case, where: (None, {"device": "cpu"}),
                                lambda case, error: "mask-device", lambda case, value: None)
     assert left_behind.mistakes == ["hardcoded-device"]
-    other_error = device_sweep(context(), [("case", None)],
-                               lambda case, where: ({"type": "RuntimeError", "message": "shape mismatch"}, {}),
-                               lambda case, error: "mask-device", lambda case, value: None)
-    assert other_error.passed and "inconclusive on meta" in other_error.en
+    on_the_cpu = {"device": "cpu"}  # what the CPU of a machine with a GPU answers
+    meta_only = device_sweep(context(), [("case", None)], lambda case, where: (
+        ({"type": "RuntimeError", "message": "shape mismatch"}, {}) if where == "meta" else
+        (None, on_the_cpu if where == "cpu-beside-a-gpu" else {"device": where})),
+        lambda case, error: "mask-device", lambda case, value: None)
+    assert meta_only.passed and "inconclusive on meta" in meta_only.en
+    shape_mismatch = ({"type": "RuntimeError", "message": "shape mismatch"}, {})
+    nowhere = device_sweep(context(), [("case", None)],
+                           lambda case, where: (None, on_the_cpu) if where == "cpu-beside-a-gpu" else shape_mismatch,
+                           lambda case, error: "mask-device", lambda case, value: None)
+    assert not nowhere.passed and nowhere.mistakes == ["device-not-judged"], nowhere
+    assert "could not be judged on the GPU stand-ins: review by hand, or grade on a GPU" in nowhere.en
     differs_on_gpu = device_sweep(context(cuda=True), [("case", None)],
                                   lambda case, where: (None, {"device": where, "value": cpu_output + 1}),
                                   lambda case, error: "mask-device",

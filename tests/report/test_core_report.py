@@ -127,6 +127,22 @@ def test_the_class_summary_lists_what_the_graph_could_not_judge_for_review():
     assert "请老师人工复核" in class_summary(reports, "zh")
 
 
+def test_a_device_check_no_stand_in_could_judge_is_listed_for_review_in_the_summary_and_the_report():
+    """A device check that could not conclude awards nothing; the class summary (text) and each report (JSON, as
+    grade-all writes it) name it for a person, beside the hand-ins the graph could not grade."""
+    device = Check("sdpa.device", "sdpa", 0.5, "hidden", "设备", "device", lambda ctx: None)
+    values = Check("sdpa.values", "sdpa", 3.0, "hidden", "数值", "values", lambda ctx: None)
+    unjudged = build_report([(device, Outcome(False, "无法评判", "could not be judged on the GPU stand-ins: review by "
+                                              "hand, or grade on a GPU", ["device-not-judged"])),
+                             (values, Outcome(True))])
+    judged = build_report([(device, Outcome(True)), (values, Outcome(True))])
+    assert unjudged["review"] == ["sdpa.device"] and unjudged["score"] == 3.0 and "review" not in judged
+    assert in_language(unjudged, "en")["review"] == ["sdpa.device"]
+    reports = [{**unjudged, "student": "ana"}, {**judged, "student": "bo"}]
+    listed = class_summary(reports, "en").split("Parts the grader could not judge (review by hand) (1):\n")[1]
+    assert listed.splitlines()[0].strip() == "ana: device-not-judged"
+
+
 def test_the_class_summary_counts_verified_fixes_by_mistake_and_their_points():
     fix = {"mistake": "mask-diagonal", "points": 3.0}
     reports = [{"student": s, "score": 1.0, "max_score": 20.0, "checks": [], "mistakes": ["mask-diagonal"], "fixes": f}

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.unit
 def traced_on_the_fake_gpu(function, *values):
     """The graph `function` leaves on the fake stand-in, run by the parent on `values` with devices followed."""
     inputs = [probes._place(v, "fake-cuda") for v in values]
-    with probes._device_guard("fake-cuda"):
+    with probes._device_guard("fake-cuda", []):
         recorder = tracing.trace(lambda *t: list(function(*t)), inputs)
     text, constants = tracing.encode(recorder)
     graph = decode.decode(bytes(text.numpy().tobytes()), len(constants))

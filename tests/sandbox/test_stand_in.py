@@ -24,6 +24,14 @@ OBSERVABLES = {
     "cuda.current_device": "torch.cuda.current_device() == 0",
     "cuda.get_device_name": "len(torch.cuda.get_device_name()) > 0",
     "cuda.get_device_capability": "torch.cuda.get_device_capability()[0] >= 7",
+    "cuda.is_initialized": "torch.cuda.is_initialized()",
+    "cuda.synchronize": "torch.cuda.synchronize() is None",
+    "cuda.empty_cache": "torch.cuda.empty_cache() is None",
+    "cuda.manual_seed": "torch.cuda.manual_seed(0) is None",
+    "accelerator.is_available": "torch.accelerator.is_available()",
+    "accelerator.current_accelerator": "torch.accelerator.current_accelerator().type == 'cuda'",
+    "accelerator.synchronize": "torch.accelerator.synchronize() is None",
+    "backends.cuda.is_built": "torch.backends.cuda.is_built()",
     "Tensor.type()": "Q.type() == 'torch.cuda.FloatTensor'",
     "Tensor.is_cuda": "Q.is_cuda",
     "Tensor.get_device()": "Q.get_device() == 0",
@@ -55,6 +63,65 @@ def test_the_stand_in_answers_as_a_gpu(expression, stand_in, guarded):
     assert errors == []
     Q = probes._place(torch.empty(2, 3), stand_in)
     before = torch.cuda.is_available(), torch.cuda.device_count()
-    with probes._device_guard(stand_in):
+    with probes._device_guard(stand_in, source.splitlines()):
         assert namespace["says_gpu"](Q) is True
     assert (torch.cuda.is_available(), torch.cuda.device_count()) == before, "torch.cuda answers as before afterwards"
+
+
+REFUSED_CUDA = {
+    "synchronize on a stream": "torch.cuda.current_stream().synchronize()",
+    "memory_allocated": "torch.cuda.memory_allocated()",
+    "max_memory_allocated": "torch.cuda.max_memory_allocated()",
+    "memory_reserved": "torch.cuda.memory_reserved()",
+    "mem_get_info": "torch.cuda.mem_get_info()",
+    "memory_stats": "torch.cuda.memory_stats()",
+    "get_device_properties": "torch.cuda.get_device_properties(0).total_memory",
+    "get_arch_list": "torch.cuda.get_arch_list()",
+    "is_bf16_supported": "torch.cuda.is_bf16_supported()",
+    "get_rng_state": "torch.cuda.get_rng_state()",
+    "Stream": "torch.cuda.Stream()",
+    "Event": "torch.cuda.Event(enable_timing=True)",
+    "device as a context": "torch.cuda.device(0)",
+    "set_device": "torch.cuda.set_device(0)",
+    "a submodule's function": "torch.cuda.memory.memory_allocated()",
+    "accelerator memory": "torch.accelerator.memory_allocated()",
+    "accelerator stream": "torch.accelerator.current_stream()",
+    "imported by name before": "memory_allocated()",
+}
+"""What a CPU-only build answers otherwise than a GPU, or refuses where a GPU answers: each, called from student code on a
+stand-in, raises and is counted, however the code caught the error."""
+
+
+@pytest.mark.parametrize("stand_in, guarded", STAND_INS.values(), ids=STAND_INS.keys())
+@pytest.mark.parametrize("call", REFUSED_CUDA.values(), ids=REFUSED_CUDA.keys())
+def test_every_other_cuda_call_from_student_code_on_a_stand_in_is_refused_and_counted(call, stand_in, guarded):
+    source = ("import torch\nfrom torch.cuda import memory_allocated\n\n\ndef tells(Q):\n    try:\n"
+              f"        {call}\n    except Exception:\n        return 'stand-in'\n    return 'gpu'\n")
+    namespace, errors = load_student(source, Guard() if guarded else None)
+    assert errors == []
+    Q = probes._place(torch.empty(2, 3), stand_in)
+    with probes._device_guard(stand_in, source.splitlines()) as cuda:
+        namespace["tells"](Q)
+    assert cuda.asked is not None and cuda.asked["line"] == 7 and call in cuda.asked["text"], cuda.asked
+    assert torch.cuda.memory_allocated() == 0 and torch.cuda.is_initialized() is False, "torch.cuda as before afterwards"
+
+
+@pytest.mark.parametrize("stand_in", ["meta", "fake-cuda"])
+def test_mixed_precision_from_torch_cuda_runs_on_a_stand_in_as_always(stand_in):
+    """`torch.cuda.amp.autocast(enabled=False)` is an honest idiom (Hugging Face's upcast path): never refused."""
+    source = ("import torch\nfrom torch.cuda.amp import autocast\n\n\ndef upcast(Q):\n"
+              "    with autocast(enabled=False):\n        return Q.float() @ Q.float().transpose(-2, -1)\n")
+    namespace, errors = load_student(source, Guard())
+    assert errors == []
+    Q = probes._place(torch.empty(2, 3), stand_in)
+    with probes._device_guard(stand_in, source.splitlines()) as cuda:
+        assert tuple(namespace["upcast"](Q).shape) == (2, 2)
+    assert cuda.asked is None
+
+
+def test_torch_cuda_called_by_torch_itself_on_a_stand_in_runs_as_always():
+    """Only the student's own calls are answered or refused: torch's code calling torch.cuda meets the CPU build."""
+    Q = probes._place(torch.empty(2, 3), "meta")
+    with probes._device_guard("meta", []) as cuda:
+        assert torch.cuda.memory_allocated() == 0 and torch.cuda.is_initialized() is False
+    assert cuda.asked is None

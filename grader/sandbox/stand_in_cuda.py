@@ -1,0 +1,192 @@
+"""`torch.cuda` (and `torch.accelerator`, `torch.backends.cuda`) while student code runs on a stand-in for a GPU:
+answered as one GPU answers, or refused and counted.
+
+Runs inside the sandbox worker. On a CPU-only build `torch.cuda` says there is no GPU: most of it raises
+("Torch not compiled with CUDA enabled"), some of it answers as a machine without one (`memory_allocated()` is 0,
+`is_initialized()` False). Either tells both stand-ins from a GPU at once. For the time of a call on a stand-in,
+every function defined in `torch.cuda` and its submodules (`GPU_RUNTIME`), and every method of their classes
+(`Stream.__new__`, `Event.__new__`, `device.__init__`, ...), has its code swapped (its name too, so a reference
+taken before the call meets the swap):
+
+- a query a GPU answers the same way every time is answered as on a machine with one GPU (`ANSWERED`, to every
+  caller; `ANSWERED_TO_THE_STUDENT`, to student code only, so torch's own code never believes a GPU initialised);
+- anything else called from student code is refused: it raises, and `asked` keeps the student's line, which the
+  probe reports as a call the stand-in could not answer (the device check reads it as not judged, never as a pass,
+  however the code caught the error);
+- called from torch's own code, the function runs as it always does.
+
+Not covered (docs/isolation.md): the legacy tensor types (`torch.cuda.FloatTensor`, ...), C types whose constructor
+cannot be swapped, and plain values the CPU-only build holds (`torch.cuda.default_generators`, `torch.version.cuda`).
+"""
+from __future__ import annotations
+
+import contextlib
+import sys
+import types
+
+import torch
+
+GPU_RUNTIME = ("torch.cuda", "torch.accelerator", "torch.backends.cuda")
+"""The modules whose functions ask the GPU runtime (and their submodules: a name that starts so)."""
+RUNS_AS_ALWAYS = ("torch.cuda.amp",)
+"""Mixed precision (`torch.cuda.amp.autocast(enabled=False)`, Hugging Face's upcast path): honest code uses it, it
+asks the runtime nothing a stand-in must answer, and on a CPU-only build it runs (disabled), as it did before."""
+DISPATCHER = "__stand_in_cuda__"
+"""The name the swapped code looks up in its function's own module globals, set there for the time of a call."""
+
+ANSWERED = {
+    "torch.cuda.is_available": lambda: True,
+    "torch.cuda.device_count": lambda: 1,
+    "torch.cuda.current_device": lambda: 0,
+    "torch.cuda.get_device_name": lambda device=None: "NVIDIA GPU",
+    "torch.cuda.get_device_capability": lambda device=None: (8, 0),
+}
+ANSWERED_TO_THE_STUDENT = {
+    "torch.cuda.is_initialized": lambda: True,
+    "torch.cuda.synchronize": lambda device=None: None,
+    "torch.cuda.memory.empty_cache": lambda: None,
+    "torch.cuda.random.manual_seed": lambda seed: None,
+    "torch.cuda.random.manual_seed_all": lambda seed: None,
+    "torch.cuda.random.seed": lambda: None,
+    "torch.cuda.random.seed_all": lambda: None,
+    "torch.accelerator.is_available": lambda: True,
+    "torch.accelerator.device_count": lambda: 1,
+    "torch.accelerator.current_accelerator": lambda check_available=False: torch.device("cuda"),
+    "torch.accelerator.current_device_index": lambda: 0,
+    "torch.accelerator.current_device_idx": lambda: 0,
+    "torch.accelerator.synchronize": lambda device=None: None,
+    "torch.accelerator.memory.empty_cache": lambda: None,
+    "torch.backends.cuda.is_built": lambda: True,
+}
+"""What a GPU answers the same way every time (a wait that returns nothing, a cache emptied, a generator seeded:
+the stand-in draws no numbers on the GPU's generator)."""
+
+
+def _stub_codes() -> dict[int, types.CodeType]:
+    """The swapped-in code for functions with 0 to 4 closure cells (a function's code must keep its cell count)."""
+
+    def free0():
+        def stub(*args, **kwargs):
+            return __stand_in_cuda__(args, kwargs)  # noqa: F821 - set in the function's own globals
+        return stub
+
+    def free1(a=None):
+        def stub(*args, **kwargs):
+            a  # noqa: B018 - a cell, to match the function's own
+            return __stand_in_cuda__(args, kwargs)  # noqa: F821
+        return stub
+
+    def free2(a=None, b=None):
+        def stub(*args, **kwargs):
+            a, b  # noqa: B018
+            return __stand_in_cuda__(args, kwargs)  # noqa: F821
+        return stub
+
+    def free3(a=None, b=None, c=None):
+        def stub(*args, **kwargs):
+            a, b, c  # noqa: B018
+            return __stand_in_cuda__(args, kwargs)  # noqa: F821
+        return stub
+
+    def free4(a=None, b=None, c=None, d=None):
+        def stub(*args, **kwargs):
+            a, b, c, d  # noqa: B018
+            return __stand_in_cuda__(args, kwargs)  # noqa: F821
+        return stub
+
+    return {len(f().__code__.co_freevars): f().__code__ for f in (free0, free1, free2, free3, free4)}
+
+
+STUBS = _stub_codes()
+
+
+def _functions() -> dict[str, types.FunctionType]:
+    """Every function defined in torch.cuda and its submodules, and the methods of their classes, by qualified name."""
+    found: dict[str, types.FunctionType] = {}
+    for name, module in sorted(sys.modules.items()):
+        if not name.startswith(GPU_RUNTIME) or name.startswith(RUNS_AS_ALWAYS) or not isinstance(module, types.ModuleType):
+            continue
+        for value in list(vars(module).values()):
+            if isinstance(value, types.FunctionType) and value.__module__ == name:
+                found.setdefault(f"{name}.{value.__qualname__}", value)
+            elif isinstance(value, type) and value.__module__ == name:
+                for member in vars(value).values():
+                    function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
+                    if isinstance(function, types.FunctionType) and function.__module__ == name:
+                        found.setdefault(f"{name}.{function.__qualname__}", function)
+    return {key: f for key, f in found.items() if len(f.__code__.co_freevars) in STUBS}
+
+
+def _original(function: types.FunctionType) -> types.FunctionType:
+    copy = types.FunctionType(function.__code__, function.__globals__, function.__name__, function.__defaults__,
+                              function.__closure__)
+    copy.__kwdefaults__ = function.__kwdefaults__
+    return copy
+
+
+def from_student_code(frame, source_file: str) -> bool:
+    """Student code: the submission's own, or code compiled from a string at run time (not a library's file)."""
+    filename = frame.f_code.co_filename if frame is not None else ""
+    return filename == source_file or (filename.startswith("<") and not filename.startswith("<frozen"))
+
+
+class StandInCuda:
+    """The swap, made once per worker (the fork server builds the table), entered for each call on a stand-in."""
+
+    def __init__(self) -> None:
+        self.functions = _functions()
+        self.originals = {key: _original(f) for key, f in self.functions.items()}
+        self.codes = {key: f.__code__ for key, f in self.functions.items()}
+        self.stubs = {key: STUBS[len(f.__code__.co_freevars)].replace(co_name=f.__name__, co_qualname=key)
+                      for key, f in self.functions.items()}
+        self.asked: dict | None = None  # the student's line of the first call refused, as describe_error says it
+        self.lines: list[str] = []
+        self.source_file = ""
+
+    def __call__(self, args: tuple, kwargs: dict):
+        key = sys._getframe(1).f_code.co_qualname
+        caller = sys._getframe(2)
+        if key in ANSWERED:
+            return ANSWERED[key](*args, **kwargs)
+        if not from_student_code(caller, self.source_file):
+            return self.originals[key](*args, **kwargs)
+        if key in ANSWERED_TO_THE_STUDENT:
+            return ANSWERED_TO_THE_STUDENT[key](*args, **kwargs)
+        if self.asked is None:
+            line = caller.f_lineno
+            text = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else key
+            self.asked = {"line": line, "text": text[:1000], "function": caller.f_code.co_name[:200]}
+        raise RuntimeError(f"{key.removesuffix('.__new__').removesuffix('.__init__')}() cannot be answered as a GPU "
+                           "would on the stand-in for a GPU of a machine without one")
+
+    @contextlib.contextmanager
+    def active(self, source_file: str, lines: list[str]):
+        """The swap for one call; `asked` then says where student code asked what the stand-in cannot answer."""
+        self.asked, self.source_file, self.lines = None, source_file, lines
+        modules = {id(f.__globals__): f.__globals__ for f in self.functions.values()}
+        try:
+            for namespace in modules.values():
+                namespace[DISPATCHER] = self
+            for key, function in self.functions.items():
+                function.__code__ = self.stubs[key]
+            yield self
+        finally:
+            for key, function in self.functions.items():
+                function.__code__ = self.codes[key]
+            for namespace in modules.values():
+                namespace.pop(DISPATCHER, None)
+
+
+_swap: StandInCuda | None = None
+
+
+def swap() -> StandInCuda:
+    """The worker's one table of torch.cuda's functions (made in the fork server by `warm_up`)."""
+    global _swap
+    if _swap is None:
+        _swap = StandInCuda()
+    return _swap
+
+
+def warm_up() -> None:
+    swap()
