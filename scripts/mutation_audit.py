@@ -253,6 +253,22 @@ MUTATIONS = [
              (("    server.ensure_running = ensure_running\n", ""),),
              ("tests/grade_all/test_parallel_jobs.py::test_every_job_forks_its_workers_from_the_commands_fork_server",),
              "unit"),
+    Mutation("mask-dtype-named", "grader/checks/common.py",
+             (('        mistakes = ["mask-dtype"]\n', "        pass\n"),),
+             ("tests/checks/test_graders.py::test_mutant_loses_points_and_is_diagnosed[mask-dtype]",
+              "tests/checks/test_graders.py::test_mutant_loses_points_and_is_diagnosed[mask-dtype__2]"), "sandbox"),
+    Mutation("promoted-dtype-named", "grader/checks/common.py",
+             (("    if not changed_dtype or not float32_run_passed(ctx, part):", "    if True:"),),
+             ("tests/checks/test_graders.py::test_mutant_loses_points_and_is_diagnosed[mask-dtype__3]",), "sandbox"),
+    Mutation("gate-zeroed-message", "grader/report/json_report.py",
+             (("        outcome = not_counted(outcome, list(gates))\n", ""),),
+             ("tests/report/test_core_report.py::test_a_check_a_failed_gate_zeroes_says_it_is_not_counted_and_why",),
+             "unit"),
+    Mutation("dropout-use-despite-nan", "grader/checks/mha/state.py",
+             (("        if bool(torch.isfinite(train_1).any()) and not changed(train_1, train_2):",
+               "        if bool(torch.isfinite(train_1).all()) and torch.equal(train_1, train_2):"),),
+             ("tests/checks/test_named_bug_classes.py::test_each_bug_is_named_and_nothing_else[dropout-not-applied__3]",),
+             "sandbox"),
 ]
 
 
