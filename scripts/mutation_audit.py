@@ -261,7 +261,7 @@ MUTATIONS = [
              (("    if not changed_dtype or not float32_run_passed(ctx, part):", "    if True:"),),
              ("tests/checks/test_graders.py::test_mutant_loses_points_and_is_diagnosed[mask-dtype__3]",), "sandbox"),
     Mutation("gate-zeroed-message", "grader/report/json_report.py",
-             (("        outcome = not_counted(outcome, list(gates))\n", ""),),
+             (("        outcome = not_counted(outcome, list(gates))", "        pass"),),
              ("tests/report/test_core_report.py::test_a_check_a_failed_gate_zeroes_says_it_is_not_counted_and_why",),
              "unit"),
     Mutation("dropout-use-despite-nan", "grader/checks/mha/state.py",
