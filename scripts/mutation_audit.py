@@ -375,6 +375,22 @@ MUTATIONS = [
     Mutation("secret-fixed-outside-suite", "grader/checks/secret.py",
              (('        if "pytest" not in sys.modules:\n', "        if False:\n"),),
              ("tests/checks/test_secret_inputs.py::test_a_fixed_secret_is_refused_outside_the_test_suite",), "unit"),
+    Mutation("mask-dtype-named", "grader/checks/common.py",
+             (('        mistakes = ["mask-dtype"]\n', "        pass\n"),),
+             ("tests/checks/test_graders.py::test_mutant_loses_points_and_is_diagnosed[mask-dtype]",
+              "tests/checks/test_graders.py::test_mutant_loses_points_and_is_diagnosed[mask-dtype__2]"), "sandbox"),
+    Mutation("promoted-dtype-named", "grader/checks/common.py",
+             (("    if not changed_dtype or not float32_run_passed(ctx, part):", "    if True:"),),
+             ("tests/checks/test_graders.py::test_mutant_loses_points_and_is_diagnosed[mask-dtype__3]",), "sandbox"),
+    Mutation("gate-zeroed-message", "grader/report/json_report.py",
+             (("        outcome = not_counted(outcome, list(gates))", "        pass"),),
+             ("tests/report/test_core_report.py::test_a_check_a_failed_gate_zeroes_says_it_is_not_counted_and_why",),
+             "unit"),
+    Mutation("dropout-use-despite-nan", "grader/checks/mha/state.py",
+             (("        if bool(torch.isfinite(train_1).any()) and not changed(train_1, train_2):",
+               "        if bool(torch.isfinite(train_1).all()) and torch.equal(train_1, train_2):"),),
+             ("tests/checks/test_named_bug_classes.py::test_each_bug_is_named_and_nothing_else[dropout-not-applied__3]",),
+             "sandbox"),
 ]
 
 

@@ -14,6 +14,8 @@ here (grader.handin.clean_text), once, so no consumer of a report (terminal, log
 """
 from __future__ import annotations
 
+import dataclasses
+
 from grader.handin import places
 from grader.catalog import REVIEW_BY_HAND, explain, fix_first
 from grader.checks import Check, Outcome
@@ -35,8 +37,22 @@ def message(outcome: Outcome, lang: str) -> str:
     return "\n".join(lines)
 
 
-def check_entry(check: Check, outcome: Outcome, zeroed: bool) -> dict:
-    points = check.points if outcome.passed and not zeroed else 0.0
+def not_counted(outcome: Outcome, gates: list[str]) -> Outcome:
+    """A check that held in a part a failed gate zeroes: its message says first that it earns nothing and why, so
+    no report scores it 0 under words that only say it passed."""
+    if not outcome.passed or not gates:
+        return outcome
+    listed = ", ".join(gates)
+    return dataclasses.replace(outcome, zh=f"不计分：{listed} 未通过，本部分记 0 分。本项本身成立：{outcome.zh}",
+                               en=f"Not counted: {listed} failed, so this part scores 0. This check itself held: "
+                                  f"{outcome.en}")
+
+
+def check_entry(check: Check, outcome: Outcome, gates: list[str] = ()) -> dict:
+    """`gates`: the failed gates of the check's part (each zeroes it)."""
+    points = check.points if outcome.passed and not gates else 0.0
+    if check.points:
+        outcome = not_counted(outcome, list(gates))
     where = outcome.where
     if where and where.get("text"):
         where = {**where, "text": printable(where["text"], keep_newlines=False)}
@@ -54,8 +70,11 @@ def check_entry(check: Check, outcome: Outcome, zeroed: bool) -> dict:
 
 
 def build_report(results: list[tuple[Check, Outcome]], extras: dict | None = None) -> dict:
-    failed_gates = {c.part for c, o in results if c.gate and not o.passed}
-    checks = [check_entry(c, o, c.part in failed_gates) for c, o in results]
+    failed_gates = {}
+    for c, o in results:
+        if c.gate and not o.passed:
+            failed_gates.setdefault(c.part, []).append(c.id)
+    checks = [check_entry(c, o, failed_gates.get(c.part, [])) for c, o in results]
     mistakes = fix_first(m for c in checks for m in c["mistakes"])
     report = {
         "score": round(sum(c["points"] for c in checks), 4),

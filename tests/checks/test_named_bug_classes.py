@@ -7,7 +7,7 @@ bugs behind a one-row band-aid; and the bugs a crash hides, found behind it by a
 """
 import pytest
 
-from support.paths import SUBMISSIONS
+from support.paths import SUBMISSIONS, TESTS
 
 pytestmark = pytest.mark.sandbox
 
@@ -20,6 +20,9 @@ EXACTLY = {
     "dropout-in-eval__3": {"dropout-in-eval"},
     "float-head-dim__2": {"float-head-dim"},
     "mask-diagonal__3": {"missing-scale", "mask-diagonal"},  # row 0 patched by hand: the other rows name both
+    # nn.Softmax() without dim: every causal row NaN but the last; neither dropout called is a fact of the code all the same
+    "dropout-not-applied__3": {"softmax-dim", "dropout-not-applied"},
+    "softmax-dim__4": {"softmax-dim"},  # the twin that calls both dropouts: the NaN alone names no dropout mistake
 }
 
 
@@ -36,3 +39,18 @@ def test_bugs_behind_a_crash_are_named_and_marked_as_found_behind_it(graded):
     assert report["mistakes"][0] == "tensor-truth-value"
     behind = {entry["mistake"]: entry["behind"] for entry in report["found_behind"]}
     assert behind == {"missing-out-proj": ["tensor-truth-value"], "dropout-not-applied": ["tensor-truth-value"]}
+
+
+def test_a_crash_no_id_names_zeroes_the_part_and_the_check_that_held_says_it_is_not_counted(graded):
+    """A NameError on every forward call fails the module's gate; its layout check held (wq..wo and both dropouts
+    are right) and scores 0, so its message opens with "not counted" and the gate, never with the pass alone (the report in
+    English; tests/report/test_core_report.py holds both languages)."""
+    report = graded(TESTS / "corpus" / "undefined_name_in_forward.py")
+    mha = [c for c in report["checks"] if c["part"] == "mha"]
+    assert sum(c["points"] for c in mha) == 0.0
+    interface = next(c for c in mha if c["id"] == "mha.interface")
+    assert interface["passed"] and interface["points"] == 0.0 and interface["max_points"] == 1.0
+    assert interface["message"].startswith("Not counted: mha.computes_attention failed")
+    held_for_nothing = [c["id"] for c in report["checks"] if c["passed"] and c["max_points"] and not c["points"]
+                        and not c["message"].startswith("Not counted:")]
+    assert held_for_nothing == []

@@ -215,3 +215,22 @@ def test_a_verified_fix_comes_first_with_its_gain():
         text = render_text(report, lang)
         assert said in text and text.index(said) < text.index(PARTS[MHA]), text
         assert text.count("Ctrl+M L") == 1
+
+
+def test_a_check_a_failed_gate_zeroes_says_it_is_not_counted_and_why():
+    """A crash in forward fails the part's gate; the layout check still held, scores 0, and its message must not
+    read as a pass alone: it opens with "not counted", naming the gate, in both languages."""
+    report = build_report([
+        (spec(f"{MHA}.computes_attention", MHA, 0.0, gate=True),
+         Outcome(False, "运行 forward 时出错：NameError。", "Error while running forward: NameError.")),
+        (spec(f"{MHA}.interface", MHA, 1.0), Outcome(True, "四个投影与两个 dropout 都符合接口。",
+                                                     "The four projections and both dropouts match the interface.")),
+        (spec(f"{SDPA}.values", SDPA, 3.0), Outcome(True, "数值一致。", "Values match.")),
+    ])
+    interface = next(c for c in report["checks"] if c["id"] == f"{MHA}.interface")
+    assert interface["points"] == 0.0 and interface["max_points"] == 1.0
+    assert interface["message_zh"].startswith(f"不计分：{MHA}.computes_attention 未通过")
+    assert interface["message_en"].startswith(f"Not counted: {MHA}.computes_attention failed")
+    assert "match the interface" in interface["message_en"]  # what held is still said, after
+    other_part = next(c for c in report["checks"] if c["id"] == f"{SDPA}.values")
+    assert other_part["points"] == 3.0 and other_part["message_en"] == "Values match."

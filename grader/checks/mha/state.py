@@ -7,9 +7,10 @@ import torch
 from grader.checks import diagnosis, reference
 from grader.assignment import DROPOUTS, PROJECTIONS
 from grader.checks import Context, Outcome, check, failed, passed
-from grader.checks.common import (GRADIENT_MISTAKES, compare_gradients, dtype_handling_advice, is_dtype_handling,
+from grader.checks.common import (GRADIENT_MISTAKES, changed, compare_gradients, dtype_handling_advice, is_dtype_handling,
                                   low_precision_passed, named_backward, needs_correct_values, UNPROMISED_DTYPES,
                                   unpromised_dtype_note, unread_is_not_cut)
+from grader.checks.common import promoted_dtype_note
 from grader.checks.mha.probing import (checked_calls, compare, first_error, inputs, linear_weights, model_args,
                                        out_tensor, run)
 from grader.sandbox.requests import MhaRequest, Probe
@@ -33,12 +34,15 @@ def _low_precision(ctx: Context) -> Outcome:
         answer = ctx.student.call(Probe.MHA, MhaRequest(args=args, is_causal=True, calls=[call], weights=weights,
                                                         dtype=name))
         error = first_error(answer)
-        advice = dtype_handling_advice(ctx, error, name) if error else None
+        advice = dtype_handling_advice(ctx, error, name, "mha") if error else None
         if advice:
             notes.append(advice)
             continue
         results, problem = checked_calls(ctx, args, [call], answer, (f"以 {name} 运行", f"running in {name}"))
         problem = problem or compare(out_tensor(results[0]), call, weights, heads, True, ctx.static, (name, name))
+        promoted = None if problem else promoted_dtype_note(ctx, "mha", dtype, {"out": out_tensor(results[0])})
+        if promoted:
+            notes.append(promoted)
         if problem and dtype in UNPROMISED_DTYPES:
             notes.append(unpromised_dtype_note(ctx, name, error, problem))
         elif problem:
@@ -135,13 +139,14 @@ def dropout(ctx: Context) -> Outcome:
         train_1, train_2 = (out_tensor(r) for r in results)
         if layer == DROPOUTS[0] and bool(torch.isfinite(plain_eval).all()) and not bool(torch.isfinite(train_1).all()):
             return failed(*NAN_FROM_DROPPED_SCORES, ["attn-dropout-placement"])
-        if not (bool(torch.isfinite(train_1).all()) and bool(torch.isfinite(train_2).all())):
-            return failed(f"train() 模式下只让 self.{layer} 丢弃时输出出现 NaN 或 inf。",
-                          f"In train() mode with only self.{layer} dropping, the output holds NaN or inf.")
-        if torch.equal(train_1, train_2):
+        # whether the layer is called is a fact of the code: judged on the values that are finite, NaN elsewhere or not
+        if bool(torch.isfinite(train_1).any()) and not changed(train_1, train_2):
             return failed(f"train() 模式下只让 self.{layer} 丢弃时，两次前向结果完全相同：self.{layer} 没有被使用。",
                           f"In train() mode with only self.{layer} dropping, two forward passes are identical: "
                           f"self.{layer} is never applied.", ["dropout-not-applied"])
+        if not (bool(torch.isfinite(train_1).all()) and bool(torch.isfinite(train_2).all())):
+            return failed(f"train() 模式下只让 self.{layer} 丢弃时输出出现 NaN 或 inf。",
+                          f"In train() mode with only self.{layer} dropping, the output holds NaN or inf.")
         trained[layer] = train_1
     misplaced = _misplaced_attention_dropout(trained[DROPOUTS[0]], x, weights, heads, seed=ctx.seed(3))
     if misplaced:

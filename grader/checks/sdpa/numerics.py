@@ -7,6 +7,7 @@ from grader.checks import diagnosis, reference, Context, Outcome, check, failed,
 from grader.checks.common import (GRADIENT_MISTAKES, an_input_is_unread, compare_gradients, dtype_handling_advice,
                                   is_dtype_handling, low_precision_passed, named_backward, named_variant,
                                   needs_correct_values, UNPROMISED_DTYPES, unpromised_dtype_note, unread_is_not_cut)
+from grader.checks.common import promoted_dtype_note
 from grader.checks.sdpa.probing import call, compare, diagnose_numbers, qkv, tensor
 
 
@@ -22,12 +23,16 @@ def _low_precision(ctx: Context) -> Outcome:
         name = str(dtype).replace("torch.", "")
         Q, K, V = qkv(ctx, (2, 2), 6, 16, 16, seed, dtype=dtype)
         answer, problem = call(ctx, Q, K, V, True)
-        advice = dtype_handling_advice(ctx, answer["error"], name) if "error" in answer else None
+        advice = dtype_handling_advice(ctx, answer["error"], name, "sdpa") if "error" in answer else None
         if advice:
             notes.append(advice)
             continue
         # the reference starts from the same rounded inputs, so only the student's arithmetic differs
         problem = problem or compare(ctx, answer, Q, K, V, True, name, name)
+        promoted = None if problem else promoted_dtype_note(
+            ctx, "sdpa", dtype, {"out": tensor(answer, "out"), "weights": tensor(answer, "weights")})
+        if promoted:
+            notes.append(promoted)
         if problem and dtype in UNPROMISED_DTYPES:
             notes.append(unpromised_dtype_note(ctx, name, answer.get("error"), problem))
         elif problem:
