@@ -7,10 +7,10 @@ import torch
 from grader.checks import diagnosis, reference
 from grader.assignment import DROPOUTS, PROJECTIONS
 from grader.checks import Context, Outcome, check, failed, passed
-from grader.checks.common import (GRADIENT_MISTAKES, changed, compare_gradients, dtype_handling_advice, is_dtype_handling,
-                                  low_precision_passed, named_backward, needs_correct_values, UNPROMISED_DTYPES,
-                                  unpromised_dtype_note, unread_is_not_cut)
-from grader.checks.common import promoted_dtype_note
+from grader.checks.common import (GRADIENT_MISTAKES, changed, compare_gradients, named_backward, needs_correct_values,
+                                  unread_is_not_cut)
+from grader.checks.dtypes import (UNPROMISED_DTYPES, dtype_handling_advice, is_dtype_handling, low_precision_passed,
+                                  promoted_dtype_note, unpromised_dtype_note)
 from grader.checks.mha.probing import (checked_calls, compare, first_error, inputs, linear_weights, model_args,
                                        out_tensor, run)
 from grader.sandbox.requests import MhaRequest, Probe

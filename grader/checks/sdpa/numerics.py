@@ -4,10 +4,10 @@ from __future__ import annotations
 import torch
 
 from grader.checks import diagnosis, reference, Context, Outcome, check, failed, passed
-from grader.checks.common import (GRADIENT_MISTAKES, an_input_is_unread, compare_gradients, dtype_handling_advice,
-                                  is_dtype_handling, low_precision_passed, named_backward, named_variant,
-                                  needs_correct_values, UNPROMISED_DTYPES, unpromised_dtype_note, unread_is_not_cut)
-from grader.checks.common import promoted_dtype_note
+from grader.checks.common import (GRADIENT_MISTAKES, an_input_is_unread, compare_gradients, named_backward, named_variant,
+                                  needs_correct_values, unread_is_not_cut)
+from grader.checks.dtypes import (UNPROMISED_DTYPES, dtype_handling_advice, is_dtype_handling, low_precision_passed,
+                                  promoted_dtype_note, unpromised_dtype_note)
 from grader.checks.sdpa.probing import call, compare, diagnose_numbers, qkv, tensor
 
 
