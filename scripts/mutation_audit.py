@@ -391,6 +391,26 @@ MUTATIONS = [
                "        if bool(torch.isfinite(train_1).all()) and torch.equal(train_1, train_2):"),),
              ("tests/checks/test_named_bug_classes.py::test_each_bug_is_named_and_nothing_else[dropout-not-applied__3]",),
              "sandbox"),
+    Mutation("constants-sent-once", "grader/sandbox/tracing.py",
+             (("self.constants.append(self.copies.of(tensor))", "self.constants.append(value_for_the_parent(tensor))"),),
+             ("tests/sandbox/test_constants_sent_once.py::"
+              "test_a_constant_nine_calls_read_is_one_copy_in_one_frame_under_the_cap",), "unit"),
+    Mutation("shared-constant-counted-once", "grader/sandbox/answers.py",
+             (("                if id(value) in counted:", "                if False:"),),
+             ("tests/sandbox/test_constants_sent_once.py::"
+              "test_a_constant_nine_calls_read_is_one_copy_in_one_frame_under_the_cap",), "unit"),
+    Mutation("constant-slice-sent", "grader/sandbox/tracing.py",
+             (("        if func in SLICES and args", "        if False and args"),),
+             ("tests/sandbox/test_constants_sent_once.py::test_a_slice_of_a_module_level_tensor_sends_only_the_slice",),
+             "unit"),
+    Mutation("answer-too-large-said", "grader/sandbox/worker.py",
+             (("        if len(payload) > MAX_FRAME_BYTES:", "        if False:"),),
+             ("tests/sandbox/test_answer_channel.py::"
+              "test_honest_constants_too_large_to_check_are_too_costly_not_tampering",), "sandbox"),
+    Mutation("repeat-interleave-counts-bound", "grader/graph/bounds.py",
+             (("            total = _repeat_total(counts)", "            total = int(counts.sum()) if counts.numel() else 0"),),
+             ("tests/graph/test_graph_bounds.py::"
+              "test_repeat_counts_are_summed_without_wrapping_and_refused_before_they_run",), "unit"),
 ]
 
 

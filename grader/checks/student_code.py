@@ -155,6 +155,11 @@ class StudentCode:
         if not _fields_read_here_are_plain(answer):
             self.close()
             raise WorkerFailure("tampering", "a forged answer: the fields every answer carries have wrong types")
+        if "answer_too_large" in answer:  # the worker's own word, which costs only this hand-in's part
+            self.forbidden_by_probe[probe.part] |= set(answer.get("forbidden_calls", []))
+            self.tampered.update(answer.get("tampered", []))
+            self._attribute_tampering((probe.part,), answer.get("tampered", []))
+            raise WorkerFailure("submission-too-costly", _too_large(answer["answer_too_large"]))
         if answer.get("cuda_peak_bytes", 0) > self.limits.memory_bytes:
             self.close()
             raise WorkerFailure("memory-limit", f"GPU memory peaked at {answer['cuda_peak_bytes'] >> 20} MiB, "
@@ -272,6 +277,16 @@ def _message_key(probe: Probe, fields: dict) -> tuple | None:
         return (probe.value, key(fields))
     except TypeError:
         return None
+
+
+def _too_large(size) -> str:
+    """Why an answer the worker found too large to send is not graded, and what makes it small."""
+    said = f"{size} " if type(size) is int else ""
+    return (f"这份代码的计算图连同其中的常量（在调用之外建好的张量，例如模块级的全局掩码）共 {said}字节，超过评分程序能检查的上限，"
+            f"本部分不能评分。把掩码用 register_buffer 注册为按 max_seq_len 建的 buffer，或在 forward 里按长度 T 建掩码 / "
+            f"this code's graphs with their constants (tensors made outside the call, such as a module-level mask) "
+            f"take {said}bytes, above what the grader can check: the part is not graded. Register the mask as a buffer "
+            f"sized max_seq_len (register_buffer), or build it for length T inside forward")
 
 
 def _is_list_of(value, kind: type) -> bool:

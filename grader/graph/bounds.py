@@ -130,11 +130,25 @@ def _meta_arguments(packet: str, args: list, kwargs: dict) -> tuple[list, dict]:
         counts = next((a for a in args if isinstance(a, torch.Tensor) and not a.is_floating_point()
                        and a is not args[0] or (len(args) == 1 and a is args[0])), None)
         if counts is not None and counts.numel() <= MAX_ELEMENTS:
-            total = int(counts.sum()) if counts.numel() else 0
+            total = _repeat_total(counts)
             if kwargs.get("output_size") not in (None, total):
                 raise GraphRefused(f"repeat_interleave told an output size of {kwargs['output_size']}, not {total}")
             meta_kwargs["output_size"] = total
     return meta_args, meta_kwargs
+
+
+def _repeat_total(counts: torch.Tensor) -> int:
+    """The output size of repeat_interleave by `counts`, refused when a count is negative or the total is above
+    MAX_ELEMENTS. torch's own int64 sum wraps (four counts of 2**62 sum to 0): meta would plan an empty result
+    and the real kernel write past it. Each count is capped just above the bound first, so the sum of at most
+    MAX_ELEMENTS of them is exact in int64."""
+    counts = counts.to(torch.int64)
+    if counts.numel() and bool((counts < 0).any()):
+        raise GraphRefused("repeat_interleave by a negative count")
+    total = int(counts.clamp(max=MAX_ELEMENTS + 1).sum()) if counts.numel() else 0
+    if total > MAX_ELEMENTS:
+        raise GraphRefused(f"repeat_interleave by counts that total more than {MAX_ELEMENTS} elements")
+    return total
 
 
 def zeros(shapes: list[tuple[list, torch.dtype]]) -> list[torch.Tensor]:

@@ -12,7 +12,9 @@ data), and student code can write any bytes onto the worker's pipe. Each layer b
    a quarter of the parent's CPU per grading, about 1.2 ms an answer);
 4. an iterative walk with a visit budget (a DAG of shared lists counts every path, so it cannot
    hide an exponential expansion) over exact types: dicts keyed by strings, lists, short strings,
-   numbers, plain CPU tensors of bounded size.
+   numbers, plain CPU tensors of bounded size. A tensor object named several times (a constant the
+   graphs of one answer share: one pickled object, so one object here) counts its elements once; every
+   distinct tensor counts its own shape's elements, however its storage is shared.
 Limits sit orders of magnitude above the largest honest answer (150 KB frame, 16 records,
 1.6 KB pickle, 219 values, depth 7, 37 k tensor elements, 1.4 k-character string).
 """
@@ -123,6 +125,7 @@ def _check_values(answer: dict) -> None:
     dtypes = {getattr(torch, name) for name in STORAGE_DTYPES.values()}
     plain = (bool, float, type(None))
     level, visits, elements = [answer], 1, 0
+    counted: set[int] = set()  # tensors already counted, alive in `answer` for the walk
     for depth in range(MAX_DEPTH + 1):
         below = []
         for value in level:
@@ -141,6 +144,9 @@ def _check_values(answer: dict) -> None:
                 if not -MAX_INT <= value < MAX_INT:
                     raise AnswerRefused("an integer beyond 64 bits")
             elif kind is torch.Tensor:
+                if id(value) in counted:  # one tensor object named again (the graphs of one answer share a constant)
+                    continue
+                counted.add(id(value))
                 elements += value.numel()
                 if (value.dtype not in dtypes or value.layout != torch.strided or value.device.type != "cpu"
                         or value.requires_grad or elements > MAX_ELEMENTS):

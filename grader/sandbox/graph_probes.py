@@ -37,14 +37,15 @@ def _graph_answer(recorder: tracing.Recorder) -> dict:
     return {"graph": text, "constants": constants}
 
 
-def _recorded(call, inputs: list, varied: int, device: str, lines: list[str]) -> dict:
+def _recorded(call, inputs: list, varied: int, device: str, lines: list[str],
+              copies: tracing.ConstantCopies | None = None) -> dict:
     """The graph of `call(*inputs)` as the answer carries it. Where values left for Python during the call
     (`.item()`, `.numpy()`, a branch on a tensor), the graph is replayed on other values of the first `varied`
     inputs beside the call itself: when the two differ, the answer says where the computation left the graph
     (`untraceable`), which the parent reports with the student's line instead of wrong values."""
     leaving = tracing.ValuesLeaving(SUBMISSION_FILE, lines, stand_in_only=device in STAND_INS)
     try:
-        recorder = tracing.trace(call, inputs, leaving, SUBMISSION_FILE)
+        recorder = tracing.trace(call, inputs, leaving, SUBMISSION_FILE, copies)
     except Exception:
         if leaving.where is not None and device in STAND_INS:  # a stand-in has no values to hand to Python
             return {"untraceable": leaving.where}
@@ -166,6 +167,7 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
                        "values": [before[name] if name in before else tracing.value_for_the_parent(t)
                                   for name, t in named],
                        "meta": [tracing._meta_of(t) for _, t in named]}
+    copies = tracing.ConstantCopies()  # a constant every call reads (a module-level mask) is sent once
     for call in calls:
         seen: dict = {}
         try:
@@ -180,7 +182,8 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
 
             n_grad = 3 + answer["state"]["parameters"]
             with _device_guard(device, lines) as cuda:
-                recorded = _recorded(_joint(forward, n_grad, grad, seen), inputs + state + extra, 3, device, lines)
+                recorded = _recorded(_joint(forward, n_grad, grad, seen), inputs + state + extra, 3, device, lines,
+                                     copies)
             _note_unanswered(recorded, cuda)
             answer["calls"].append({**recorded, **_facts(seen)})
         except BaseException as error:

@@ -16,7 +16,11 @@ student's line that called it (`built_in` in the graph), which the parent names 
 
 The graph goes to the parent as JSON bytes (`encode`), which checks it as hostile data and runs it
 on inputs of its own (`grader/graph/`): nothing the worker computes is believed. Code that computes
-outside the recorder leaves a constant in the graph, wrong on the parent's inputs.
+outside the recorder leaves a constant in the graph, wrong on the parent's inputs. The graphs of one
+answer (each call of a module) share one copy of a constant they all read (`ConstantCopies`): torch.save
+writes a tensor object once however often the answer names it, so a module-level mask costs the answer
+its size once, not once per call; and where a graph's first use of such a tensor is a slice, only the slice is
+sent (`SLICES`).
 """
 from __future__ import annotations
 
@@ -46,9 +50,11 @@ class Recorder(TorchDispatchMode):
     """Records each dispatched operator as a node; tensors are known by identity (each kept alive for the
     recording, so no id is reused)."""
 
-    def __init__(self, inputs: list[torch.Tensor], source_file: str | None = None) -> None:
+    def __init__(self, inputs: list[torch.Tensor], source_file: str | None = None,
+                 copies: ConstantCopies | None = None) -> None:
         super().__init__()
         self.source_file = source_file
+        self.copies = ConstantCopies() if copies is None else copies
         self.built_in: dict[str, int] = {}  # a composite of the built-in attention -> the student's line calling it
         self.nodes: list[list] = []
         self.constants: list[torch.Tensor] = []
@@ -75,7 +81,7 @@ class Recorder(TorchDispatchMode):
     def ref(self, tensor: torch.Tensor) -> dict:
         node = self.made.get(id(tensor))
         if node is None:  # made outside the recording: its value is a constant of the graph
-            self.constants.append(value_for_the_parent(tensor))
+            self.constants.append(self.copies.of(tensor))
             node = self._add(["constant", len(self.constants) - 1, _meta_of(tensor)])
             self._bind(tensor, node)
         return {"n": node}
@@ -84,6 +90,8 @@ class Recorder(TorchDispatchMode):
         kwargs = kwargs or {}
         if func is PRIM_DEVICE:  # a FakeTensor's `.device` asks the modes; it computes nothing
             return func(*args, **kwargs)
+        if func in SLICES and args and isinstance(args[0], torch.Tensor) and id(args[0]) not in self.made:
+            return func(*args, **kwargs)  # a part of a constant: the part becomes the constant, if it is used
         self._note_built_in(sys._getframe(1))
         if self.leaving is not None and reads_values(func):
             self.leaving.saw(args, kwargs)
@@ -132,6 +140,10 @@ class Recorder(TorchDispatchMode):
             return {"memory_format": str(value).removeprefix("torch.")}
         raise Untraceable(f"an argument of type {type(value).__name__}")
 
+
+SLICES = frozenset({torch.ops.aten.slice.Tensor, torch.ops.aten.select.int})
+"""Views that pick part of a tensor. Of a tensor made outside the recording, the part alone is sent, as the
+constant the graph reads (a module-level mask for 1024 positions sliced to T x T sends T x T values)."""
 
 METADATA_QUERIES = frozenset({
     "is_floating_point", "is_complex", "is_signed", "is_conj", "is_neg", "is_inference", "is_same_size",
@@ -203,10 +215,11 @@ def _tensors_in(args, kwargs):
 
 
 def trace(function, inputs: list[torch.Tensor], leaving: ValuesLeaving | None = None,
-          source_file: str | None = None) -> Recorder:
+          source_file: str | None = None, copies: ConstantCopies | None = None) -> Recorder:
     """Call `function(*inputs)` under a recorder; the list of tensors it returns is the graph's output. Composites
-    of the built-in attention are noted with the line of `source_file` that called them."""
-    recorder = Recorder(inputs, source_file)
+    of the built-in attention are noted with the line of `source_file` that called them; `copies` is shared by
+    the graphs of one answer."""
+    recorder = Recorder(inputs, source_file, copies)
     recorder.leaving = leaving
     with recorder, leaving if leaving is not None else contextlib.nullcontext():
         outputs = function(*inputs)
@@ -223,6 +236,21 @@ def encode(recorder: Recorder) -> tuple[torch.Tensor, list[torch.Tensor]]:
                       separators=(",", ":"))
     with fake_gpu.real():
         return torch.frombuffer(bytearray(text.encode()), dtype=torch.uint8), recorder.constants
+
+
+class ConstantCopies:
+    """The copy sent for each constant, one per tensor for the graphs of one answer: a tensor read by several
+    calls is sent once. A tensor changed in place since its copy (its version moved) gets a new copy."""
+
+    def __init__(self) -> None:
+        self.copied: dict[int, tuple[torch.Tensor, int, torch.Tensor]] = {}  # id -> (tensor kept alive, version, copy)
+
+    def of(self, tensor: torch.Tensor) -> torch.Tensor:
+        known = self.copied.get(id(tensor))
+        version = tensor._version
+        if known is None or known[0] is not tensor or known[1] != version:
+            known = self.copied[id(tensor)] = (tensor, version, value_for_the_parent(tensor))
+        return known[2]
 
 
 def value_for_the_parent(tensor: torch.Tensor) -> torch.Tensor:

@@ -23,6 +23,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from grader.sandbox import audit, graph_probes, probes
+from grader.sandbox.answers import MAX_FRAME_BYTES
 from grader.sandbox.probes import SUBMISSION_FILE, describe_error
 from grader.assignment import GRADED_NAMES
 from grader.sandbox.confinement import Limits, confine
@@ -151,6 +152,8 @@ def _answer(request: dict, namespace: dict, lines: list[str]) -> dict:
         return {"error": describe_error(error, lines)}
 
 
+ANSWER_RECORDS = ("forbidden_calls", "tampered", "refused", "cuda_peak_bytes")
+"""What every answer carries about the worker, kept when an answer too large to send is replaced."""
 MAX_LOAD_ERRORS = 20  # the parent reports the first few; the rest would only be repeats
 
 
@@ -204,4 +207,7 @@ def worker_main(connection, limits: Limits, source: str, use_cuda: bool, guards:
             payload = encode(answer)
         except BaseException as error:  # e.g. a tensor subclass that refuses to serialise
             payload = encode({"error": describe_error(error, lines), "tampered": ["unserialisable result"]})
+        if len(payload) > MAX_FRAME_BYTES:  # honest data too large to check (constants): said so, never sent
+            payload = encode({"answer_too_large": len(payload),
+                              **{key: answer[key] for key in ANSWER_RECORDS if key in answer}})
         connection.send_bytes(payload)

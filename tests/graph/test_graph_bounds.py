@@ -117,6 +117,24 @@ def test_an_index_larger_than_the_broadcast_of_its_inputs_is_refused_before_it_r
     assert_refused_within_budget(outcome, "GraphRefused", "134217728 elements")
 
 
+@pytest.mark.parametrize("counts, message", [
+    ([2**62] * 4, "counts that total more than 67108864 elements"),  # int64's sum wraps to 0: meta planned nothing, the kernel wrote on
+    ([3, -1], "negative count"),
+], ids=["sum-wraps", "negative"])
+def test_repeat_counts_are_summed_without_wrapping_and_refused_before_they_run(counts, message):
+    """The red team's judge_ri_wrap: repeat_interleave by counts whose int64 sum wraps to 0. The plan said an empty
+    result and the CPU kernel wrote 2**62 indices past it: the process died of signal 11."""
+    forged = graph([["input", 0], call("aten.repeat_interleave.Tensor", n(0)), ["output", [n(1)]]])
+    outcome = in_a_child(lambda: run.run(forged, [torch.tensor(counts, dtype=torch.int64)], [torch.zeros(1)]))
+    assert_refused_within_budget(outcome, "GraphRefused", message)
+
+
+def test_honest_repeat_counts_still_run():
+    forged = graph([["input", 0], call("aten.repeat_interleave.Tensor", n(0)), ["output", [n(1)]]])
+    (result,), _ = run.run(forged, [torch.tensor([2, 0, 1])], [torch.zeros(1)])
+    assert result.tolist() == [0, 0, 2]
+
+
 def _traced_with_a_valueless_constant(shape) -> dict:
     text = json.dumps({"format": 1, "inputs": 3, "nodes": [
         ["input", 0], ["input", 1], ["input", 2], ["constant", 0, {"shape": shape, "dtype": "float32", "device": "meta"}],

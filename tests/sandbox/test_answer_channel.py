@@ -61,6 +61,8 @@ CHILD_GRADINGS = {
     "stalled_frame": (FORGED / "stalled_frame.py", {"probe_seconds": 2.0, "submission_seconds": 8.0}),
     "shared_reference_dag": (FORGED / "shared_reference_dag.py", {}),
     "tuple_key_dag": (FORGED / "tuple_key_dag.py", {}),
+    "oversized_frame": (FORGED / "oversized_frame.py", {}),
+    "honest_oversized_constant": (FORGED / "honest_oversized_constant.py", {}),
 }
 CHILD_GIVES_UP_AFTER = 600
 
@@ -126,6 +128,24 @@ def test_a_tuple_dag_dict_key_is_refused_before_torch_hashes_it(graded_in_child)
     assert graded["cpu"] < 10, graded["cpu"]
     assert "tampering" in report["mistakes"] and points(report, "sdpa") == points(report, "mha") == 0
     assert any("key is not a string" in c["message_en"] for c in report["checks"] if c["id"] == "integrity.tampering")
+
+
+def test_a_frame_declared_over_the_cap_is_tampering(graded_in_child):
+    """A 40 MiB length header and four body bytes: no honest worker writes a frame over the 16 MiB cap."""
+    report = grading(graded_in_child, "oversized_frame")["report"]
+    assert "tampering" in report["mistakes"] and points(report, "sdpa") == points(report, "mha") == 0
+    integrity = next(c for c in report["checks"] if c["id"] == "integrity.tampering")
+    assert "a message declared as 41943040 bytes, above the 16777216-byte cap" in integrity["message_en"]
+
+
+def test_honest_constants_too_large_to_check_are_too_costly_not_tampering(graded_in_child):
+    """A 20 MB module-level table read whole by Part 1: its answer is over the cap, which the worker says
+    instead of sending it; Part 2 keeps its marks."""
+    report = grading(graded_in_child, "honest_oversized_constant")["report"]
+    assert "tampering" not in report["mistakes"] and "submission-too-costly" in report["mistakes"]
+    assert points(report, "sdpa") == 0 and points(report, "mha") == MAX_SCORE / 2
+    failed = next(c for c in report["checks"] if c["part"] == "sdpa" and not c["passed"])
+    assert "register_buffer" in failed["message_en"] and "register_buffer" in failed["message_zh"]
 
 
 def test_a_deflate_bomb_is_refused_before_inflating(graded_in_child):
