@@ -27,9 +27,7 @@ LOOP_CAP = 250
 """Ops at the base shape beyond which the code loops: honest styles dispatch at most 31 in Part 1 and 57 in
 Part 2 (every correct style in tests/, traced), and a loop padded to a fixed length costs at least 2 ops a step,
 so under the cap it covers at most 125 steps and the probe at LOOP_GROWN shows it grow."""
-LOOP_STEP = range(8, 13)
-"""How much each dimension grows at the op count's second stage, drawn per grading: a loop adds at least an op a
-step, so 8 more steps are more than LOOP_MARGIN."""
+LOOP_STEP = range(8, 13)  # the growth at the op count's second stage, per grading: 8 steps of a loop > LOOP_MARGIN
 LOOP_GROWN = range(128, 144)
 """The sizes every dimension a loop could run over (batch, heads, positions) is grown to, one at a time, drawn per
 grading: past any fixed length a loop padded under LOOP_CAP covers (`max(H, 8)` is flat from 2 to 8, not to 128)."""
