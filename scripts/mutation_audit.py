@@ -350,12 +350,15 @@ MUTATIONS = [
              (("            early_config.pluginmanager.set_blocked(name)", "            pass"),),
              ("tests/student/test_pytest_plugin_leaves_folder.py",), "sandbox"),
     # issue 41: loops and dropout from the graph, secret inputs
-    Mutation("loop-grows-every-dim", "grader/checks/mha/runtime.py",
-             (('loop_stages({"B": 2, "H": 2, "T": 4}, {"B": 8, "H": 8, "T": 16})',
-               'loop_stages({"B": 2, "H": 2, "T": 4}, {"H": 8, "T": 16})'),),
+    # the first dimension (Part 2's batch) is never grown
+    Mutation("loop-grows-every-dim", "grader/checks/common.py",
+             (("    return [[dict(start)], [{**start, name: small[name]} for name in names],\n"
+               "            [{**start, name: next(drawn)} for name in names]]",
+               "    return [[dict(start)], [{**start, name: small[name]} for name in names[1:]],\n"
+               "            [{**start, name: next(drawn)} for name in names[1:]]]"),),
              ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
               "[mha_loop_over_samples]",), "sandbox"),
-    Mutation("loop-grown-past-padding", "grader/checks/common.py", (("LOOP_GROWN = 128\n", "LOOP_GROWN = 8\n"),),
+    Mutation("loop-grown-past-padding", "grader/checks/common.py", (("LOOP_GROWN = range(128, 144)\n", "LOOP_GROWN = range(8, 9)\n"),),
              ("tests/checks/test_checks_common.py::test_a_loop_padded_to_any_length_is_caught_whichever_dim_it_runs_over",
               "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
               "[mha_head_loop_padded_to_eight]"), "sandbox"),
@@ -368,6 +371,11 @@ MUTATIONS = [
              ("tests/checks/test_secret_inputs.py::test_two_gradings_draw_other_inputs_and_one_grading_the_same_inputs_each_time",
               "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
               "[lookup_table_of_the_parents_inputs]"), "sandbox"),
+    # the device, op-count and dropout probes back at shapes written in the grader (the first of each range)
+    Mutation("probe-shapes-secret", "grader/checks/__init__.py",
+             (("return tuple(draw.choice(choice) for choice in choices)", "return tuple(choice[0] for choice in choices)"),),
+             ("tests/checks/test_secret_inputs.py::test_the_probes_code_could_steer_by_shape_run_at_other_shapes_in_each_grading",),
+             "sandbox"),
     Mutation("secret-seed-not-sent", "grader/checks/student_code.py",
              (('        sent["calls"] = [{**call, "seed": place}', '        sent["calls"] = [{**call, "seed": call["seed"]}'),),
              ("tests/checks/test_secret_inputs.py::test_the_worker_gets_each_calls_place_and_never_the_parents_dropout_seed",),

@@ -11,6 +11,7 @@ Each part of `grader.assignment.PARTS` has one package here named after the part
 from __future__ import annotations
 
 import importlib
+import random
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -90,6 +91,13 @@ class Context:
         """The generator of a check's inputs numbered `label`: the same label twice in one grading draws the same
         values, and no two gradings draw the same (checks.secret)."""
         return torch.Generator().manual_seed(grading_secret.seed(self.secret, "inputs", label))
+
+    def sizes(self, label: str, *choices: range) -> tuple[int, ...]:
+        """One size from each of `choices` for the probe `label`, drawn per grading like its values (checks.secret):
+        a probe whose verdict code could steer by the shape it is called at (the device, the op count, the dropout
+        pattern) runs at sizes written nowhere, so code cannot behave well at the grader's shapes alone."""
+        draw = random.Random(grading_secret.seed(self.secret, "shapes", label))
+        return tuple(draw.choice(choice) for choice in choices)
 
     def seed(self, label: int) -> int:
         """The seed numbered `label` in this grading for a graph's own draws (its dropout), which the parent makes

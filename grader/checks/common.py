@@ -20,14 +20,15 @@ TOLERANCE = {torch.float32: (1e-5, 1e-4), torch.float64: (1e-10, 1e-8), torch.fl
 # The module chains four projections around the attention: twice the headroom.
 MODULE_TOLERANCE = {**TOLERANCE, torch.float16: (2e-2, 2e-2), torch.bfloat16: (1.6e-1, 1.6e-1)}
 GRADIENT_MISTAKES = ("broken-grad", "inplace-autograd")  # what a gradient check finds on its own
-LOOP_MARGIN = 6  # ops: a loop over 8 heads instead of 2 (or 16 positions instead of 4) adds far more
+LOOP_MARGIN = 6  # ops: a loop over 8 more heads (or positions, or samples: LOOP_STEP) adds more
 LOOP_CAP = 250
 """Ops at the base shape beyond which the code loops: honest styles dispatch at most 31 in Part 1 and 57 in
 Part 2 (every correct style in tests/, traced), and a loop padded to a fixed length costs at least 2 ops a step,
 so under the cap it covers at most 125 steps and the probe at LOOP_GROWN shows it grow."""
-LOOP_GROWN = 128
-"""The size every dimension a loop could run over (batch, heads, positions) is grown to, one at a time: past any
-fixed length a loop padded under LOOP_CAP covers (`max(H, 8)` is flat from 2 to 8, not to 128)."""
+LOOP_STEP = range(8, 13)  # the growth at the op count's second stage, per grading: 8 steps of a loop > LOOP_MARGIN
+LOOP_GROWN = range(128, 144)
+"""The sizes every dimension a loop could run over (batch, heads, positions) is grown to, one at a time, drawn per
+grading: past any fixed length a loop padded under LOOP_CAP covers (`max(H, 8)` is flat from 2 to 8, not to 128)."""
 
 
 def failed_with_error(ctx: Context, error: dict, doing_zh: str, doing_en: str, *, max_seq_len: int | None = None,
@@ -248,12 +249,17 @@ def same_on_cuda(cpu: torch.Tensor | None, cuda: torch.Tensor | None, tolerance:
                   "On CUDA the output differs from the same code's output on the CPU.")
 
 
-def loop_stages(base: dict[str, int], small: dict[str, int]) -> list[list[dict[str, int]]]:
-    """The sizes the op count is taken at, in stages: the base; each dimension of `small` grown a little, one at a
-    time (a plain loop shows here, before a large size makes it record thousands of nodes); then each grown to
-    LOOP_GROWN (a loop padded to a fixed length shows there)."""
-    return [[dict(base)], [{**base, name: size} for name, size in small.items()],
-            [{**base, name: LOOP_GROWN} for name in small]]
+def loop_stages(ctx: Context, label: str, base: dict[str, range]) -> list[list[dict[str, int]]]:
+    """The sizes the op count is taken at, in stages, drawn per grading (`Context.sizes`), so code cannot vectorise
+    at the grader's shapes alone: the base, one size from each of `base`'s ranges; each dimension grown a little
+    (by one of LOOP_STEP), one at a time (a plain loop shows here, before a large size makes it record thousands
+    of nodes); then each grown to one of LOOP_GROWN (a loop padded to a fixed length shows there)."""
+    names = list(base)
+    drawn = iter(ctx.sizes(label, *base.values(), *(LOOP_STEP for _ in names), *(LOOP_GROWN for _ in names)))
+    start = {name: next(drawn) for name in names}
+    small = {name: start[name] + next(drawn) for name in names}
+    return [[dict(start)], [{**start, name: small[name]} for name in names],
+            [{**start, name: next(drawn)} for name in names]]
 
 
 def counted_loops(stages: list[list], count: Callable[[object], int | Outcome], label: Callable[[object], str]) -> Outcome:

@@ -10,7 +10,9 @@ from grader.checks.mha.state import dropout_pattern, pattern_inputs
 
 pytestmark = pytest.mark.unit
 
-B, T, DIM, HEADS = 2, 4, 32, 4  # the probe's sizes: head_dim 8 holds a channel per position and one more
+# B, T, dim, n_heads: the ends of the ranges the probe draws from (T from 5 to 7, heads from 2 to 4, a head_dim of
+# T + 1 to T + 3: a channel per position, one for their sum, up to two to spare), and one between
+SIZES = [(2, 5, 2 * 6, 2), (4, 7, 4 * 10, 4), (3, 6, 3 * 8, 3)]
 P = 0.5
 
 
@@ -18,10 +20,12 @@ def dropped(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
     return x * torch.empty_like(x).bernoulli_(1 - P, generator=g) / (1 - P)
 
 
-def train_output(scale: float, g: torch.Generator, *, on: tuple[str, ...] = (), noise: float = 0.0) -> torch.Tensor:
+def train_output(sizes: tuple, scale: float, g: torch.Generator, *, on: tuple[str, ...] = (),
+                 noise: float = 0.0) -> torch.Tensor:
     """The causal module's train() output with dropout where `on` says: "weights" (attn_dropout's place),
     "heads" (weights @ V), "output" (resid_dropout's place); `noise` adds randn_like scaled noise to the output."""
-    weights, call = pattern_inputs(scale)
+    B, T, DIM, HEADS = sizes
+    weights, call = pattern_inputs(sizes, scale)
     d = DIM // HEADS
     q, k, v = ((call[name] @ weights[f"w{name}"].T).view(B, T, HEADS, d).transpose(1, 2) for name in "qkv")
     scores = (q @ k.transpose(-2, -1) / math.sqrt(d)).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), -math.inf)
@@ -34,26 +38,29 @@ def train_output(scale: float, g: torch.Generator, *, on: tuple[str, ...] = (), 
     return y + noise * torch.randn(y.shape, generator=g)
 
 
+@pytest.mark.parametrize("sizes", SIZES)
 @pytest.mark.parametrize("seed", range(20))
-def test_each_layer_is_read_in_its_own_place_alone_and_together(seed):
+def test_each_layer_is_read_in_its_own_place_alone_and_together(seed, sizes):
     g, scale = torch.Generator().manual_seed(seed), 0.5 + seed / 20
-    assert dropout_pattern(train_output(scale, g, on=("weights",)), P, scale) == "weights"
-    assert dropout_pattern(train_output(scale, g, on=("output",)), P, scale) == "output"
-    assert dropout_pattern(train_output(scale, g, on=("weights", "output")), P, scale) == "both"
+    assert dropout_pattern(train_output(sizes, scale, g, on=("weights",)), sizes, P, scale) == "weights"
+    assert dropout_pattern(train_output(sizes, scale, g, on=("output",)), sizes, P, scale) == "output"
+    assert dropout_pattern(train_output(sizes, scale, g, on=("weights", "output")), sizes, P, scale) == "both"
 
 
+@pytest.mark.parametrize("sizes", SIZES)
 @pytest.mark.parametrize("seed", range(20))
-def test_noise_and_no_dropout_show_no_pattern_and_dropped_heads_are_not_weights(seed):
+def test_noise_and_no_dropout_show_no_pattern_and_dropped_heads_are_not_weights(seed, sizes):
     g, scale = torch.Generator().manual_seed(seed), 0.5 + seed / 20
-    assert dropout_pattern(train_output(scale, g, noise=P * 1e-5), P, scale) is None
-    assert dropout_pattern(train_output(scale, g, noise=0.1), P, scale) is None
-    assert dropout_pattern(train_output(scale, g), P, scale) is None
-    assert dropout_pattern(train_output(scale, g, on=("heads",)), P, scale) == "output"
-    noisy_weights = train_output(scale, g, on=("weights",), noise=1e-3)
-    assert dropout_pattern(noisy_weights, P, scale) is None
+    assert dropout_pattern(train_output(sizes, scale, g, noise=P * 1e-5), sizes, P, scale) is None
+    assert dropout_pattern(train_output(sizes, scale, g, noise=0.1), sizes, P, scale) is None
+    assert dropout_pattern(train_output(sizes, scale, g), sizes, P, scale) is None
+    assert dropout_pattern(train_output(sizes, scale, g, on=("heads",)), sizes, P, scale) == "output"
+    noisy_weights = train_output(sizes, scale, g, on=("weights",), noise=1e-3)
+    assert dropout_pattern(noisy_weights, sizes, P, scale) is None
 
 
-def test_a_wrong_scale_for_the_survivors_is_no_dropout():
+@pytest.mark.parametrize("sizes", SIZES)
+def test_a_wrong_scale_for_the_survivors_is_no_dropout(sizes):
     g, scale = torch.Generator().manual_seed(0), 1.0
-    unscaled = train_output(scale, g, on=("output",)) * (1 - P)  # dropped, survivors never scaled by 1/(1-p)
-    assert dropout_pattern(unscaled, P, scale) is None
+    unscaled = train_output(sizes, scale, g, on=("output",)) * (1 - P)  # dropped, survivors never scaled by 1/(1-p)
+    assert dropout_pattern(unscaled, sizes, P, scale) is None

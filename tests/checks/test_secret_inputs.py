@@ -1,6 +1,7 @@
 """Are the parent's inputs a secret of each grading? Every probe's values, reference weights and dropout draws are
 seeded from a number drawn per grading (grader/checks/secret.py), which the worker never receives and the report
-never holds; so no verdict may depend on it: the same hand-in graded under two secrets gets the same score."""
+never holds, and so are the shapes of the probes code could steer by its input's shape (device, op count, dropout);
+so no verdict may depend on it: the same hand-in graded under several secrets gets the same score."""
 import json
 import subprocess
 import sys
@@ -9,9 +10,9 @@ import pytest
 import torch
 
 from grader.checks import Context, secret
-from grader.checks.student_code import message_fields
+from grader.checks.student_code import StudentCode, message_fields
 from grader.grade import grade_submission
-from grader.sandbox.requests import MhaRequest, Probe, checked
+from grader.sandbox.requests import MhaRequest, Probe, SdpaRequest, checked
 from support.paths import REFERENCE, ROOT, SUBMISSIONS
 
 pytestmark = pytest.mark.unit
@@ -50,21 +51,68 @@ def test_a_fixed_secret_is_taken_inside_the_test_suite(monkeypatch):
     assert Context(None, {}, False).secret == 12345
 
 
-# a correct file, a mutant each of values, dropout and loops, and the route that knew the old fixed seeds
-TWICE = [REFERENCE, SUBMISSIONS / "mutants" / "missing-scale.py", SUBMISSIONS / "mutants" / "attn-dropout-placement__2.py",
-         SUBMISSIONS / "mutants" / "dropout-not-applied__2.py", SUBMISSIONS / "mutants" / "python-loop.py",
-         SUBMISSIONS / "graph_recipes" / "lookup_table_of_the_parents_inputs.py"]
+SECRETS = (0x5EC12E7, 0xD1FFE12E47, 0x5A3E5)
+RECIPES = SUBMISSIONS / "graph_recipes"
+# a correct file, a mutant each of values, device, dropout and loops, the route that knew the old fixed seeds, and
+# the routes that knew the old fixed shapes of the device, op-count and dropout probes with their honest twins
+SEVERAL = [REFERENCE, SUBMISSIONS / "mutants" / "missing-scale.py", SUBMISSIONS / "mutants" / "mask-device.py",
+           SUBMISSIONS / "mutants" / "attn-dropout-placement__2.py",
+           SUBMISSIONS / "mutants" / "dropout-not-applied__2.py", SUBMISSIONS / "mutants" / "python-loop.py",
+           RECIPES / "lookup_table_of_the_parents_inputs.py", RECIPES / "mask_moved_only_at_the_device_probes_shape.py",
+           RECIPES / "mha_head_loop_vectorised_only_at_the_probed_shapes.py", RECIPES / "twin_mha_head_loop.py",
+           RECIPES / "resid_dropout_applied_only_at_the_probed_shapes.py", RECIPES / "twin_mha_resid_dropout_unused.py"]
 
 
 @pytest.mark.sandbox
-@pytest.mark.parametrize("path", TWICE, ids=[p.stem for p in TWICE])
-def test_the_same_hand_in_graded_under_two_secrets_gets_the_same_verdicts(monkeypatch, path):
+@pytest.mark.parametrize("path", SEVERAL, ids=[p.stem for p in SEVERAL])
+def test_the_same_hand_in_graded_under_several_secrets_gets_the_same_verdicts(monkeypatch, path):
     reports = []
-    for fixed in (0x5EC12E7, 0xD1FFE12E47):
+    for fixed in SECRETS:
         monkeypatch.setattr(secret, "FIXED_FOR_TESTS", fixed)
         reports.append(grade_submission(path))  # no cache: each grading runs
         assert str(fixed) not in json.dumps(reports[-1], ensure_ascii=False)
-    first, second = reports
-    assert first["score"] == second["score"], (first["score"], second["score"])
-    assert [(c["id"], c["passed"], c["mistakes"]) for c in first["checks"]] == \
-        [(c["id"], c["passed"], c["mistakes"]) for c in second["checks"]]
+    verdicts = [[(c["id"], c["passed"], c["mistakes"]) for c in report["checks"]] for report in reports]
+    assert len({report["score"] for report in reports}) == 1, [report["score"] for report in reports]
+    assert all(verdict == verdicts[0] for verdict in verdicts), verdicts
+
+
+def _steerable_shapes(probe: Probe, request) -> tuple[str, tuple] | None:
+    """(which probe, the shape the code is called at) for a probe whose verdict code could steer by that shape."""
+    if isinstance(request, SdpaRequest) and (request.device != "cpu" or request.count_ops):
+        return ("sdpa.device" if request.device != "cpu" else "sdpa.vectorized"), tuple(request.Q.shape)
+    if isinstance(request, MhaRequest) and (request.device != "cpu" or request.count_ops or request.dropout_p):
+        kind = "mha.device" if request.device != "cpu" else "mha.vectorized" if request.count_ops else "mha.dropout"
+        return kind, (*request.calls[0]["q"].shape, request.args["n_heads"], request.args["max_seq_len"])
+    return None
+
+
+# the shapes these probes ran at while they were written in the grader (B, H, T, d in Part 1; B, T, dim, n_heads,
+# max_seq_len in Part 2), each of which a hand-in could name to behave well there alone
+FIXED_BEFORE = {"sdpa.device": {(2, 3, 5, 8)}, "sdpa.vectorized": {(2, 2, 4, 8), (8, 2, 4, 8), (2, 8, 4, 8)},
+                "mha.device": {(2, 5, 32, 4, 16)}, "mha.vectorized": {(2, 4, 256, 2, 128), (8, 4, 256, 2, 128)},
+                "mha.dropout": {(2, 6, 32, 4, 16), (2, 4, 32, 4, 16)}}
+
+
+@pytest.mark.sandbox
+def test_the_probes_code_could_steer_by_shape_run_at_other_shapes_in_each_grading(monkeypatch):
+    called = StudentCode.call
+    seen: dict[str, set] = {}
+
+    def recording(self, probe, request):
+        kind_and_shape = _steerable_shapes(probe, request)
+        if kind_and_shape:
+            seen.setdefault(kind_and_shape[0], set()).add(kind_and_shape[1])
+        return called(self, probe, request)
+
+    monkeypatch.setattr(StudentCode, "call", recording)
+    per_grading = []
+    for fixed in SECRETS:
+        monkeypatch.setattr(secret, "FIXED_FOR_TESTS", fixed)
+        seen = {}
+        assert grade_submission(REFERENCE)["score"] == 20.0
+        per_grading.append(seen)
+    for kind, before in FIXED_BEFORE.items():
+        shapes = [grading.get(kind, set()) for grading in per_grading]
+        assert all(shapes), (kind, shapes)  # the probe ran in each grading
+        assert not any(before & grading for grading in shapes), (kind, shapes)
+        assert all(a != b for i, a in enumerate(shapes) for b in shapes[i + 1:]), (kind, shapes)  # drawn per grading

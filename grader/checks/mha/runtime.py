@@ -1,13 +1,14 @@
 """Part 2, how it runs: after model.to(device) on that device, without Python loops, by hand,
 within the rules.
 
-The device and loop probes judge only devices and op counts, on a configuration the module
-accepts (from the shape probe), so a wrong value or a wrong shape elsewhere never hides them.
+The device and loop probes judge only devices and op counts, once the module runs on a configuration
+it is promised (from the shape probe), so a wrong value or a wrong shape elsewhere never hides them;
+their sizes are drawn per grading (`Context.sizes`), so no code meets them by naming the grader's shapes.
 """
 from __future__ import annotations
 
 from grader.checks import diagnosis, Context, Outcome, check
-from grader.checks.common import (LOOP_GROWN, MODULE_TOLERANCE, counted_loops, device_sweep, failed_with_error,
+from grader.checks.common import (MODULE_TOLERANCE, counted_loops, device_sweep, failed_with_error,
                                   loop_stages, not_checked_without_a_shape, same_on_cuda)
 from grader.checks.gates import forbidden_api_gate, rules_gate
 from grader.checks.mha.probing import accepted_config, first_error, inputs, linear_weights, model_args, out_tensor
@@ -21,7 +22,9 @@ def device(ctx: Context) -> Outcome:
     config = accepted_config(ctx)
     if config is None:
         return not_checked_without_a_shape("mha")
-    B, T, dim, heads, max_len = config
+    # sizes drawn per grading, written nowhere: no code follows the module's device at the grader's shape alone
+    B, heads, head_dim, T, room = ctx.sizes("mha.device", range(2, 5), range(2, 5), range(2, 9), range(5, 10), range(0, 8))
+    dim, max_len = heads * head_dim, T + room
     weights, call, args = linear_weights(ctx, dim, 170), inputs(ctx, B, T, dim, 171), model_args(dim, heads, max_len)
 
     def run(is_causal: bool, where: str):
@@ -46,23 +49,24 @@ def device(ctx: Context) -> Outcome:
 @check("mha.vectorized", part="mha", points=0.5, visibility="hidden",
        title_zh="没有逐头/逐位置/逐 batch 的 Python 循环", title_en="no Python loop over heads, positions or batch")
 def vectorized(ctx: Context) -> Outcome:
-    dim = 2 * LOOP_GROWN  # every head count up to LOOP_GROWN divides it, with head_dim >= 2 (no size-1 dim to squeeze)
-    # the batch starts at 2: nn.Linear itself dispatches differently for B = 1
-    stages = loop_stages({"B": 2, "H": 2, "T": 4}, {"B": 8, "H": 8, "T": 16})
+    # the batch starts at 2: nn.Linear itself dispatches differently for B = 1; head_dim >= 2 (no size-1 dim to squeeze)
+    stages = loop_stages(ctx, "mha.vectorized", {"B": range(2, 5), "H": range(2, 5), "T": range(5, 8)})
+    head_dim, = ctx.sizes("mha.vectorized head_dim", range(2, 5))
+    max_len = max(sizes["T"] for stage in stages for sizes in stage)
     labels = {tuple(sizes.values()): "B={B},H={H},T={T}".format(**sizes) for stage in stages for sizes in stage}
     seeds = {key: seed for seed, key in enumerate(labels, start=180)}
 
     def count(sizes: dict) -> int | Outcome:
         B, H, T = sizes["B"], sizes["H"], sizes["T"]
-        seed = seeds[B, H, T]
+        seed, dim = seeds[B, H, T], H * head_dim
         call = inputs(ctx, B, T, dim, seed)
-        answer = ctx.student.call(Probe.MHA, MhaRequest(args=model_args(dim, H, LOOP_GROWN), is_causal=True,
+        answer = ctx.student.call(Probe.MHA, MhaRequest(args=model_args(dim, H, max_len), is_causal=True,
                                                         calls=[call, call], count_ops=True,
                                                         weights=linear_weights(ctx, dim, seed)))
         error = first_error(answer)
         if error:  # ops are counted whatever the values; only a crash stops the count
             return failed_with_error(ctx, error, f"统计算子（B={B}, H={H}, T={T}）", f"counting ops (B={B}, H={H}, T={T})",
-                                     max_seq_len=LOOP_GROWN)
+                                     max_seq_len=max_len)
         return answer["calls"][1]["ops"]  # the second call: a mask cached on the first is no loop
 
     return counted_loops(stages, count, lambda sizes: labels[tuple(sizes.values())])

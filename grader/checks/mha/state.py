@@ -89,19 +89,22 @@ def _mask_buffer(ctx: Context) -> Outcome:
 @check("mha.dropout", part="mha", points=1, visibility="hidden",
        title_zh="dropout：train() 时两处都生效，eval() 时不生效", title_en="dropout: both active in train(), none in eval()")
 def dropout(ctx: Context) -> Outcome:
-    dim, heads = 32, 4
+    # sizes drawn per grading, written nowhere, so no code drops only at the grader's shapes: positions (5 to 8) never
+    # as many as heads (2 to 4), head_dim from 2 to 8, a max_seq_len past T
+    B, T, heads, head_dim, room = ctx.sizes("mha.dropout", range(2, 5), range(5, 9), range(2, 5), range(2, 9), range(1, 9))
+    dim, max_len = heads * head_dim, T + room
     weights = linear_weights(ctx, dim, 150)
-    x = inputs(ctx, 2, 6, dim, 151, self_attention=True)
+    x = inputs(ctx, B, T, dim, 151, self_attention=True)
     doing = ("以 dropout=0.5 运行 forward", "running forward with dropout=0.5")
     # without any dropout: eval() twice and train() once, each under another seed, must be one and the same output
     calls = [dict(x, mode="eval", seed=ctx.seed(1)), dict(x, mode="eval", seed=ctx.seed(2)),
              dict(x, mode="train", seed=ctx.seed(3))]
-    plain, problem = run(ctx, model_args(dim, heads, 16, dropout=0.0), calls, True, doing, weights=weights)
+    plain, problem = run(ctx, model_args(dim, heads, max_len, dropout=0.0), calls, True, doing, weights=weights)
     if problem:
         return problem
     plain_eval, other_eval, plain_train = (out_tensor(r) for r in plain)
     if not diagnosis.close(plain_eval, other_eval, 0, 0):
-        rate, problem = _rate_of_dropout_in_eval(ctx, dim, heads, doing)
+        rate, problem = _rate_of_dropout_in_eval(ctx, B, dim, heads, max_len, doing)
         if problem or rate is not None:
             return problem or failed(
                 f"dropout=0 且在 eval() 模式下输出仍然随机，而且是 dropout 的样子：部分值被置 0，其余放大为 1/(1-p) 倍"
@@ -120,7 +123,7 @@ def dropout(ctx: Context) -> Outcome:
                       "With args.dropout = 0 the train() output is still random and differs from eval(): some dropout "
                       "rate does not come from args.dropout.", ["dropout-hardcoded"])
     calls = [dict(x, mode="eval", seed=ctx.seed(1)), dict(x, mode="eval", seed=ctx.seed(2))]
-    results, problem = run(ctx, model_args(dim, heads, 16, dropout=0.5), calls, True, doing, weights=weights)
+    results, problem = run(ctx, model_args(dim, heads, max_len, dropout=0.5), calls, True, doing, weights=weights)
     if problem:
         return problem
     eval_1, eval_2 = (out_tensor(r) for r in results)
@@ -132,7 +135,7 @@ def dropout(ctx: Context) -> Outcome:
     for layer, other in (DROPOUTS, DROPOUTS[::-1]):
         # only this layer drops: its own effect must show in train()
         calls = [dict(x, mode="train", seed=ctx.seed(3)), dict(x, mode="train", seed=ctx.seed(4))]
-        results, problem = run(ctx, model_args(dim, heads, 16, dropout=0.5), calls, True, doing, weights=weights,
+        results, problem = run(ctx, model_args(dim, heads, max_len, dropout=0.5), calls, True, doing, weights=weights,
                                dropout_p={layer: 0.5, other: 0.0})
         if problem:
             return problem
@@ -152,26 +155,32 @@ def dropout(ctx: Context) -> Outcome:
     if misplaced:
         return failed(*misplaced, ["attn-dropout-placement"])
     for label, layer in enumerate(DROPOUTS, start=7):
-        problem = _own_pattern(ctx, layer, label, doing)
+        problem = _own_pattern(ctx, pattern_sizes(ctx), layer, label, doing)
         if problem:
             return needs_correct_values(ctx, "mha", problem)
     return passed("train() 时两处 dropout 都生效，eval() 时输出确定且与 dropout=0 相同。",
                   "Both dropouts act in train(); in eval() the output is deterministic and equals dropout=0.")
 
 
-PATTERN_SIZES = (2, 4, 32, 4)
-"""B, T, dim, n_heads of the probe that reads each dropout's pattern: head_dim 8 holds a channel per position and one
-more (`pattern_inputs`)."""
+def pattern_sizes(ctx: Context) -> tuple[int, int, int, int]:
+    """B, T, dim, n_heads of the probe that reads each dropout's pattern, drawn per grading: T from 5 to 7 positions
+    (never as many as the 2 to 4 heads) and a head_dim that holds a channel per position, one more for their sum,
+    and up to two to spare (`pattern_inputs`)."""
+    B, T, heads, spare = ctx.sizes("mha.dropout pattern", range(2, 5), range(5, 8), range(2, 5), range(0, 3))
+    return B, T, heads * (T + 1 + spare), heads
+
+
 LAYER_PATTERNS = {DROPOUTS[0]: ("weights", "both"), DROPOUTS[1]: ("output", "both")}
 """What the train() output with only that layer dropping may show (`dropout_pattern`): its own pattern, or both
 layers' where the code drops with args.dropout itself (`F.dropout(x, self.dropout, self.training)`)."""
 
 
-def pattern_inputs(scale: float) -> tuple[dict, dict]:
+def pattern_inputs(sizes: tuple[int, int, int, int], scale: float) -> tuple[dict, dict]:
     """(weights, call) whose output reads each attention weight off a channel of its own: wq = wk = 0 weigh every
     visible key alike (1/(t+1) at position t), wv = wo = I; in each head, value j holds `scale` at channel j (so
-    channel j of the output is the weight on key j) and every value holds `scale` at channel T (the weights' sum)."""
-    B, T, dim, heads = PATTERN_SIZES
+    channel j of the output is the weight on key j) and every value holds `scale` at channel T (the weights' sum).
+    `sizes`: B, T, dim, n_heads (`pattern_sizes`), with head_dim past T."""
+    B, T, dim, heads = sizes
     d = dim // heads
     v = torch.zeros(B, T, dim)
     for h in range(heads):
@@ -182,11 +191,11 @@ def pattern_inputs(scale: float) -> tuple[dict, dict]:
     return {name: identity if name in ("wv", "wo") else zero for name in PROJECTIONS}, {"q": v, "k": v, "v": v}
 
 
-def dropout_pattern(out: torch.Tensor, p: float, scale: float) -> str | None:
+def dropout_pattern(out: torch.Tensor, sizes: tuple[int, int, int, int], p: float, scale: float) -> str | None:
     """Which dropout the causal train() output on `pattern_inputs(scale)` shows, at rate p (s = 1/(1-p)):
     "weights" (every weight kept ×s or dropped, the sum channel their sum), "output" (every output value kept ×s or
     dropped on its own), "both" (the two at once), or None (no dropout's pattern: noise, or nothing dropped)."""
-    B, T, dim, heads = PATTERN_SIZES
+    B, T, dim, heads = sizes
     s = 1 / (1 - p)
     y = out.double().reshape(B, T, heads, dim // heads) / scale  # (B, T, H, d)
     if tuple(out.shape) != (B, T, dim) or not bool(torch.isfinite(y).all()):
@@ -214,18 +223,19 @@ def dropout_pattern(out: torch.Tensor, p: float, scale: float) -> str | None:
     return next((name for name, fit in fits.items() if fit), None)
 
 
-def _own_pattern(ctx: Context, layer: str, label: int, doing) -> Outcome | None:
+def _own_pattern(ctx: Context, sizes: tuple[int, int, int, int], layer: str, label: int, doing) -> Outcome | None:
     """With only `layer` dropping (p = 0.5), the train() output must show that layer's own pattern where it belongs:
     output that is merely random (noise added in train()) is no dropout."""
-    B, T, dim, heads = PATTERN_SIZES
+    B, T, dim, heads = sizes
     scale = 0.5 + float(torch.rand((), generator=ctx.generator(200 + label)))  # the parent's own, like every input
-    weights, call = pattern_inputs(scale)
+    weights, call = pattern_inputs(sizes, scale)
     other = next(name for name in DROPOUTS if name != layer)
-    results, problem = run(ctx, model_args(dim, heads, 16, dropout=0.5), [dict(call, mode="train", seed=ctx.seed(label))],
+    room, = ctx.sizes("mha.dropout pattern room", range(0, 8))
+    results, problem = run(ctx, model_args(dim, heads, T + room, dropout=0.5), [dict(call, mode="train", seed=ctx.seed(label))],
                            True, doing, weights=weights, dropout_p={layer: 0.5, other: 0.0})
     if problem:
         return problem
-    seen = dropout_pattern(out_tensor(results[0]), 0.5, scale)
+    seen = dropout_pattern(out_tensor(results[0]), sizes, 0.5, scale)
     if seen in LAYER_PATTERNS[layer]:
         return None
     where_zh, where_en = (("softmax 之后的注意力权重", "the attention weights after softmax") if layer == DROPOUTS[0]
@@ -244,16 +254,17 @@ def _own_pattern(ctx: Context, layer: str, label: int, doing) -> Outcome | None:
     return outcome
 
 
-def _rate_of_dropout_in_eval(ctx: Context, dim: int, heads: int, doing) -> tuple[float | None, Outcome | None]:
+def _rate_of_dropout_in_eval(ctx: Context, B: int, dim: int, heads: int, max_len: int,
+                             doing) -> tuple[float | None, Outcome | None]:
     """The rate p of a dropout that drops in eval(), told by its pattern, else None. With wq = wk = 0 every
     visible key gets the same weight, and with wv = wo = I and inputs of ones every output is exactly 1: a
     dropout leaves each value at 0 or at 1/(1-p) (the first position, which sees only itself, shows it
     whichever tensor drops), where a layer with fresh random weights leaves values of every size."""
-    ones = torch.ones(2, 4, dim)
+    ones = torch.ones(B, 4, dim)
     identity, zero = torch.eye(dim), torch.zeros(dim, dim)
     weights = {name: identity if name in ("wv", "wo") else zero for name in PROJECTIONS}
     calls = [dict(q=ones, k=ones, v=ones, mode="eval", seed=ctx.seed(label)) for label in (5, 6)]
-    results, problem = run(ctx, model_args(dim, heads, 16, dropout=0.0), calls, True, doing, weights=weights)
+    results, problem = run(ctx, model_args(dim, heads, max_len, dropout=0.0), calls, True, doing, weights=weights)
     if problem:
         return None, problem
     first = torch.cat([out_tensor(r)[:, 0].flatten() for r in results])

@@ -1,7 +1,8 @@
 """Part 1, how it runs: on the input's device, without Python loops, by hand, within the rules.
 
-The device and loop probes judge only devices and op counts, on a shape the code accepts (from
-the shape probe), so a wrong value or a wrong shape elsewhere never hides these findings.
+The device and loop probes judge only devices and op counts, at the rank the code accepts (from the
+shape probe), so a wrong value or a wrong shape elsewhere never hides these findings; their sizes are
+drawn per grading (`Context.sizes`), so no code meets them by naming the grader's shapes.
 """
 from __future__ import annotations
 
@@ -20,7 +21,11 @@ def device(ctx: Context) -> Outcome:
     shape = accepted_shape(ctx)
     if shape is None:
         return not_checked_without_a_shape("sdpa")
-    Q, K, V = qkv(ctx, *shape, 60)
+    # the accepted rank at sizes drawn per grading: leading dims from 2 to 5, T from 6 to 9 (never as many positions
+    # as heads), widths from 2 to 12, so code cannot follow the input's device at the grader's shape alone
+    *batch, T, d_k, d_v = ctx.sizes("sdpa.device", *(range(2, 6) for _ in shape[0]), range(6, 10), range(2, 13),
+                                    range(2, 13))
+    Q, K, V = qkv(ctx, batch, T, d_k, d_v, 60)
 
     def run(is_causal, where: str):
         answer = ctx.student.call(Probe.SDPA, SdpaRequest(Q=Q, K=K, V=V, is_causal=is_causal, device=where))
@@ -35,13 +40,13 @@ def device(ctx: Context) -> Outcome:
                         lambda _, error: diagnosis.device_mistake(ctx.static, error=error), agrees_on_cuda)
 
 
-def loop_shapes(leading: int) -> list[list[tuple[tuple, int]]]:
+def loop_shapes(ctx: Context, leading: int) -> list[list[tuple[tuple, int]]]:
     """(leading dims, T) for the op count, in the stages of `common.loop_stages`: a base, then each leading dim
-    (batch, heads, any other) and T grown one at a time, as far as the accepted rank has them."""
-    base = {**{f"dim{i}": 1 for i in range(leading - 1)}, **({f"dim{leading - 1}": 2} if leading else {}), "T": 4}
-    small = {**{f"dim{i}": 8 for i in range(leading)}, "T": 16}
-    return [[(tuple(sizes[f"dim{i}"] for i in range(leading)), sizes["T"]) for sizes in stage]
-            for stage in loop_stages(base, small)]
+    (batch, heads, any other) and T grown one at a time, as far as the accepted rank has them; drawn per grading,
+    each leading dim from 2 to 4 and T from 5 to 7 (never a size-1 dim, never as many positions as heads)."""
+    names = [f"dim{i}" for i in range(leading)]
+    stages = loop_stages(ctx, "sdpa.vectorized", {**{name: range(2, 5) for name in names}, "T": range(5, 8)})
+    return [[(tuple(sizes[name] for name in names), sizes["T"]) for sizes in stage] for stage in stages]
 
 
 @check("sdpa.vectorized", part="sdpa", points=0.5, visibility="hidden",
@@ -50,13 +55,14 @@ def vectorized(ctx: Context) -> Outcome:
     shape = accepted_shape(ctx)
     if shape is None:
         return not_checked_without_a_shape("sdpa")
-    stages = loop_shapes(len(shape[0]))
+    stages = loop_shapes(ctx, len(shape[0]))
+    d_k, d_v = ctx.sizes("sdpa.vectorized widths", range(2, 13), range(2, 13))
     labels = {(batch, T): "×".join(map(str, (*batch, T))) for stage in stages for batch, T in stage}
     seeds = {shape: seed for seed, shape in enumerate(labels, start=70)}
 
     def count(sizes: tuple) -> int | Outcome:
         batch, T = sizes
-        Q, K, V = qkv(ctx, batch, T, 8, 8, seeds[batch, T])
+        Q, K, V = qkv(ctx, batch, T, d_k, d_v, seeds[batch, T])
         answers = []
         for _ in range(2):  # the second call: a mask cached on the first call is not a loop
             answer = ctx.student.call(Probe.SDPA, SdpaRequest(Q=Q, K=K, V=V, is_causal=None, count_ops=True))
