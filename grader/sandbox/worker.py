@@ -22,7 +22,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from grader.sandbox import audit, graph_probes, probes
+from grader.sandbox import audit, call_boundary, graph_probes, probes
 from grader.sandbox.probes import SUBMISSION_FILE, describe_error
 from grader.assignment import GRADED_NAMES
 from grader.sandbox.confinement import Limits, confine
@@ -126,7 +126,7 @@ def load_student(source: str, guard: Guard | None) -> tuple[dict, list[dict]]:
         try:
             flags |= future_flags(statement)
             code = compiled(statement, guard, flags, SUBMISSION_FILE)
-            exec(code, namespace)  # noqa: S102 - this is the sandboxed worker's whole purpose
+            exec(code, namespace)  # noqa: S102 - this is the sandboxed worker's whole purpose (its frames: the submission's)
         except BaseException as error:  # SystemExit/KeyboardInterrupt from student code too
             errors.append(describe_error(error, lines))
     return namespace, errors
@@ -146,7 +146,8 @@ def _answer(request: dict, namespace: dict, lines: list[str]) -> dict:
     if problem is not None:
         return {"bad_request": problem}
     try:
-        return graph_probes.PROBES[request["probe"]](namespace, lines, **request["args"])
+        with call_boundary.students_call():  # the probe calls into student code throughout (hooks, __getattr__...)
+            return graph_probes.PROBES[request["probe"]](namespace, lines, **request["args"])
     except BaseException as error:
         return {"error": describe_error(error, lines)}
 
