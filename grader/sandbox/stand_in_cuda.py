@@ -1,5 +1,5 @@
-"""`torch.cuda` (and `torch.accelerator`, `torch.backends.cuda`) while student code runs on a stand-in for a GPU:
-answered as one GPU answers, or refused and counted.
+"""`torch.cuda` (and `torch.accelerator`, `torch.backends.cuda`, `torch.backends.cudnn`) while student code runs on a
+stand-in for a GPU: answered as one GPU answers, or refused and counted.
 
 Runs inside the sandbox worker. On a CPU-only build `torch.cuda` says there is no GPU: most of it raises
 ("Torch not compiled with CUDA enabled"), some of it answers as a machine without one (`memory_allocated()` is 0,
@@ -10,13 +10,17 @@ taken before the call meets the swap):
 
 - a query a GPU answers the same way every time is answered as on a machine with one GPU (`ANSWERED`, to every
   caller; `ANSWERED_TO_THE_STUDENT`, to student code only, so torch's own code never believes a GPU initialised);
-- anything else called from student code is refused: it raises, and `asked` keeps the student's line, which the
+- anything else asked on the student's behalf is refused: it raises, and `asked` keeps the student's line, which the
   probe reports as a call the stand-in could not answer (the device check reads it as not judged, never as a pass,
   however the code caught the error);
-- called from torch's own code, the function runs as it always does.
+- called from torch's own code outside a call into student code, the function runs as it always does.
 
-Not covered (docs/isolation.md): the legacy tensor types (`torch.cuda.FloatTensor`, ...), C types whose constructor
-cannot be swapped, and plain values the CPU-only build holds (`torch.cuda.default_generators`, `torch.version.cuda`).
+"On the student's behalf" is decided at the call boundary (`call_boundary`), never by the immediate caller alone: a
+call the standard library relays (`contextlib.ExitStack().callback`) or C callables carry from torch's own code (a
+forward pre-hook made of `functools.partial`) is the student's. What a CPU-only build refuses in C (no Python
+function to swap: `torch.Generator(device="cuda")`, the legacy `torch.cuda.FloatTensor(1)`) is seen by its error
+(`NO_GPU_BUILD`), in every frame but torch's own, through a trace hook set for the call. Plain values are set as a
+GPU build holds them (`torch.version.cuda`), or refuse any use (`torch.cuda.default_generators[0]`).
 """
 from __future__ import annotations
 
@@ -208,9 +212,10 @@ class StandInCuda:
         return self._watch
 
     def _watch(self, frame, event, arg):
-        if event == "exception" and self.asked is None and call_boundary.on_the_students_behalf() | bool(
-                _nearest_student_frame(frame, self.source_file)) and any(sign in str(arg[1]) for sign in NO_GPU_BUILD):
-            self.asked = self._place(_nearest_student_frame(frame, self.source_file), type(arg[1]).__name__)
+        if event == "exception" and self.asked is None and any(sign in str(arg[1]) for sign in NO_GPU_BUILD):
+            student = _nearest_student_frame(frame, self.source_file)
+            if student is not None or call_boundary.on_the_students_behalf():
+                self.asked = self._place(student, type(arg[1]).__name__)
         return self._watch
 
     def _place(self, student, key: str) -> dict:
