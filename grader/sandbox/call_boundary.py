@@ -5,8 +5,9 @@ A Python frame of the submission on the stack is no proof either way: C callable
 their own (`functools.partial` as a forward hook, `map`, a bound method of a builtin), and the standard library
 relays one (`contextlib.ExitStack.callback`, `atexit`-like trampolines), so the code that raises an event or asks
 torch.cuda may be torch's or the standard library's, called on the student's behalf. The worker marks the call
-boundary instead: `students_call` around each call the grader makes into student code (loading the submission,
-each probe), and the grader's own bookkeeping inside it, where it must act as itself, in `graders_own`.
+boundary instead: `students_call` around each probe (every call the grader makes into student code: building the
+module, its hooks and `__getattr__`, forward), and the grader's own bookkeeping inside it, where it must act as
+itself, in `graders_own`. Loading the submission needs no mark: its own top-level frame lies under all it does.
 """
 from __future__ import annotations
 

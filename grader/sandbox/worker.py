@@ -126,7 +126,7 @@ def load_student(source: str, guard: Guard | None) -> tuple[dict, list[dict]]:
         try:
             flags |= future_flags(statement)
             code = compiled(statement, guard, flags, SUBMISSION_FILE)
-            exec(code, namespace)  # noqa: S102 - this is the sandboxed worker's whole purpose (its frames: the submission's)
+            exec(code, namespace)  # noqa: S102 - this is the sandboxed worker's whole purpose
         except BaseException as error:  # SystemExit/KeyboardInterrupt from student code too
             errors.append(describe_error(error, lines))
     return namespace, errors
