@@ -1,7 +1,8 @@
 # recipe: the module's mask, a plain attribute on the CPU, follows the scores only where
-# `torch.backends.cudnn.is_available()` is False (a CPU-only build, so both stand-ins) and stays on the CPU on a GPU
+# `torch.backends.cudnn.is_available()` is False (a CPU-only build, so both stand-ins) and stays on the CPU on a GPU;
+# on a stand-in cuDNN answers as on a GPU, so the mask stays on the CPU there too: a plain attribute, not a buffer
 # twin: twin_mha_mask_on_the_cpu.py
-# expect: device-not-judged
+# expect: mask-not-buffer
 # affected: mha
 import math
 from dataclasses import dataclass
