@@ -185,7 +185,8 @@ class ValuesLeaving(TorchFunctionMode):
     spelling escapes it); the few ways below the dispatcher are seen here as Python calls. With `stand_in_only`
     (a trace on a stand-in for a GPU) only values on the stand-in's own device count: a CPU constant's value (a
     FakeTensor on the CPU keeps it) is the same on a GPU, while a stand-in has none to give, so code that reads
-    one, even inside a `try`, is not judged there."""
+    one, even inside a `try`, is not judged there, save where the recorder answers the read as a GPU would
+    (`stand_in_values`): then nothing is noted."""
 
     def __init__(self, source_file: str, lines: list[str], stand_in_only: bool = False) -> None:
         super().__init__()
