@@ -195,10 +195,25 @@ MUTATIONS = [
     Mutation("inconclusive-is-not-a-pass", "grader/checks/common.py", (("    if unjudged:\n", "    if False:\n"),),
              ("tests/checks/test_graders.py::test_mutant_loses_points_and_is_diagnosed[device-not-judged]",
               "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
-              "[device_judged_nowhere_by_an_assert]"), "sandbox"),
+              "[device_judged_nowhere_by_an_unused_masked_select]"), "sandbox"),
     Mutation("local-scalar-root", "grader/sandbox/tracing.py",
              (("        if self.leaving is not None and reads_values(func):\n", "        if False:\n"),),
              ("tests/sandbox/test_values_leaving_at_the_root.py",), "unit"),
+    # a value read on a stand-in is answered as the graph so far gives it on the CPU copies of the inputs
+    Mutation("stand-in-value-replay", "grader/sandbox/graph_probes.py",
+             (("        answers = stand_in_values.StandInValues(values, STAND_INS[device])\n", "        answers = None\n"),),
+             ("tests/rules/test_static_pass_agrees_with_run_time.py::test_the_static_pass_refuses_nothing_the_run_time_allows"
+              "[forgery/honest_einops_typing_prints]",
+              "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
+              "[mask_moved_by_a_value_read_on_the_stand_in]"), "sandbox"),
+    Mutation("stand-in-value-without-values", "grader/sandbox/stand_in_values.py",
+             (("        if any(whole[n][0] == \"constant\" and _valueless(", "        if False and any(whole[n][0] == \"constant\" and _valueless("),),
+             ("tests/sandbox/test_values_leaving_at_the_root.py::test_a_value_resting_on_a_constant_without_values_is_not_answered",),
+             "unit"),
+    Mutation("stand-in-value-replays-bound", "grader/sandbox/stand_in_values.py",
+             (("        if self.replays >= MAX_REPLAYS:\n", "        if False:\n"),),
+             ("tests/sandbox/test_values_leaving_at_the_root.py::test_sixteen_reads_are_answered_and_the_seventeenth_leaves_the_graph",),
+             "unit"),
     Mutation("stand-in-cuda-all", "grader/sandbox/stand_in_cuda.py", (("        if self.asked is None:\n", "        if False:\n"),),
              ("tests/sandbox/test_stand_in.py::test_every_other_cuda_call_from_student_code_on_a_stand_in_is_refused_and_counted",),
              "unit"),

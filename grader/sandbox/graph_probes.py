@@ -18,7 +18,7 @@ import torch
 
 from grader.graph import decode, run
 from grader.graph.devices import STAND_INS
-from grader.sandbox import fake_gpu, probes, tracing
+from grader.sandbox import fake_gpu, probes, stand_in_values, tracing
 from grader.sandbox.probes import (SUBMISSION_FILE, _build, _device_guard, _graded, _moved, _place, _seed,
                                    _structure, describe_error)
 
@@ -37,15 +37,21 @@ def _graph_answer(recorder: tracing.Recorder) -> dict:
     return {"graph": text, "constants": constants}
 
 
-def _recorded(call, inputs: list, varied: int, device: str, lines: list[str],
+def _recorded(call, inputs: list, varied: int, device: str, lines: list[str], values: list,
               copies: tracing.ConstantCopies | None = None) -> dict:
     """The graph of `call(*inputs)` as the answer carries it. Where values left for Python during the call
     (`.item()`, `.numpy()`, a branch on a tensor), the graph is replayed on other values of the first `varied`
     inputs beside the call itself: when the two differ, the answer says where the computation left the graph
-    (`untraceable`), which the parent reports with the student's line instead of wrong values."""
+    (`untraceable`), which the parent reports with the student's line instead of wrong values. On a stand-in,
+    `values` are the inputs' values on the CPU: a value the code reads there is the one the graph so far gives on
+    them (`stand_in_values`), as a GPU would give it."""
     leaving = tracing.ValuesLeaving(SUBMISSION_FILE, lines, stand_in_only=device in STAND_INS)
+    answers = None
+    if device in STAND_INS and len(values) == len(inputs) and all(
+            isinstance(value, torch.Tensor) and value.shape == tensor.shape for value, tensor in zip(values, inputs)):
+        answers = stand_in_values.StandInValues(values, STAND_INS[device])
     try:
-        recorder = tracing.trace(call, inputs, leaving, SUBMISSION_FILE, copies)
+        recorder = tracing.trace(call, inputs, leaving, SUBMISSION_FILE, answers, copies)
     except Exception:
         if leaving.where is not None and device in STAND_INS:  # a stand-in has no values to hand to Python
             return {"untraceable": leaving.where}
@@ -114,7 +120,7 @@ def sdpa(namespace, lines, *, Q, K, V, is_causal=None, device="cpu", grad=False,
         extra = [_place(cotangent, device)] if grad else []
         with _device_guard(device, lines) as cuda:
             recorded = _recorded(_joint(lambda q, k, v: function(q, k, v, **kwargs), 3, grad, seen), inputs + extra, 3,
-                                 device, lines)
+                                 device, lines, [Q, K, V, *([cotangent] if grad else [])])
         _note_unanswered(recorded, cuda)
     except BaseException as error:
         return {"error": describe_error(error, lines), **_facts(seen)}
@@ -182,8 +188,10 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
 
             n_grad = 3 + answer["state"]["parameters"]
             with _device_guard(device, lines) as cuda:
+                values = [call[name] for name in ("q", "k", "v")] + answer["state"]["values"] + \
+                    ([cotangent] if grad else [])
                 recorded = _recorded(_joint(forward, n_grad, grad, seen), inputs + state + extra, 3, device, lines,
-                                     copies)
+                                     values, copies)
             _note_unanswered(recorded, cuda)
             answer["calls"].append({**recorded, **_facts(seen)})
         except BaseException as error:

@@ -36,7 +36,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from grader.graph.decode import MAX_BUILT_IN
 from grader.rules.table import FORBIDDEN_API
-from grader.sandbox import fake_gpu
+from grader.sandbox import fake_gpu, stand_in_values
 
 GRAPH_FORMAT = 1
 PRIM_DEVICE = torch.ops.prim.device.default
@@ -61,6 +61,7 @@ class Recorder(TorchDispatchMode):
         self.made: dict[int, int] = {}  # id(tensor) -> the node whose value it is
         self.kept: list = []
         self.leaving: ValuesLeaving | None = None  # told of every operator that hands values to Python
+        self.stand_in_values: stand_in_values.StandInValues | None = None  # answers a read on a stand-in
         for index, tensor in enumerate(inputs):
             self._bind(tensor, self._add(["input", index]))
 
@@ -94,6 +95,9 @@ class Recorder(TorchDispatchMode):
             return func(*args, **kwargs)  # a part of a constant: the part becomes the constant, if it is used
         self._note_built_in(sys._getframe(1))
         if self.leaving is not None and reads_values(func):
+            answered = self._answered(func, args, kwargs)
+            if answered is not stand_in_values.UNANSWERED:
+                return answered
             self.leaving.saw(args, kwargs)
         entry = ["call", _target(func), self.value(list(args)), {"kwargs": self.value(kwargs)["kwargs"]}]
         result = func(*args, **kwargs)
@@ -105,6 +109,20 @@ class Recorder(TorchDispatchMode):
                 if isinstance(item, torch.Tensor):
                     self._bind(item, self._add(["call", "getitem", [{"n": node}, position], {"kwargs": {}}]))
         return result
+
+    def _answered(self, func, args, kwargs):
+        """A value read from the stand-in's own tensors, as the same graph gives it on the CPU (`stand_in_values`),
+        recorded as the node that read it; UNANSWERED where there is no such value."""
+        if self.stand_in_values is None or all(t.device.type == "cpu" for t in _tensors_in(args, kwargs)):
+            return stand_in_values.UNANSWERED
+        try:
+            entry = ["call", _target(func), self.value(list(args)), {"kwargs": self.value(kwargs)["kwargs"]}]
+        except Untraceable:
+            return stand_in_values.UNANSWERED
+        answered = self.stand_in_values.answer(self.nodes, self.constants, entry)
+        if answered is not stand_in_values.UNANSWERED:
+            self._add(entry)
+        return answered
 
     def _note_built_in(self, frame) -> None:
         """The built-in attention's composite, if one is between this operator and the student's code."""
@@ -179,7 +197,8 @@ class ValuesLeaving(TorchFunctionMode):
     spelling escapes it); the few ways below the dispatcher are seen here as Python calls. With `stand_in_only`
     (a trace on a stand-in for a GPU) only values on the stand-in's own device count: a CPU constant's value (a
     FakeTensor on the CPU keeps it) is the same on a GPU, while a stand-in has none to give, so code that reads
-    one, even inside a `try`, is not judged there."""
+    one, even inside a `try`, is not judged there, save where the recorder answers the read as a GPU would
+    (`stand_in_values`): then nothing is noted."""
 
     def __init__(self, source_file: str, lines: list[str], stand_in_only: bool = False) -> None:
         super().__init__()
@@ -215,12 +234,14 @@ def _tensors_in(args, kwargs):
 
 
 def trace(function, inputs: list[torch.Tensor], leaving: ValuesLeaving | None = None,
-          source_file: str | None = None, copies: ConstantCopies | None = None) -> Recorder:
+          source_file: str | None = None, values: stand_in_values.StandInValues | None = None,
+          copies: ConstantCopies | None = None) -> Recorder:
     """Call `function(*inputs)` under a recorder; the list of tensors it returns is the graph's output. Composites
-    of the built-in attention are noted with the line of `source_file` that called them; `copies` is shared by
-    the graphs of one answer."""
+    of the built-in attention are noted with the line of `source_file` that called them. On a stand-in, `values`
+    answers what the code reads of the stand-in's tensors (with `leaving` given); `copies` is shared by the graphs
+    of one answer."""
     recorder = Recorder(inputs, source_file, copies)
-    recorder.leaving = leaving
+    recorder.leaving, recorder.stand_in_values = leaving, values
     with recorder, leaving if leaving is not None else contextlib.nullcontext():
         outputs = function(*inputs)
     recorder.nodes.append(["output", [recorder.ref(t) for t in outputs]])

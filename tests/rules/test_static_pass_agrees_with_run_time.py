@@ -21,12 +21,6 @@ pytestmark = pytest.mark.sandbox
 sys.path.insert(0, str(CORPUS))
 from expected import ALL as CORPUS_VERDICTS  # noqa: E402
 
-NOT_JUDGED_ON_A_STAND_IN = {
-    "honest_einops_typing_prints": "sdpa.device",  # `if not torch.isfinite(weights).all(): print(...)`: a branch on
-    # values, which neither stand-in for a GPU holds; honest, so it is listed for review instead of passed unseen
-}
-"""Honest hand-ins whose device check the stand-ins cannot judge: they lose that check alone, named
-`device-not-judged` and listed under the report's `review` (a GPU grades them in full)."""
 HONEST = sorted((SUBMISSIONS / "correct").glob("*.py")) + sorted((SUBMISSIONS / "forgery").glob("honest_*.py")) \
     + [REFERENCE] + [CORPUS / f"{name}.py" for name, entry in sorted(CORPUS_VERDICTS.items()) if not entry["fails"]]
 
@@ -44,12 +38,6 @@ def test_the_static_pass_refuses_nothing_the_run_time_allows(graded, request, pa
     if found:
         request.getfixturevalue("static_rules_off")
         run_time_alone = graded(path)
-    unjudged = NOT_JUDGED_ON_A_STAND_IN.get(path.stem)
-    if unjudged:
-        lost = [(c["id"], c["mistakes"]) for c in both["checks"] if not c["passed"]]
-        assert lost == [(unjudged, ["device-not-judged"])] and both.get("review") == [unjudged], lost
-        assert both["score"] == run_time_alone["score"] and found == [], found
-        return
     assert both["score"] == run_time_alone["score"] == MAX_SCORE, (both["mistakes"], run_time_alone["mistakes"])
     assert both["mistakes"] == run_time_alone["mistakes"] == [], found
     assert found == [], found

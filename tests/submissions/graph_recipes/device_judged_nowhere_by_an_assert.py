@@ -1,7 +1,8 @@
-# recipe: an ordinary assert on the inputs' values raises on both stand-ins for a GPU (they hold no values), so
-# no stand-in can judge the device check; the mask is left on the CPU, which a GPU refuses
+# recipe: an ordinary assert on the inputs' values, which raised on both stand-ins for a GPU when they answered no
+# value, so no stand-in judged the device check; answered as a GPU answers, it lets the stand-ins meet the mask
+# left on the CPU, which a GPU refuses
 # twin: ../forgery/twins/sdpa_mask_without_device.py
-# expect: device-not-judged
+# expect: mask-device
 # affected: sdpa
 import math
 from dataclasses import dataclass

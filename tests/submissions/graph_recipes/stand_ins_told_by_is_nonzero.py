@@ -1,7 +1,8 @@
-# recipe: `torch.is_nonzero` raises on both stand-ins for a GPU (they hold no values) and not on a GPU: caught, it
-# picks the input's device only on a stand-in and leaves the mask on the CPU elsewhere, which a GPU refuses
+# recipe: `torch.is_nonzero` raised on both stand-ins for a GPU when they answered no value, and not on a GPU:
+# caught, it picks the input's device only on a stand-in and leaves the mask on the CPU elsewhere, which a GPU
+# refuses; answered as a GPU answers, the stand-ins take the GPU's path and meet that mask
 # twin: ../forgery/twins/sdpa_mask_without_device.py
-# expect: device-not-judged
+# expect: mask-device
 # affected: sdpa
 import math
 from dataclasses import dataclass

@@ -1,0 +1,98 @@
+"""A value read from a stand-in for a GPU, answered with the value a GPU computes for the same inputs.
+
+Runs inside the sandbox worker, while student code is traced on a stand-in (`graph_probes`). A stand-in holds
+no values, so code that reads one (`if not torch.isfinite(weights).all(): print(...)`, an `assert` on the
+inputs) could not be judged there. The recorder asks this replay instead: the graph recorded so far, cut to what
+the read depends on, runs on the CPU (`grader/graph/run.py`, the parent's own runner, with every bound and the
+devices followed) on the CPU copies of the trace's inputs, and the value read there is handed to the code.
+That is what a GPU computes for these inputs, so a branch takes the path a GPU would take; the parent still
+judges devices from the graph it runs again itself. Where the answer would rest on a constant without values (made
+on a stand-in outside the recording), or the replay fails or is refused, nothing is answered and the read counts
+as leaving the stand-in (`untraceable`), as without the replay.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import torch
+from torch.utils._python_dispatch import _disable_current_modes
+
+from grader.graph import decode, run
+
+MAX_REPLAYS = 16
+"""Replays one trace may ask for: each runs the graph so far, so code that reads values in a loop stops being
+answered past this many (its trace is then `untraceable`, as without the replay)."""
+UNANSWERED = object()
+
+
+class StandInValues:
+    """Answers the reads of one trace on a stand-in: `cpu_inputs` are the values of the trace's inputs, each on
+    `device` in the graph (the stand-in's device, as `grader/graph/devices.STAND_INS` names it)."""
+
+    def __init__(self, cpu_inputs: list[torch.Tensor], device: str) -> None:
+        self.cpu_inputs, self.device = cpu_inputs, device
+        self.replays = 0
+
+    def answer(self, nodes: list, constants: list[torch.Tensor], read: list):
+        """What the call `read` (a node as the recorder writes it, its arguments already in `nodes`) returns on
+        the CPU copies of the inputs, or UNANSWERED."""
+        if self.replays >= MAX_REPLAYS:
+            return UNANSWERED
+        self.replays += 1
+        whole = [*nodes, read]
+        kept = _needed(whole, len(whole) - 1)
+        if any(whole[n][0] == "constant" and _valueless(constants[whole[n][1]], whole[n][2]) for n in kept):
+            return UNANSWERED
+        renumbered = {old: new for new, old in enumerate(kept)}
+        graph_nodes = [_renumbered(whole[old], renumbered.__getitem__) for old in kept]
+        graph_nodes.append(["output", [{"n": len(graph_nodes) - 1}]])
+        inputs = sum(node[0] == "input" for node in graph_nodes)
+        constant_devices = ["cpu"] * len(constants)
+        for node in nodes:
+            if node[0] == "constant":
+                constant_devices[node[1]] = node[2]["device"]
+        text = json.dumps({"format": 1, "inputs": inputs, "nodes": graph_nodes, "built_in": []})
+        try:
+            with _disable_current_modes(), torch._C.DisableTorchFunction():
+                graph = decode.decode(text.encode(), len(constants))
+                outputs, _ = run.run(graph, self.cpu_inputs, constants, devices=[self.device] * inputs,
+                                     constant_devices=constant_devices)
+        except Exception:  # refused or failed: the read is not answered, the stand-in judges nothing
+            return UNANSWERED
+        value = outputs[0]
+        return value if type(value) in (bool, int, float) else UNANSWERED
+
+
+def _needed(nodes: list, target: int) -> list[int]:
+    """The nodes `target` depends on, itself and every input (the graph's inputs stay in place), in order."""
+    needed = {target}
+    for position in range(target, -1, -1):
+        if position in needed:
+            needed.update(_references(nodes[position][2:]) if nodes[position][0] == "call" else ())
+    return sorted(needed | {n for n, node in enumerate(nodes) if node[0] == "input"})
+
+
+def _references(value) -> set[int]:
+    found: set[int] = set()
+    _renumbered(value, found.add)
+    return found
+
+
+def _renumbered(value, renumber):
+    """An argument as the recorder writes it (`grader/graph/decode.py` reads the same forms), each reference to
+    a node `renumber`ed: a keyword dict's items are arguments, never a reference themselves."""
+    if isinstance(value, dict):
+        if set(value) == {"n"}:
+            return {"n": renumber(value["n"])}
+        if set(value) == {"kwargs"}:
+            return {"kwargs": {key: _renumbered(item, renumber) for key, item in value["kwargs"].items()}}
+        return value
+    if isinstance(value, list):
+        return [_renumbered(item, renumber) for item in value]
+    return value
+
+
+def _valueless(value: torch.Tensor, meta: dict) -> bool:
+    """A constant made on a stand-in: the recorder kept no values for it (`tracing.value_for_the_parent`)."""
+    return value.numel() != math.prod(meta["shape"])
