@@ -102,8 +102,9 @@ def fresh_course(folder: Path) -> Path:
             (folder / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, folder / name)
     (folder / ".venv").symlink_to(VENV)
-    made = (VENV / ".installed").stat().st_mtime  # make's stamp: a pyproject.toml newer than it reinstalls .venv
-    os.utime(folder / "pyproject.toml", (made, made))
+    # make's stamp: a pyproject.toml newer than it reinstalls .venv; to the nanosecond (a float time may round up)
+    made = (VENV / ".installed").stat().st_mtime_ns
+    os.utime(folder / "pyproject.toml", ns=(made, made))
     release = nbformat.read(folder / "release" / "attention" / "attention.ipynb", as_version=4)
     notebooks = {"answered": cn.answered(release, cn.reference_answers()), "untouched": release}
     for name, state in CLASS.items():
