@@ -228,22 +228,6 @@ MUTATIONS = [
              (("                self.refuse(\"introspection\", \"the name __import__\")  # as in the submission's own lines\n",
                "                pass\n"),),
              ("tests/sandbox/test_generated_code_is_student_code.py",), "sandbox"),
-    # the red team after issue 41: the student's doing is decided at the call boundary, not by the frames on the stack
-    Mutation("stand-in-whole-stack", "grader/sandbox/stand_in_cuda.py",
-             (("        student = _nearest_student_frame(sys._getframe(2), self.source_file)\n"
-               "        if student is None and not call_boundary.on_the_students_behalf():\n",
-               "        student = sys._getframe(2) if from_student_code(sys._getframe(2), self.source_file) else None\n"
-               "        if student is None:\n"),),
-             ("tests/sandbox/test_call_boundary.py::test_torch_cuda_reached_through_a_hook_of_c_callables_is_refused_and_counted",),
-             "sandbox"),
-    Mutation("audit-call-boundary", "grader/sandbox/audit.py",
-             (("    return call_boundary.on_the_students_behalf()\n", "    return False\n"),),
-             ("tests/sandbox/test_call_boundary.py::"
-              "test_a_file_read_carried_by_c_callables_from_torch_gains_nothing_over_the_same_read_in_forward",),
-             "sandbox"),
-    Mutation("stand-in-no-gpu-build-errors", "grader/sandbox/stand_in_cuda.py",
-             (("                sys.settrace(self._trace)\n", "                pass\n"),),
-             ("tests/sandbox/test_stand_in.py",), "sandbox"),
     # issue 29: documented values pinned as literals; the trusted parent on its own; CI's declared capabilities
     Mutation("float32-tolerance", "grader/checks/common.py",
              (("TOLERANCE = {torch.float32: (1e-5, 1e-4),", "TOLERANCE = {torch.float32: (1e-4, 1e-3),"),),

@@ -1,5 +1,5 @@
-"""`torch.cuda` (and `torch.accelerator`, `torch.backends.cuda`, `torch.backends.cudnn`) while student code runs on a
-stand-in for a GPU: answered as one GPU answers, or refused and counted.
+"""`torch.cuda` (and `torch.accelerator`, `torch.backends.cuda`) while student code runs on a stand-in for a GPU:
+answered as one GPU answers, or refused and counted.
 
 Runs inside the sandbox worker. On a CPU-only build `torch.cuda` says there is no GPU: most of it raises
 ("Torch not compiled with CUDA enabled"), some of it answers as a machine without one (`memory_allocated()` is 0,
@@ -10,17 +10,13 @@ taken before the call meets the swap):
 
 - a query a GPU answers the same way every time is answered as on a machine with one GPU (`ANSWERED`, to every
   caller; `ANSWERED_TO_THE_STUDENT`, to student code only, so torch's own code never believes a GPU initialised);
-- anything else asked on the student's behalf is refused: it raises, and `asked` keeps the student's line, which the
+- anything else called from student code is refused: it raises, and `asked` keeps the student's line, which the
   probe reports as a call the stand-in could not answer (the device check reads it as not judged, never as a pass,
   however the code caught the error);
-- called from torch's own code outside a call into student code, the function runs as it always does.
+- called from torch's own code, the function runs as it always does.
 
-"On the student's behalf" is decided at the call boundary (`call_boundary`), never by the immediate caller alone: a
-call the standard library relays (`contextlib.ExitStack().callback`) or C callables carry from torch's own code (a
-forward pre-hook made of `functools.partial`) is the student's. What a CPU-only build refuses in C (no Python
-function to swap: `torch.Generator(device="cuda")`, the legacy `torch.cuda.FloatTensor(1)`) is seen by its error
-(`NO_GPU_BUILD`), in every frame but torch's own, through a trace hook set for the call. Plain values are set as a
-GPU build holds them (`torch.version.cuda`), or refuse any use (`torch.cuda.default_generators[0]`).
+Not covered (docs/isolation.md): the legacy tensor types (`torch.cuda.FloatTensor`, ...), C types whose constructor
+cannot be swapped, and plain values the CPU-only build holds (`torch.cuda.default_generators`, `torch.version.cuda`).
 """
 from __future__ import annotations
 
@@ -30,32 +26,13 @@ import types
 
 import torch
 
-from grader.sandbox import call_boundary
-
-GPU_RUNTIME = ("torch.cuda", "torch.accelerator", "torch.backends.cuda", "torch.backends.cudnn")
+GPU_RUNTIME = ("torch.cuda", "torch.accelerator", "torch.backends.cuda")
 """The modules whose functions ask the GPU runtime (and their submodules: a name that starts so)."""
 RUNS_AS_ALWAYS = ("torch.cuda.amp",)
 """Mixed precision (`torch.cuda.amp.autocast(enabled=False)`, Hugging Face's upcast path): honest code uses it, it
 asks the runtime nothing a stand-in must answer, and on a CPU-only build it runs (disabled), as it did before."""
 DISPATCHER = "__stand_in_cuda__"
 """The name the swapped code looks up in its function's own module globals, set there for the time of a call."""
-
-CUDNN_VERSION = 90100
-"""The cuDNN a GPU build of torch carries (9.1): one machine answers the same number every time."""
-SAME_ON_EVERY_BUILD = {"torch.backends.cudnn.set_flags", "torch.backends.cudnn.flags"}
-"""Switches of torch's own (`with torch.backends.cudnn.flags(enabled=False)`): they set the same flags on a build with
-or without a GPU, so they run as always."""
-PLAIN_VALUES = {(torch.version, "cuda"): "12.4"}
-"""Values a CPU-only build holds where a GPU build holds others (`torch.version.cuda` is None there), set for the time
-of a call on a stand-in. `torch.cuda.default_generators` holds one generator on a GPU: one that refuses any use
-(`_GeneratorOnTheGpu`), since a generator on the GPU cannot be made here."""
-
-NO_GPU_BUILD = ("not compiled with CUDA", "without ATen_cuda", "when none is available", "No CUDA GPUs",
-                "NVIDIA driver")
-"""How a CPU-only build's C code refuses what a GPU does (`torch.Generator(device="cuda")`, the legacy
-`torch.cuda.FloatTensor(...)`, `.pin_memory()`): no Python function to swap, so the error itself is the sign. Raised
-in any frame but torch's own on the student's behalf, caught or not, it counts as a call the stand-in cannot answer."""
-TORCH_OWN_CODE = "/torch/"
 
 ANSWERED = {
     "torch.cuda.is_available": lambda: True,
@@ -80,8 +57,6 @@ ANSWERED_TO_THE_STUDENT = {
     "torch.accelerator.synchronize": lambda device=None: None,
     "torch.accelerator.memory.empty_cache": lambda: None,
     "torch.backends.cuda.is_built": lambda: True,
-    "torch.backends.cudnn.is_available": lambda: True,
-    "torch.backends.cudnn.version": lambda: CUDNN_VERSION,
 }
 """What a GPU answers the same way every time (a wait that returns nothing, a cache emptied, a generator seeded:
 the stand-in draws no numbers on the GPU's generator)."""
@@ -131,8 +106,7 @@ def _functions() -> dict[str, types.FunctionType]:
     for name, module in sorted(sys.modules.items()):
         if not name.startswith(GPU_RUNTIME) or name.startswith(RUNS_AS_ALWAYS) or not isinstance(module, types.ModuleType):
             continue
-        inner = vars(module).get("m")  # torch.backends' property modules keep their functions in the module they wrap
-        for value in list(vars(inner if isinstance(inner, types.ModuleType) else module).values()):
+        for value in list(vars(module).values()):
             if isinstance(value, types.FunctionType) and value.__module__ == name:
                 found.setdefault(f"{name}.{value.__qualname__}", value)
             elif isinstance(value, type) and value.__module__ == name:
@@ -156,21 +130,6 @@ def from_student_code(frame, source_file: str) -> bool:
     return filename == source_file or (filename.startswith("<") and not filename.startswith("<frozen"))
 
 
-def _nearest_student_frame(frame, source_file: str):
-    """The closest frame of student code below `frame`, however many library frames lie between."""
-    while frame is not None and not from_student_code(frame, source_file):
-        frame = frame.f_back
-    return frame
-
-
-class _GeneratorOnTheGpu:
-    """`torch.cuda.default_generators[0]` on a stand-in: a GPU's generator cannot be made on a CPU-only build, so
-    any use of it is refused and counted (its `type()` still tells: docs/isolation.md)."""
-
-    def __getattribute__(self, name):
-        raise swap().refusal("torch.cuda.default_generators[0]", sys._getframe(1))
-
-
 class StandInCuda:
     """The swap, made once per worker (the fork server builds the table), entered for each call on a stand-in."""
 
@@ -186,73 +145,36 @@ class StandInCuda:
 
     def __call__(self, args: tuple, kwargs: dict):
         key = sys._getframe(1).f_code.co_qualname
+        caller = sys._getframe(2)
         if key in ANSWERED:
             return ANSWERED[key](*args, **kwargs)
-        if key in SAME_ON_EVERY_BUILD:
-            return self.originals[key](*args, **kwargs)
-        student = _nearest_student_frame(sys._getframe(2), self.source_file)
-        if student is None and not call_boundary.on_the_students_behalf():
+        if not from_student_code(caller, self.source_file):
             return self.originals[key](*args, **kwargs)
         if key in ANSWERED_TO_THE_STUDENT:
             return ANSWERED_TO_THE_STUDENT[key](*args, **kwargs)
-        raise self.refusal(key.removesuffix(".__new__").removesuffix(".__init__"), sys._getframe(2))
-
-    def refusal(self, what: str, caller) -> RuntimeError:
-        """What the stand-in cannot answer as a GPU: counted at the student's line, then raised."""
         if self.asked is None:
-            self.asked = self._place(_nearest_student_frame(caller, self.source_file), what)
-        return RuntimeError(f"{what}() cannot be answered as a GPU would on the stand-in for a GPU of a machine "
-                            "without one")
-
-    def _trace(self, frame, event, arg):
-        """Python's trace hook for the time of a call: each frame but torch's own watches its exceptions."""
-        if TORCH_OWN_CODE in frame.f_code.co_filename:
-            return None
-        frame.f_trace_lines = False
-        return self._watch
-
-    def _watch(self, frame, event, arg):
-        if event == "exception" and self.asked is None and any(sign in str(arg[1]) for sign in NO_GPU_BUILD):
-            student = _nearest_student_frame(frame, self.source_file)
-            if student is not None or call_boundary.on_the_students_behalf():
-                self.asked = self._place(student, type(arg[1]).__name__)
-        return self._watch
-
-    def _place(self, student, key: str) -> dict:
-        """The student's line that led here, or, where only C callables carried the call, the function asked."""
-        if student is None:
-            return {"line": 0, "text": key[:1000], "function": ""}
-        line = student.f_lineno
-        text = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else key
-        return {"line": line, "text": text[:1000], "function": student.f_code.co_name[:200]}
+            line = caller.f_lineno
+            text = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else key
+            self.asked = {"line": line, "text": text[:1000], "function": caller.f_code.co_name[:200]}
+        raise RuntimeError(f"{key.removesuffix('.__new__').removesuffix('.__init__')}() cannot be answered as a GPU "
+                           "would on the stand-in for a GPU of a machine without one")
 
     @contextlib.contextmanager
     def active(self, source_file: str, lines: list[str]):
         """The swap for one call; `asked` then says where student code asked what the stand-in cannot answer."""
         self.asked, self.source_file, self.lines = None, source_file, lines
         modules = {id(f.__globals__): f.__globals__ for f in self.functions.values()}
-        held = {place: getattr(*place) for place in (*PLAIN_VALUES, (torch.cuda, "default_generators"))}
-        tracing_before = sys.gettrace()
         try:
-            for (owner, name), value in PLAIN_VALUES.items():
-                setattr(owner, name, value)
-            torch.cuda.default_generators = (_GeneratorOnTheGpu(),)  # made here: its class refuses even being read
             for namespace in modules.values():
                 namespace[DISPATCHER] = self
             for key, function in self.functions.items():
                 function.__code__ = self.stubs[key]
-            with call_boundary.graders_own():  # the grader's own: the audit refuses a trace hook set for the student
-                sys.settrace(self._trace)
             yield self
         finally:
-            with call_boundary.graders_own():
-                sys.settrace(tracing_before)
             for key, function in self.functions.items():
                 function.__code__ = self.codes[key]
             for namespace in modules.values():
                 namespace.pop(DISPATCHER, None)
-            for (owner, name), value in held.items():
-                setattr(owner, name, value)
 
 
 _swap: StandInCuda | None = None
