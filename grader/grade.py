@@ -13,6 +13,7 @@ from grader.handin import parent_budget
 from grader.report import cache as report_cache
 from grader.checks.student_code import StudentCode
 from grader.checks import Check, Context, Outcome, checks_for
+from grader.checks import secret as grading_secret
 from grader.sandbox.confinement import Limits
 from grader.errors import UsageError
 from grader.process import probe_seconds_from_env
@@ -132,7 +133,7 @@ def _run_checks(submission: Submission, checks: list[Check], limits: Limits, use
     # a part that breaks the rules is not run at all: its code never gets to touch what the other part measures
     blocked = {part for part in rules.PARTS if rules.for_part(violations, part)}
     student = StudentCode(submission, limits, use_cuda)
-    ctx = Context(student, static, use_cuda, violations)
+    ctx = Context(student, static, use_cuda, violations, secret=grading_secret.draw(submission.source))
     results = []
     try:
         if blocked != set(rules.PARTS):

@@ -395,6 +395,10 @@ MUTATIONS = [
              (('        sent["calls"] = [{**call, "seed": place}', '        sent["calls"] = [{**call, "seed": call["seed"]}'),),
              ("tests/checks/test_secret_inputs.py::test_the_worker_gets_each_calls_place_and_never_the_parents_dropout_seed",),
              "unit"),
+    Mutation("secret-keyed-per-machine", "grader/checks/secret.py",
+             (("key=_machine_key(), digest_size=8", "key=b\"attention-kit\", digest_size=8"),),
+             ("tests/checks/test_secret_inputs.py::"
+              "test_a_hand_in_meets_one_secret_on_a_machine_and_another_on_another_machine",), "unit"),
     Mutation("secret-fixed-outside-suite", "grader/checks/secret.py",
              (('        if "pytest" not in sys.modules:\n', "        if False:\n"),),
              ("tests/checks/test_secret_inputs.py::test_a_fixed_secret_is_refused_outside_the_test_suite",), "unit"),

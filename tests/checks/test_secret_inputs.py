@@ -116,3 +116,18 @@ def test_the_probes_code_could_steer_by_shape_run_at_other_shapes_in_each_gradin
         assert all(shapes), (kind, shapes)  # the probe ran in each grading
         assert not any(before & grading for grading in shapes), (kind, shapes)
         assert all(a != b for i, a in enumerate(shapes) for b in shapes[i + 1:]), (kind, shapes)  # drawn per grading
+
+
+def test_a_hand_in_meets_one_secret_on_a_machine_and_another_on_another_machine(monkeypatch, tmp_path):
+    """The secret is the source hashed under the machine's key: the same words on every run, no inputs to foresee."""
+    keys = []
+    for machine in ("one", "two"):
+        (tmp_path / machine).mkdir()
+        monkeypatch.setattr(secret, "KEY_FILE", tmp_path / machine / ".grading-key")
+        secret._machine_key.cache_clear()
+        drawn = secret.draw("y = attention(x)")
+        assert drawn == secret.draw("y = attention(x)") != secret.draw("y = attention(x) ")
+        assert (tmp_path / machine / ".grading-key").stat().st_mode & 0o777 == 0o600  # its owner's alone
+        keys.append(drawn)
+    secret._machine_key.cache_clear()
+    assert keys[0] != keys[1]
