@@ -36,6 +36,7 @@ HOSTILE = {"reference": REFERENCE, **{path.stem: path for path in [
     SUBMISSIONS / "hostile" / "memory_bomb.py"]}}
 # What only root can give, named exactly (grader/sandbox/confinement.py, memory_cgroup.py).
 MISSING_WITHOUT_ROOT = ["uid drop (not root)", "process-count limit (needs a uid of its own)", "memory cgroup (not root)"]
+MISSING_WITHOUT_ROOT += [f"judge: {layer}" for layer in MISSING_WITHOUT_ROOT]  # the judge is confined as a worker is
 # One process for all files (one fork server), rules off (the sandbox on its own), a memory limit that trips at once.
 GRADE_ALL = (BYPASS_RULES + "; import json, sys; from grader.grade import default_limits, grade_submission; "
              "from grader.sandbox.confinement import Limits; "
