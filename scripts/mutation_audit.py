@@ -395,6 +395,9 @@ MUTATIONS = [
              (('        sent["calls"] = [{**call, "seed": place}', '        sent["calls"] = [{**call, "seed": call["seed"]}'),),
              ("tests/checks/test_secret_inputs.py::test_the_worker_gets_each_calls_place_and_never_the_parents_dropout_seed",),
              "unit"),
+    Mutation("scale-ignored-scores", "grader/checks/scale_factor.py",
+             (("    if _close(w, uniform):", "    if False:"),),
+             ("tests/checks/test_scale_factor.py::test_weights_that_ignore_the_scores_name_no_divisor",), "unit"),
     Mutation("secret-keyed-per-machine", "grader/checks/secret.py",
              (("key=_machine_key(), digest_size=8", "key=b\"attention-kit\", digest_size=8"),),
              ("tests/checks/test_secret_inputs.py::"

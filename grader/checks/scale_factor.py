@@ -118,6 +118,9 @@ def factor_from_weights(Q: torch.Tensor, K: torch.Tensor, weights: torch.Tensor 
     slope = float((x * y).sum() / (x * x).sum()) if float((x * x).sum()) > 0 else 0.0
     if not slope > 0:
         return None
+    _, uniform = reference.attention(Q, K, K.new_zeros(*K.shape[:-1], 1), is_causal, scale=0.0)
+    if _close(w, uniform):  # the weights ignore the scores: the slope is rounding noise, and no divisor explains them
+        return None
     factor = 1 / slope
     _, refit = reference.attention(Q, K, K.new_zeros(*K.shape[:-1], 1), is_causal, scale=slope)  # weights only
     return factor if _close(w, refit) else None

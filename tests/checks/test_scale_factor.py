@@ -97,3 +97,13 @@ def test_module_with_another_mistake_names_no_factor():
     right = reference.multi_head_attention(call["q"], call["k"], call["v"], weights, 4, True).float()
     assert scale_factor.finding(scale_factor.factor_of_module(right, call, weights, 4, True),
                                 scale_factor.sizes_of_module(5, 32, 4)) is None
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("is_causal", [True, False])
+def test_weights_that_ignore_the_scores_name_no_divisor(seed, is_causal):
+    """Uniform weights (no Q or K in them) fit any huge divisor within rounding: no scale is found, whatever the
+    inputs (a fit of 1/slope on rounding noise once named `wrong-scale`, 'divided by 1.96e+33', on some inputs)."""
+    Q, K, V = qkv(seed=seed)
+    _, uniform = reference.attention(Q, K, V, is_causal, scale=0.0)
+    assert scale_factor.factor_from_weights(Q, K, uniform.float().double(), is_causal) is None
