@@ -33,6 +33,9 @@ DENIED_PREFIXES = ("ctypes.", "socket.", "os.exec", "os.posix_spawn", "os.spawn"
 # FakeTensor stand-in for a GPU does at an operator's first use (grader/sandbox/fake_gpu.py)
 CODE_GENERATORS = ("dataclasses.py", "collections/__init__.py", "torch/fx/operator_schemas.py")
 SOURCE_SUFFIXES = (".py", ".pyc", ".so")
+TREE_ONLY = "/ast.py"
+"""`ast.parse` compiles text to a tree, never to code: `traceback` does it to underline an error's line when a
+logging handler formats an exception raised under student code."""
 IMPORT_MACHINERY = "<frozen importlib._bootstrap"
 GENERATED: set = set()
 """Code objects compiled from strings at run time, outside an import, and all code nested in them: student code."""
@@ -60,7 +63,8 @@ def _allowed(event: str, args: tuple) -> bool:
         return isinstance(path, str) and path.endswith(SOURCE_SUFFIXES) and mode in ("r", "rb", None)
     if event in ("compile", "exec"):
         caller = sys._getframe(1).f_back
-        return caller is not None and caller.f_code.co_filename.endswith(CODE_GENERATORS)
+        return caller is not None and (caller.f_code.co_filename.endswith(CODE_GENERATORS)
+                                       or event == "compile" and caller.f_code.co_filename.endswith(TREE_ONLY))
     return False
 
 

@@ -230,7 +230,7 @@ def _own_pattern(ctx: Context, sizes: tuple[int, int, int, int], layer: str, lab
     scale = 0.5 + float(torch.rand((), generator=ctx.generator(200 + label)))  # the parent's own, like every input
     weights, call = pattern_inputs(sizes, scale)
     other = next(name for name in DROPOUTS if name != layer)
-    room, = ctx.sizes("mha.dropout pattern room", range(0, 8))
+    room, = ctx.sizes("mha.dropout pattern room", range(1, 8))  # never 0: a verdict must not hang on the draw
     results, problem = run(ctx, model_args(dim, heads, T + room, dropout=0.5), [dict(call, mode="train", seed=ctx.seed(label))],
                            True, doing, weights=weights, dropout_p={layer: 0.5, other: 0.0})
     if problem:
