@@ -22,7 +22,6 @@ EXACTLY = {
     "mask-diagonal__3": {"missing-scale", "mask-diagonal"},  # row 0 patched by hand: the other rows name both
     # nn.Softmax() without dim: every causal row NaN but the last; neither dropout called is a fact of the code all the same
     "dropout-not-applied__3": {"softmax-dim", "dropout-not-applied"},
-    "softmax-dim__4": {"softmax-dim"},  # the twin that calls both dropouts: the NaN alone names no dropout mistake
 }
 
 
