@@ -84,14 +84,15 @@ class OnTheFake(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if torch.is_grad_enabled() and any(is_fake(t) and t.requires_grad for t in _tensors(args, kwargs)):
+        if torch.is_grad_enabled() and any(is_fake(t) and t.requires_grad for t in tensors_in(args, kwargs)):
             raise RuntimeError("the FakeTensor stand-in for a GPU computes no gradients")
         if args and is_fake(args[0]) and func in fake_indexing.BY_HAND:
             return fake_indexing.BY_HAND[func](*args, **kwargs)
         return func(*args, **kwargs)
 
 
-def _tensors(args, kwargs):
+def tensors_in(args, kwargs):
+    """The tensors among a call's arguments, one level into lists and tuples."""
     for value in (*args, *kwargs.values()):
         if isinstance(value, (list, tuple)):
             yield from (item for item in value if isinstance(item, torch.Tensor))

@@ -113,7 +113,7 @@ class Recorder(TorchDispatchMode):
     def _answered(self, func, args, kwargs):
         """A value read from the stand-in's own tensors, as the same graph gives it on the CPU (`stand_in_values`),
         recorded as the node that read it; UNANSWERED where there is no such value."""
-        if self.stand_in_values is None or all(t.device.type == "cpu" for t in _tensors_in(args, kwargs)):
+        if self.stand_in_values is None or all(t.device.type == "cpu" for t in fake_gpu.tensors_in(args, kwargs)):
             return stand_in_values.UNANSWERED
         try:
             entry = ["call", _target(func), self.value(list(args)), {"kwargs": self.value(kwargs)["kwargs"]}]
@@ -214,7 +214,7 @@ class ValuesLeaving(TorchFunctionMode):
         """Values of these arguments go to Python: note the student's line that made them go."""
         if self.where is not None:
             return
-        if self.stand_in_only and not any(t.device.type != "cpu" for t in _tensors_in(args, kwargs)):
+        if self.stand_in_only and not any(t.device.type != "cpu" for t in fake_gpu.tensors_in(args, kwargs)):
             return
         frame = sys._getframe(1)
         while frame is not None and frame.f_code.co_filename != self.source_file:
@@ -223,14 +223,6 @@ class ValuesLeaving(TorchFunctionMode):
             line = frame.f_lineno
             text = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
             self.where = {"line": line, "text": text[:1000], "function": frame.f_code.co_name[:200]}
-
-
-def _tensors_in(args, kwargs):
-    for value in (*args, *kwargs.values()):
-        if isinstance(value, (list, tuple)):
-            yield from (item for item in value if isinstance(item, torch.Tensor))
-        elif isinstance(value, torch.Tensor):
-            yield value
 
 
 def trace(function, inputs: list[torch.Tensor], leaving: ValuesLeaving | None = None,
