@@ -1,10 +1,12 @@
 """The worker's audit hook: what attention code never needs, refused however the code reached it.
 
 `sys.addaudithook` cannot be removed, and its events name the real operation (ctypes, a gc walk, an
-open file), whatever attribute path or spelling led there. torch and numpy import lazily and open
-their own files, and the grader's code runs between probes: the hook enforces only while a frame of
-student code is on the stack, and lets through the standard library's own code generation (dataclasses
-and namedtuple build their methods with exec) and the loading of a module being imported.
+open file), whatever attribute path or spelling led there. The hook enforces on the student's behalf: while a
+frame of student code is on the stack, and for the whole of a call the worker makes into student code
+(`call_boundary`: a forward pre-hook made of C callables reads a file from torch's `Module._call_impl` with no frame
+of the submission anywhere). torch and numpy import lazily and open their own files: the loading of a module being
+imported, the reading of a library's source, and the standard library's own code generation (dataclasses and
+namedtuple build their methods with exec) are let through; the grader's code between probes is its own.
 
 Code compiled from a string at run time is the student's, whoever compiled it: a generator builds its text from
 the student's strings (a field name of a class made with `type()`, a string annotation typing evaluates), and the
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import sys
 
+from grader.sandbox import call_boundary
 from grader.sandbox.probes import SUBMISSION_FILE
 
 DENIED_EVENTS = frozenset({
@@ -42,9 +45,10 @@ GENERATED: set = set()
 
 
 def _student_on_stack() -> bool:
-    """Whether student code called this, directly or through libraries. A module being imported runs its
-    own top-level code (it reads its files, unmarshals, execs): the guarded import let only allowed
-    modules in, and torch's lazy imports come from torch, so the events of an import are let through."""
+    """Whether this happens on the student's behalf: student code called it, directly or through libraries, or it
+    happens inside a call the worker made into student code, whatever carried it there. A module being imported runs
+    its own top-level code (it reads its files, unmarshals, execs): the guarded import let only allowed modules in,
+    and torch's lazy imports come from torch, so the events of an import are let through."""
     frame = sys._getframe(1).f_back  # past the hook: the code that raised the event
     while frame is not None:
         filename = frame.f_code.co_filename
@@ -53,7 +57,7 @@ def _student_on_stack() -> bool:
         if filename.startswith(IMPORT_MACHINERY):
             return False
         frame = frame.f_back
-    return False
+    return call_boundary.on_the_students_behalf()
 
 
 def _allowed(event: str, args: tuple) -> bool:

@@ -93,7 +93,7 @@ def _device_guard(device: str, lines: list[str]):
     """On a stand-in: the stand-in's mode, the device mix a GPU refuses, the GPU's text and torch.cuda as on one GPU
     (`stand_in_cuda`, yielded: its `asked` says where the code asked what the stand-in cannot answer)."""
     if device == CPU_BESIDE_A_GPU:
-        with stand_in_cuda.swap().active(SUBMISSION_FILE, lines) as cuda:
+        with stand_in_cuda.swap().active(SUBMISSION_FILE, lines, beside_a_gpu=True) as cuda:
             yield cuda
         return
     if device not in STAND_INS:

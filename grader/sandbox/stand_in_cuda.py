@@ -1,22 +1,35 @@
-"""`torch.cuda` (and `torch.accelerator`, `torch.backends.cuda`) while student code runs on a stand-in for a GPU:
-answered as one GPU answers, or refused and counted.
+"""`torch.cuda` (and `torch.accelerator`, `torch.backends.cuda`, `torch.backends.cudnn`) while student code runs on a
+stand-in for a GPU: answered as one GPU answers, or refused and counted.
 
 Runs inside the sandbox worker. On a CPU-only build `torch.cuda` says there is no GPU: most of it raises
 ("Torch not compiled with CUDA enabled"), some of it answers as a machine without one (`memory_allocated()` is 0,
-`is_initialized()` False). Either tells both stand-ins from a GPU at once. For the time of a call on a stand-in,
-every function defined in `torch.cuda` and its submodules (`GPU_RUNTIME`), and every method of their classes
-(`Stream.__new__`, `Event.__new__`, `device.__init__`, ...), has its code swapped (its name too, so a reference
-taken before the call meets the swap):
+`is_initialized()` False, `torch.backends.cudnn.is_available()` False). Either tells both stand-ins from a GPU at
+once. For the time of a call on a stand-in, every function defined in `torch.cuda` and its submodules
+(`GPU_RUNTIME`), and every method of their classes (`Stream.__new__`, `Event.__new__`, `device.__init__`, ...), has
+its code swapped (its name too, so a reference taken before the call meets the swap):
 
 - a query a GPU answers the same way every time is answered as on a machine with one GPU (`ANSWERED`, to every
-  caller; `ANSWERED_TO_THE_STUDENT`, to student code only, so torch's own code never believes a GPU initialised);
-- anything else called from student code is refused: it raises, and `asked` keeps the student's line, which the
+  caller; `ANSWERED_TO_THE_STUDENT`, on the student's behalf only, so the grader's own code between probes never
+  believes a GPU initialised);
+- anything else asked on the student's behalf is refused: it raises, and `asked` keeps the student's line, which the
   probe reports as a call the stand-in could not answer (the device check reads it as not judged, never as a pass,
   however the code caught the error);
-- called from torch's own code, the function runs as it always does.
+- asked otherwise, the function runs as it always does.
 
-Not covered (docs/isolation.md): the legacy tensor types (`torch.cuda.FloatTensor`, ...), C types whose constructor
-cannot be swapped, and plain values the CPU-only build holds (`torch.cuda.default_generators`, `torch.version.cuda`).
+"On the student's behalf" is the call boundary (`call_boundary`: from the worker's call into student code until it
+returns), or a frame of student code as the immediate caller; never the immediate caller alone, so a call the
+standard library relays (`contextlib.ExitStack().callback(torch.cuda.get_device_properties, 0)`) is the student's.
+What a CPU-only build refuses in C, with no Python function to swap (`torch.Generator(device="cuda")`), is seen by
+its error (`NO_GPU_BUILD`), raised on the student's behalf on a stand-in, caught or not: a trace hook watches the
+exceptions of every frame but torch's own for the time of the call.
+
+On the CPU of a machine with a GPU (`grader/graph/devices.CPU_BESIDE_A_GPU`) only the student's own calls are
+answered or refused, as before the call boundary: torch's own code (the move that `.to("cuda")` starts from the
+tracer's dispatch) meets this build, whose "Torch not compiled with CUDA enabled" is how the device check sees a
+mask sent to a fixed "cuda" (`hardcoded-device`). That case awards no point, so telling it apart gains nothing.
+
+Not covered (docs/isolation.md): the legacy tensor types (`torch.cuda.FloatTensor`, ...) read without a call, and
+plain values the CPU-only build holds (`torch.cuda.default_generators`, `torch.version.cuda`).
 """
 from __future__ import annotations
 
@@ -26,13 +39,25 @@ import types
 
 import torch
 
-GPU_RUNTIME = ("torch.cuda", "torch.accelerator", "torch.backends.cuda")
+from grader.sandbox import call_boundary
+
+GPU_RUNTIME = ("torch.cuda", "torch.accelerator", "torch.backends.cuda", "torch.backends.cudnn")
 """The modules whose functions ask the GPU runtime (and their submodules: a name that starts so)."""
 RUNS_AS_ALWAYS = ("torch.cuda.amp",)
 """Mixed precision (`torch.cuda.amp.autocast(enabled=False)`, Hugging Face's upcast path): honest code uses it, it
 asks the runtime nothing a stand-in must answer, and on a CPU-only build it runs (disabled), as it did before."""
 DISPATCHER = "__stand_in_cuda__"
 """The name the swapped code looks up in its function's own module globals, set there for the time of a call."""
+CUDNN_VERSION = 90100
+"""The cuDNN a GPU build of torch carries (9.1): one machine answers the same number every time."""
+SAME_ON_EVERY_BUILD = {"torch.backends.cudnn.set_flags", "torch.backends.cudnn.flags"}
+"""torch's own switches (`with torch.backends.cudnn.flags(enabled=False)`): they set the same flags on a build with
+or without a GPU, so they run as always."""
+NO_GPU_BUILD = ("not compiled with CUDA", "without ATen_cuda", "when none is available", "No CUDA GPUs",
+                "NVIDIA driver")
+"""How a CPU-only build's C code refuses what a GPU does (`torch.Generator(device="cuda")`, `.pin_memory()`): no
+Python function to swap, so the error itself is the sign."""
+TORCH_OWN_CODE = "/torch/"
 
 ANSWERED = {
     "torch.cuda.is_available": lambda: True,
@@ -57,6 +82,8 @@ ANSWERED_TO_THE_STUDENT = {
     "torch.accelerator.synchronize": lambda device=None: None,
     "torch.accelerator.memory.empty_cache": lambda: None,
     "torch.backends.cuda.is_built": lambda: True,
+    "torch.backends.cudnn.is_available": lambda: True,
+    "torch.backends.cudnn.version": lambda: CUDNN_VERSION,
 }
 """What a GPU answers the same way every time (a wait that returns nothing, a cache emptied, a generator seeded:
 the stand-in draws no numbers on the GPU's generator)."""
@@ -106,7 +133,8 @@ def _functions() -> dict[str, types.FunctionType]:
     for name, module in sorted(sys.modules.items()):
         if not name.startswith(GPU_RUNTIME) or name.startswith(RUNS_AS_ALWAYS) or not isinstance(module, types.ModuleType):
             continue
-        for value in list(vars(module).values()):
+        inner = vars(module).get("m")  # torch.backends' property modules keep their functions in the module they wrap
+        for value in list(vars(inner if isinstance(inner, types.ModuleType) else module).values()):
             if isinstance(value, types.FunctionType) and value.__module__ == name:
                 found.setdefault(f"{name}.{value.__qualname__}", value)
             elif isinstance(value, type) and value.__module__ == name:
@@ -142,35 +170,76 @@ class StandInCuda:
         self.asked: dict | None = None  # the student's line of the first call refused, as describe_error says it
         self.lines: list[str] = []
         self.source_file = ""
+        self.beside_a_gpu = False
 
     def __call__(self, args: tuple, kwargs: dict):
         key = sys._getframe(1).f_code.co_qualname
         caller = sys._getframe(2)
         if key in ANSWERED:
             return ANSWERED[key](*args, **kwargs)
-        if not from_student_code(caller, self.source_file):
+        if key in SAME_ON_EVERY_BUILD or not (from_student_code(caller, self.source_file) or self._in_the_boundary()):
             return self.originals[key](*args, **kwargs)
         if key in ANSWERED_TO_THE_STUDENT:
             return ANSWERED_TO_THE_STUDENT[key](*args, **kwargs)
-        if self.asked is None:
-            line = caller.f_lineno
-            text = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else key
-            self.asked = {"line": line, "text": text[:1000], "function": caller.f_code.co_name[:200]}
-        raise RuntimeError(f"{key.removesuffix('.__new__').removesuffix('.__init__')}() cannot be answered as a GPU "
-                           "would on the stand-in for a GPU of a machine without one")
+        raise self.refusal(key.removesuffix(".__new__").removesuffix(".__init__"), caller)
+
+    def refusal(self, what: str, caller) -> RuntimeError:
+        """What the stand-in cannot answer as a GPU: counted at the student's line, then raised."""
+        self._count(caller, what)
+        return RuntimeError(f"{what}() cannot be answered as a GPU would on the stand-in for a GPU of a machine "
+                            "without one")
+
+    def _count(self, frame, what: str) -> None:
+        """The first refusal's place: the nearest student line below `frame`, or, where only C callables and library
+        code carried the call (no frame of the submission on the stack), the function asked."""
+        if self.asked is not None:
+            return
+        while frame is not None and not from_student_code(frame, self.source_file):
+            frame = frame.f_back
+        if frame is None:
+            self.asked = {"line": 0, "text": what[:1000], "function": ""}
+            return
+        line = frame.f_lineno
+        text = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else what
+        self.asked = {"line": line, "text": text[:1000], "function": frame.f_code.co_name[:200]}
+
+    def _in_the_boundary(self) -> bool:
+        """Inside a call the worker made into student code, on a stand-in (beside a GPU, the immediate caller decides)."""
+        return call_boundary.on_the_students_behalf() and not self.beside_a_gpu
+
+    def _trace(self, frame, event, arg):
+        """The trace hook for the time of a call on a stand-in: every frame but torch's own watches its exceptions."""
+        if TORCH_OWN_CODE in frame.f_code.co_filename:
+            return None
+        frame.f_trace_lines = False
+        return self._watch
+
+    def _watch(self, frame, event, arg):
+        if (event == "exception" and self.asked is None and any(sign in str(arg[1]) for sign in NO_GPU_BUILD)
+                and (self._in_the_boundary() or from_student_code(frame, self.source_file))):
+            self._count(frame, type(arg[1]).__name__)
+        return self._watch
 
     @contextlib.contextmanager
-    def active(self, source_file: str, lines: list[str]):
-        """The swap for one call; `asked` then says where student code asked what the stand-in cannot answer."""
-        self.asked, self.source_file, self.lines = None, source_file, lines
+    def active(self, source_file: str, lines: list[str], beside_a_gpu: bool = False):
+        """The swap for one call; `asked` then says where student code asked what the stand-in cannot answer.
+        `beside_a_gpu`: the CPU of a machine with a GPU, where this build's own refusal of "cuda" is the sign."""
+        self.asked, self.source_file, self.lines, self.beside_a_gpu = None, source_file, lines, beside_a_gpu
         modules = {id(f.__globals__): f.__globals__ for f in self.functions.values()}
+        tracing_before = sys.gettrace()
         try:
             for namespace in modules.values():
                 namespace[DISPATCHER] = self
             for key, function in self.functions.items():
                 function.__code__ = self.stubs[key]
+            if not beside_a_gpu:
+                with call_boundary.graders_own():  # the audit hook refuses a trace hook set on the student's behalf
+                    sys.settrace(self._trace)
             yield self
         finally:
+            if not beside_a_gpu:
+                with call_boundary.graders_own():
+                    sys.settrace(tracing_before)
             for key, function in self.functions.items():
                 function.__code__ = self.codes[key]
             for namespace in modules.values():

@@ -22,7 +22,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from grader.sandbox import audit, graph_probes, probes
+from grader.sandbox import audit, call_boundary, graph_probes, probes
 from grader.sandbox.answers import MAX_FRAME_BYTES
 from grader.sandbox.probes import SUBMISSION_FILE, describe_error
 from grader.assignment import GRADED_NAMES
@@ -147,7 +147,8 @@ def _answer(request: dict, namespace: dict, lines: list[str]) -> dict:
     if problem is not None:
         return {"bad_request": problem}
     try:
-        return graph_probes.PROBES[request["probe"]](namespace, lines, **request["args"])
+        with call_boundary.students_call():  # all the probe runs is on the student's behalf (hooks, __getattr__...)
+            return graph_probes.PROBES[request["probe"]](namespace, lines, **request["args"])
     except BaseException as error:
         return {"error": describe_error(error, lines)}
 
