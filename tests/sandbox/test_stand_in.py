@@ -32,6 +32,8 @@ OBSERVABLES = {
     "accelerator.current_accelerator": "torch.accelerator.current_accelerator().type == 'cuda'",
     "accelerator.synchronize": "torch.accelerator.synchronize() is None",
     "backends.cuda.is_built": "torch.backends.cuda.is_built()",
+    "backends.cudnn.is_available": "torch.backends.cudnn.is_available()",
+    "backends.cudnn.version": "torch.backends.cudnn.version() >= 8000",
     "Tensor.type()": "Q.type() == 'torch.cuda.FloatTensor'",
     "Tensor.is_cuda": "Q.is_cuda",
     "Tensor.get_device()": "Q.get_device() == 0",
@@ -86,6 +88,7 @@ REFUSED_CUDA = {
     "a submodule's function": "torch.cuda.memory.memory_allocated()",
     "accelerator memory": "torch.accelerator.memory_allocated()",
     "accelerator stream": "torch.accelerator.current_stream()",
+    "cudnn on a tensor": "torch.backends.cudnn.is_acceptable(Q)",
     "imported by name before": "memory_allocated()",
 }
 """What a CPU-only build answers otherwise than a GPU, or refuses where a GPU answers: each, called from student code on a
