@@ -214,9 +214,37 @@ MUTATIONS = [
              (("        if self.replays >= MAX_REPLAYS:\n", "        if False:\n"),),
              ("tests/sandbox/test_values_leaving_at_the_root.py::test_sixteen_reads_are_answered_and_the_seventeenth_leaves_the_graph",),
              "unit"),
-    Mutation("stand-in-cuda-all", "grader/sandbox/stand_in_cuda.py", (("        if self.asked is None:\n", "        if False:\n"),),
+    Mutation("stand-in-cuda-all", "grader/sandbox/stand_in_cuda.py",
+             (("        if self.asked is not None:\n            return\n", "        return\n"),),
              ("tests/sandbox/test_stand_in.py::test_every_other_cuda_call_from_student_code_on_a_stand_in_is_refused_and_counted",),
              "unit"),
+    # the call boundary: inside a probe's call into student code, whatever frame carries a request, it is the student's
+    Mutation("audit-call-boundary", "grader/sandbox/audit.py",
+             (("    return call_boundary.on_the_students_behalf()\n", "    return False\n"),),
+             ("tests/sandbox/test_audit_call_boundary.py::"
+              "test_a_file_read_by_a_pre_hook_of_c_callables_inside_the_students_call_is_refused",), "sandbox"),
+    Mutation("audit-tree-only-parse", "grader/sandbox/audit.py",
+             (('\n                                       or event == "compile" and caller.f_code.co_filename.endswith(TREE_ONLY))',
+               ")"),),
+             ("tests/sandbox/test_audit_call_boundary.py::test_a_logging_handlers_traceback_under_student_code_is_not_refused",),
+             "sandbox"),
+    Mutation("stand-in-trampoline", "grader/sandbox/stand_in_cuda.py",
+             (("from_student_code(caller, self.source_file) or self._in_the_boundary()", "from_student_code(caller, self.source_file)"),),
+             ("tests/sandbox/test_call_boundary.py::test_a_gpu_request_carried_for_the_student_is_refused_and_counted_on_a_stand_in"
+              "[relayed by contextlib-meta]",
+              "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
+              "[stand_ins_told_by_a_standard_library_trampoline]"), "sandbox"),
+    Mutation("stand-in-cudnn-answered", "grader/sandbox/stand_in_cuda.py",
+             (('    "torch.backends.cudnn.is_available": lambda: True,\n', ""),),
+             ("tests/sandbox/test_stand_in.py::test_the_stand_in_answers_as_a_gpu[backends.cudnn.is_available-meta, guarded]",
+              "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
+              "[stand_ins_told_by_cudnn]"), "sandbox"),
+    Mutation("stand-in-generator-counted", "grader/sandbox/stand_in_cuda.py",
+             (("                    sys.settrace(self._trace)\n", "                    pass\n"),),
+             ("tests/sandbox/test_call_boundary.py::test_a_gpu_request_carried_for_the_student_is_refused_and_counted_on_a_stand_in"
+              "[a generator on cuda-meta]",
+              "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
+              "[stand_ins_told_by_a_cuda_generator]"), "sandbox"),
     Mutation("cpu-beside-a-gpu", "grader/checks/common.py",
              (("list(STAND_INS) + [CPU_BESIDE_A_GPU]:", "list(STAND_INS):"),),
              ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from support.paths import ROOT
+from support.paths import ROOT, SUBMISSIONS
 
 pytestmark = pytest.mark.sandbox
 
@@ -126,3 +126,12 @@ def test_a_logging_handlers_traceback_under_student_code_is_not_refused(audited)
 def test_student_code_compiling_text_to_code_is_still_refused(audited):
     assert audited["compile of text to code by student code"] == "refused", audited
     assert any("operation compile" in line for line in audited["refused"]), audited["refused"]
+
+
+@pytest.mark.usefixtures("static_rules_off")  # the audit hook alone stands in the way
+def test_the_red_teams_pre_hook_read_gains_nothing_over_the_same_read_in_forward(graded):
+    report = graded(SUBMISSIONS / "audit" / "file_read_by_a_forward_pre_hook.py")
+    twin = graded(SUBMISSIONS / "audit" / "file_read_in_forward.py")
+    assert report["score"] <= twin["score"], (report["score"], twin["score"], report["mistakes"])
+    assert "introspection" in report["mistakes"], report["mistakes"]
+    assert all(c["points"] == 0 for c in report["checks"] if c["part"] == "mha"), "the module that read the file"
