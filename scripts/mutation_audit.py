@@ -228,12 +228,11 @@ MUTATIONS = [
                ")"),),
              ("tests/sandbox/test_audit_call_boundary.py::test_a_logging_handlers_traceback_under_student_code_is_not_refused",),
              "sandbox"),
+    # a relay that raises is also seen where its error passes a student's frame: the boundary alone holds one that does not
     Mutation("stand-in-trampoline", "grader/sandbox/stand_in_cuda.py",
-             (("from_student_code(caller, self.source_file) or self._in_the_boundary()", "from_student_code(caller, self.source_file)"),),
+             (("        return call_boundary.on_the_students_behalf() and not self.beside_a_gpu\n", "        return False\n"),),
              ("tests/sandbox/test_call_boundary.py::test_a_gpu_request_carried_for_the_student_is_refused_and_counted_on_a_stand_in"
-              "[relayed by contextlib-meta]",
-              "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
-              "[stand_ins_told_by_a_standard_library_trampoline]"), "sandbox"),
+              "[memory relayed by functools-meta]",), "unit"),
     Mutation("stand-in-cudnn-answered", "grader/sandbox/stand_in_cuda.py",
              (('    "torch.backends.cudnn.is_available": lambda: True,\n', ""),),
              ("tests/sandbox/test_stand_in.py::test_the_stand_in_answers_as_a_gpu[backends.cudnn.is_available-meta, guarded]",

@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import types
+from pathlib import Path
 
 import torch
 
@@ -57,7 +58,9 @@ NO_GPU_BUILD = ("not compiled with CUDA", "without ATen_cuda", "when none is ava
                 "NVIDIA driver")
 """How a CPU-only build's C code refuses what a GPU does (`torch.Generator(device="cuda")`, `.pin_memory()`): no
 Python function to swap, so the error itself is the sign."""
-TORCH_OWN_CODE = "/torch/"
+NOT_WATCHED = ("/torch/", str(Path(__file__).resolve().parents[1]) + "/")
+"""torch's own code and the grader's (its tracer and modes run at every operator): their frames are not traced. A
+refusal they meet on the student's behalf reaches a frame that is watched (the student's, or a relay's) on its way."""
 
 ANSWERED = {
     "torch.cuda.is_available": lambda: True,
@@ -208,8 +211,10 @@ class StandInCuda:
         return call_boundary.on_the_students_behalf() and not self.beside_a_gpu
 
     def _trace(self, frame, event, arg):
-        """The trace hook for the time of a call on a stand-in: every frame but torch's own watches its exceptions."""
-        if TORCH_OWN_CODE in frame.f_code.co_filename:
+        """The trace hook for the time of a call on a stand-in: every frame but torch's and the grader's own watches its
+        exceptions."""
+        filename = frame.f_code.co_filename
+        if NOT_WATCHED[0] in filename or filename.startswith(NOT_WATCHED[1]):
             return None
         frame.f_trace_lines = False
         return self._watch

@@ -34,6 +34,13 @@ def relayed(Q):
     return 'gpu'
 
 
+def memory_relayed(Q):
+    try:
+        return functools.singledispatch(torch.cuda.memory_allocated)(0) > 0
+    except RuntimeError:
+        return 'stand-in'
+
+
 def generator_on_the_gpu(Q):
     try:
         torch.Generator(device='cuda')
@@ -68,11 +75,12 @@ def hooked(Q):
     return 'gpu'
 """
 LINES = TELLS.splitlines()
-CARRIED = {"relayed by contextlib": ("relayed", 8), "a generator on cuda": ("generator_on_the_gpu", 17),
-           "a generator relayed by contextlib": ("generator_relayed", 25),
-           "a pre-hook of C callables": ("hooked", 43)}
+CARRIED = {"relayed by contextlib": ("relayed", 8), "memory relayed by functools": ("memory_relayed", 17),
+           "a generator on cuda": ("generator_on_the_gpu", 24), "a generator relayed by contextlib": ("generator_relayed", 32),
+           "a pre-hook of C callables": ("hooked", 50)}
 """Each function and the student's line counted for it: a relayed call is counted where the relay ran (the `with`
-that closes the ExitStack), a pre-hook's where the module was called."""
+that closes the ExitStack), a pre-hook's where the module was called. The memory asked through `singledispatch`
+raises nothing on this build (0 bytes): only the call boundary counts it."""
 
 
 @pytest.fixture(scope="module")
