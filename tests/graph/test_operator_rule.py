@@ -166,6 +166,13 @@ def test_what_cannot_be_bounded_is_refused_with_its_reason(target, why):
     assert why in ops.why_unsupported(target)
 
 
+def test_value_sized_operators_a_rule_bounds_are_accepted():
+    """masked_select and `.item()` have no meta kernel: `bounds` plans them by their rule."""
+    for target in ("aten.masked_select.default", "aten._local_scalar_dense.default", "aten.index.Tensor",
+                   "aten.repeat_interleave.Tensor", "aten.equal.default"):
+        assert ops.verdict(target) == "allowed", ops.why_unsupported(target)
+
+
 @pytest.mark.parametrize("target, why", [("aten.unique_consecutive.default", "size depends on values"),
                                          ("aten.native_norm.default", "no meta kernel")])
 def test_an_unbounded_operator_in_a_graph_is_refused_before_it_runs(target, why):
@@ -343,3 +350,17 @@ def test_a_random_operator_draws_from_the_runs_generator():
     again, _ = run.run(graph, [torch.ones(1)], [torch.zeros(1)], seed=5)
     other, _ = run.run(graph, [torch.ones(1)], [torch.zeros(1)], seed=6)
     assert torch.equal(first[0], again[0]) and not torch.equal(first[0], other[0])
+
+
+def test_a_student_calling_the_built_in_attention_is_still_told_forbidden():
+    """F.scaled_dot_product_attention reaches a fused kernel the rule refuses; nn.MultiheadAttention's composite is
+    named by the tracer (`built_in`); either way the graph's verdict is `forbidden`, which the report names
+    `forbidden-api`."""
+    layer = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+    calls = {"F.scaled_dot_product_attention": lambda q, k, v: [F.scaled_dot_product_attention(q, k, v)],
+             "nn.MultiheadAttention": lambda q, k, v: [layer(q[0], k[0], v[0], need_weights=False)[0]]}
+    for name, call in calls.items():
+        recorder = tracing.trace(call, [torch.randn(2, 5, 8) for _ in range(3)], source_file=__file__)
+        text, constants = tracing.encode(recorder)
+        verdicts = decode.verdicts(decode.decode(bytes(text.numpy().tobytes()), len(constants)))
+        assert verdicts["forbidden"] and not verdicts["unsupported"], (name, verdicts)
