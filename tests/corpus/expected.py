@@ -134,6 +134,7 @@ ALL: dict[str, dict] = {
     "inplace_masked_writes_on_scores": {"fails": [], "mistakes": []},  # masked_fill_, a boolean-mask assignment
     "fairseq_resized_future_mask": {"fails": [], "mistakes": []},  # resize_ on a cached mask, fill_, triu
     "logical_or_mask_merge": {"fails": [], "mistakes": []},  # logical_or_ / logical_or merging two masks
+    "scalenorm_style_l1_softmax": {"fails": [], "mistakes": []},  # linalg_vector_norm(ord=1) as the sum, amax
 }
 
 EXPECTED = ALL
