@@ -103,8 +103,9 @@ def unbounded(operator_, packet: str) -> str | None:
             return f"it takes a {argument.type}"
     if "storage_offset" in {a.name for a in schema.arguments} and any(r.alias_info is None for r in schema.returns):
         return "it reads or writes at strides of the caller's choosing inside a result that is no view of them"
-    if not any(_base(a.type) == "Tensor" for a in schema.arguments) and any(
-            _base(a.type) == "String" and not a.has_default_value() for a in schema.arguments):
+    if (any(_base(r.type) == "Tensor" for r in schema.returns)
+            and not any(_base(a.type) == "Tensor" for a in schema.arguments)
+            and any(_base(a.type) == "String" and not a.has_default_value() for a in schema.arguments)):
         return "it makes a tensor from a string it is given, not from tensors (it reads a file)"
     tags = operator_.tags
     if any(tag in tags for tag in VALUE_SIZED_TAGS) and packet not in bounds.BOUNDED_BY_VALUES:
