@@ -6,7 +6,7 @@ the checks have always read (`out`, `weights`, `grads`, `param_grads`, `ops`, `g
 worker's answer only facts that are no values are copied (the returned structure, an error raised
 while tracing, whether an output needs grad, a module's parameter names); a fact it forged can cost
 only that student's own checks. The operators in a graph are judged here too: the built-in
-attention (`forbidden`), and operators off the allow-list (`unsupported`).
+attention (`forbidden`), and operators the runner cannot bound (`unsupported`, `ops.unbounded`).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import math
 import torch
 
 from grader.assignment import PROJECTIONS
-from grader.graph import bounds, decode, run
+from grader.graph import bounds, decode, ops, run
 from grader.graph.decode import GraphRefused
 from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS
 from grader.graph.run import GraphFailed
@@ -115,7 +115,9 @@ def evaluate(traced: dict, inputs: list[torch.Tensor], findings: Findings, seed:
                                    constant_devices=constant_devices)
         return outputs, [device if in_graph and d == in_graph else d for d in devices], None
     except UnsupportedOperators as refused:
-        return [], [], _error("UnsupportedOperator", f"graded code used {refused} (not on the grader's list of operators)")
+        reasons = "; ".join(f"{target}: {ops.why_unsupported(target)}" for target in refused.targets)
+        return [], [], _error("UnsupportedOperator", f"graded code used an operator the grader cannot bound before "
+                                                     f"running it (the operator is fine; the grader is the limit): {reasons}")
     except GraphRefused as refused:
         findings.refused.append(str(refused))
         return [], [], _error("GraphRefused", str(refused))

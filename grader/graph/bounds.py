@@ -36,6 +36,9 @@ DATA_DEPENDENT = frozenset({"_local_scalar_dense", "item", "equal", "allclose", 
 inputs (`allclose` compares them elementwise first). Indexing by a boolean mask and `repeat_interleave` by a tensor
 of counts run on meta with a stand-in that is as large as their result can be (`_meta_arguments`)."""
 
+BOUNDED_BY_VALUES = DATA_DEPENDENT | {"index", "_unsafe_index", "repeat_interleave"}
+"""The operators sized by values (torch tags them `dynamic_output_shape`, `data_dependent_output`) a rule here bounds."""
+
 SHAPE_OF_FIRST = {"triu": 1, "tril": 1, "_softmax": 1, "_log_softmax": 1, "softmax": 1, "log_softmax": 1,
                   "_softmax_backward_data": 1, "_log_softmax_backward_data": 1, "cumsum": 1, "native_dropout": 2}
 """Operators whose results (this many) each have the shape of their first tensor, in a storage of their own."""
@@ -178,13 +181,13 @@ def check_arguments(target: str, args: list, kwargs: dict) -> None:
         _refuse_size(target, _broadcast_elements(tensors))
 
 
-def _storages(values) -> set[int]:
-    found: set[int] = set()
+def _storages(values) -> dict[int, int]:
+    found: dict[int, int] = {}
     for value in values:
         if isinstance(value, torch.Tensor):
-            found.add(value.untyped_storage()._cdata)
+            found[value.untyped_storage()._cdata] = value.untyped_storage().nbytes()
         elif isinstance(value, (list, tuple)):
-            found |= _storages(value)
+            found.update(_storages(value))
     return found
 
 
@@ -285,18 +288,20 @@ _PLANS_KEPT = 4096
 
 def _plan_on_meta(target: str, packet: str, operator_, args: list, kwargs: dict) -> Plan:
     meta_args, meta_kwargs = _meta_arguments(packet, args, kwargs)
+    given = _storages([*meta_args, *meta_kwargs.values()])  # each argument's storage and its size before the run
     try:
         result = operator_(*meta_args, **meta_kwargs)
     except NotImplementedError:
         raise GraphRefused(f"{target} cannot be bounded before it runs (torch has no meta kernel for it)") from None
-    given = _storages([*meta_args, *meta_kwargs.values()])
-    made = []
+    made, allocated = [], 0
     for value in result if isinstance(result, (list, tuple)) else (result,):
         if isinstance(value, torch.Tensor):
-            made.append(described(value, value.untyped_storage()._cdata not in given))
+            nbytes, before = value.untyped_storage().nbytes(), given.get(value.untyped_storage()._cdata)
+            # a storage of its own, or an argument's it grew (`resize_`): held to the bound, its new bytes charged
+            made.append(described(value, before is None or nbytes > before))
+            allocated += nbytes if before is None else max(nbytes - before, 0)
         else:
             made.append(None)
-    allocated = sum(m.storage_bytes for m in made if m is not None and m.new_storage)
     return Plan(tuple(made), costs.cost(packet, args, kwargs, made), allocated)
 
 

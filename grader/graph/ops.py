@@ -1,87 +1,154 @@
-"""Which operators a graph from a worker may hold: the one list the parent runs, and why the rest is not.
+"""Which operators a graph from a worker may hold: a rule on what torch says of each operator, never a list of names.
 
-An operator is allowed when honest attention code can reach it (the correct styles and the corpus in
-`tests/` trace to these) and it is a pure function of its tensor arguments, or an in-place edit of a
-tensor the graph itself made. Not on the list, by design: the built-in attention in every form
-(`rules.table.FORBIDDEN_OPERATOR`: named `forbidden-api`), operators that reach raw memory or storage
-(`set_`, `from_file`, storage and pointer ops; a view with strides of the caller's choosing is allowed only
-inside its storage, `bounds.check_made`), an overload that writes into an argument other than its own tensor
-(`out=`: refused by `run._operator` from its schema),
-anything with effects outside its result (printing, I/O, RNG state), and every namespace but aten.
-Anything else is refused as `unsupported-op`, with its name, for the instructor to review.
+An aten operator is run when its behaviour can be bounded before it runs:
+- its results' shapes, strides and storage come from a meta kernel (`bounds.plan`), or, for the few whose size
+  depends on values (torch tags them `dynamic_output_shape` or `data_dependent_output`), from a rule of `bounds`;
+  every view it makes is held inside its storage there, so strides of the caller's choosing are checked too (an
+  operator that takes them for a copy or a scatter, whose result is no view, is refused);
+- it writes into no argument but its own tensor (no `out=`), and every tensor it touches is the graph's own (the
+  run's inputs and constants are copies);
+- it returns something (an operator that returns nothing exists for its effects: printing, asserting);
+- it takes no storage, stream or object of the interpreter, only tensors, numbers, strings and torch's enums, and
+  makes no tensor from a string alone (`from_file` reads a file);
+- it is deterministic, or it draws random numbers (torch's `nondeterministic_seeded` tag) from a generator the
+  parent passes: its own `generator` argument, the overload of its packet that takes one, or the draw `run._random`
+  makes as the operator does (`DRAWN_HERE`).
+Everything else is refused as `unsupported-op`: the operator is fine, the grader cannot bound it.
+
+The built-in attention is refused as `forbidden-api` by what its kernels take and do, not by their names
+(`attention_kernel`): an operator that takes a query, a key and a value, or a number of heads, or a mask with the
+dim it normalises along (a masked softmax), or a softmax that gives a row masked throughout zero weight where a
+softmax gives NaN (the math path's `_safe_softmax`, told by running it on such a row).
 """
 from __future__ import annotations
 
 import functools
+import math
 
-from grader.rules.table import FORBIDDEN_OPERATOR
-
-# aten overload packets (the name before the overload: `aten.bmm.default` -> "bmm")
-ALLOWED = frozenset({
-    # products
-    "matmul", "mm", "bmm", "baddbmm", "addmm", "addbmm", "einsum", "linear", "mv", "dot", "outer", "tensordot",
-    "mul", "mul_", "div", "div_", "add", "add_", "sub", "sub_", "rsub", "neg", "reciprocal", "true_divide",
-    "floor_divide", "remainder", "fmod",
-    # elementwise math
-    "sqrt", "rsqrt", "exp", "exp_", "exp2", "log", "log_", "log2", "log1p", "expm1", "pow", "pow_", "square", "abs",
-    "clamp", "clamp_", "clamp_min", "clamp_max", "clip", "maximum", "minimum", "tanh", "sigmoid", "sign", "erf",
-    "nan_to_num", "nan_to_num_", "softplus", "relu", "gelu", "silu", "allclose", "equal", "isclose", "is_nonzero",
-    # reductions and normalisations
-    "softmax", "_softmax", "log_softmax", "_log_softmax", "sum", "mean", "amax", "amin", "max",
-    "min", "logsumexp", "prod", "all", "any", "cumsum", "norm", "var", "std", "argmax", "argmin",
-    "_softmax_backward_data", "_log_softmax_backward_data",
-    # masks and comparisons
-    "masked_fill", "masked_fill_", "where", "tril", "triu", "tril_", "triu_", "eq", "ne", "lt", "le", "gt", "ge",
-    "logical_not", "logical_and", "logical_or", "logical_xor", "bitwise_not", "bitwise_and", "bitwise_or",
-    "isinf", "isnan", "isfinite", "isneginf", "isposinf", "masked_scatter",
-    # factories (their device is the graph's, checked by the device probe)
-    "ones", "zeros", "full", "empty", "arange", "eye", "ones_like", "zeros_like", "full_like", "empty_like",
-    "tensor", "scalar_tensor", "lift_fresh", "lift_fresh_copy", "new_ones", "new_zeros", "new_full", "new_empty",
-    "new_tensor", "empty_strided", "fill", "fill_", "zero_", "rand", "randn", "rand_like", "randn_like",
-    # random numbers (dropout): the parent draws its own (RANDOM below)
-    "native_dropout", "native_dropout_backward", "bernoulli", "bernoulli_", "uniform_", "normal_",
-    # shapes and views (views of the graph's own tensors: the strides come from their shapes)
-    "view", "_unsafe_view", "reshape", "transpose", "transpose_", "permute", "expand", "expand_as", "contiguous",
-    "unsqueeze", "unsqueeze_", "squeeze", "squeeze_", "flatten", "unflatten", "t", "mT", "mH", "adjoint",
-    "movedim", "moveaxis", "swapaxes", "swapdims", "split", "split_with_sizes", "chunk", "unbind", "narrow", "select",
-    "slice", "index", "index_select", "gather", "cat", "concat", "concatenate", "stack", "repeat",
-    "repeat_interleave", "view_as", "reshape_as", "alias", "detach", "detach_", "clone", "copy", "copy_", "roll",
-    "flip", "tile", "broadcast_to", "diagonal", "diag", "diag_embed", "index_put", "index_put_", "_index_put_impl_",
-    "masked_select", "unfold", "pad", "constant_pad_nd", "squeeze_copy", "unsqueeze_copy",
-    "expand_copy", "view_copy", "transpose_copy", "permute_copy", "t_copy", "slice_copy", "select_copy", "split_copy",
-    "unbind_copy", "alias_copy", "detach_copy", "_reshape_alias", "slice_scatter", "select_scatter",
-    # dtypes and devices
-    "to", "_to_copy", "type_as", "float", "double", "half", "bfloat16", "int", "long", "bool", "_local_scalar_dense",
-    "item", "sym_size", "sym_numel", "sym_stride", "size", "numel", "dim",
-    # autograd's own pieces, as they appear in a joint graph
-    "ones_like", "zeros_like", "threshold_backward", "tanh_backward", "sigmoid_backward", "masked_fill_backward",
-    "sum_to_size", "scatter", "scatter_add", "slice_backward", "select_backward", "index_select_backward",
-    "diagonal_backward", "unfold_backward", "squeeze_backward", "unsqueeze_backward", "_unsafe_index",
-    "native_dropout_backward", "masked_scatter_backward", "where_backward",
-    # views with explicit strides: every view is held inside its storage before it is made (`bounds.check_made`)
-    "as_strided", "new_empty_strided",
-})
-
-RANDOM = frozenset({"bernoulli", "bernoulli_", "uniform_", "normal_", "rand", "randn", "rand_like", "randn_like",
-                    "native_dropout"})
-"""Operators that draw random numbers: run with the parent's own generator (`run._random`)."""
-
-UNINITIALISED = frozenset({"empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided"})
-"""Operators whose values are whatever the parent's memory held: run here, their whole storage is filled with zeros
-(the gaps between strides too, which `as_strided` could read), so no byte of the parent's memory reaches a report."""
+import torch
 
 SPECIAL = frozenset({"getitem"})
 """One element of an operator's list of results (`max.dim`, `native_dropout`, `split`), run by the parent's own code."""
 
+DRAWN_HERE = frozenset({"rand_like", "randn_like", "native_dropout"})
+"""Random operators without a generator argument that `run._random` draws as the operator does."""
 
-BUILT_IN_MATH_PATH = frozenset({"_safe_softmax"})
-"""What the built-in attention's math backend dispatches and no public function reaches otherwise: how it shows
-when its fused kernels are switched off (`sdpa_kernel(SDPBackend.MATH)`)."""
+UNINITIALISED = frozenset({"empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided", "empty_permuted"})
+"""Operators whose values are whatever the parent's memory held: run here, their whole storage is filled with zeros
+(the gaps between strides too, which `as_strided` could read), so no byte of the parent's memory reaches a report.
+Storage an operator grows (`resize_`) is zeroed by `run._call` past its old end."""
+
+ATTENTION_OPERANDS = ({"query", "key", "value"}, {"q", "k", "v"})
+HEAD_COUNTS = frozenset({"num_head", "num_heads"})
+ARGUMENT_KINDS = frozenset({"Tensor", "Int", "SymInt", "Float", "Bool", "Number", "Complex", "String", "DeviceObj",
+                            "Generator"})
+"""Argument types an operator may take, lists and optionals of them too (a dtype, layout or memory format is an int
+to the schema): no storage, stream, dict, tuple, class, future or any type of the interpreter."""
+META_KEYS = ("Meta", "CompositeImplicitAutograd", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
+"""A kernel under one of these runs on the meta device (the composites decompose into operators that do)."""
+VALUE_SIZED_TAGS = (torch.Tag.dynamic_output_shape, torch.Tag.data_dependent_output)
 
 
-def forbidden(packet: str) -> bool:
-    """The built-in attention under any of its operator names."""
-    return bool(FORBIDDEN_OPERATOR.search(packet)) or packet in BUILT_IN_MATH_PATH
+def resolve(target: str):
+    """The aten OpOverload a target names, or None."""
+    namespace, _, rest = target.partition(".")
+    packet, _, overload = rest.partition(".")
+    if namespace != "aten" or not packet or not overload or "." in overload:
+        return None
+    try:
+        return getattr(getattr(torch.ops.aten, packet), overload)
+    except (AttributeError, RuntimeError):
+        return None
+
+
+def attention_kernel(operator_) -> bool:
+    """The built-in attention, by what it takes and does."""
+    names = {argument.name for argument in operator_._schema.arguments}
+    if any(roles <= names for roles in ATTENTION_OPERANDS) or names & HEAD_COUNTS:
+        return True
+    if "mask" in names and "dim" in names:
+        return True
+    return _zeroes_masked_rows(operator_)
+
+
+def _zeroes_masked_rows(operator_) -> bool:
+    """A softmax of one tensor along one dim (a schema of a tensor, a dim, and defaults) that gives a row masked
+    throughout zeros where softmax gives NaN: the built-in attention's math path and nothing a student writes."""
+    arguments = operator_._schema.arguments
+    if (len(arguments) < 2 or str(arguments[0].type) != "Tensor" or arguments[1].name != "dim"
+            or str(arguments[1].type) != "int" or len(operator_._schema.returns) != 1
+            or any(not a.has_default_value() and a.type.kind() != "OptionalType" for a in arguments[2:])):
+        return False
+    scores = torch.tensor([[-math.inf, -math.inf], [0.0, 0.0]])
+    try:
+        with torch.no_grad():
+            weights = operator_(scores, -1)
+    except Exception:
+        return False
+    return (isinstance(weights, torch.Tensor) and weights.shape == scores.shape
+            and torch.equal(weights, torch.tensor([[0.0, 0.0], [0.5, 0.5]])))
+
+
+def unbounded(operator_, packet: str) -> str | None:
+    """Why the runner cannot bound this operator's behaviour, or None where it can."""
+    from grader.graph import bounds  # here: bounds imports decode, which imports this module
+
+    schema = operator_._schema
+    if not schema.returns:
+        return "it returns nothing (it exists for its effects)"
+    for argument in schema.arguments:
+        if argument.alias_info is not None and argument.alias_info.is_write and argument.name != "self":
+            return f"it writes into an argument other than its own tensor ({argument.name})"
+        if not _plain(argument.type):
+            return f"it takes a {argument.type}"
+    if "storage_offset" in {a.name for a in schema.arguments} and any(r.alias_info is None for r in schema.returns):
+        return "it reads or writes at strides of the caller's choosing inside a result that is no view of them"
+    if (any(_base(r.type) == "Tensor" for r in schema.returns)
+            and not any(_base(a.type) == "Tensor" for a in schema.arguments)
+            and any(_base(a.type) == "String" and not a.has_default_value() for a in schema.arguments)):
+        return "it makes a tensor from a string it is given, not from tensors (it reads a file)"
+    tags = operator_.tags
+    if any(tag in tags for tag in VALUE_SIZED_TAGS) and packet not in bounds.BOUNDED_BY_VALUES:
+        return "its result's size depends on values and no rule bounds it"
+    try:
+        on_meta = any(torch._C._dispatch_has_kernel_for_dispatch_key(operator_.name(), key) for key in META_KEYS)
+    except RuntimeError:  # a builtin of TorchScript, not of the dispatcher
+        return "the dispatcher has no such operator"
+    if not on_meta and packet not in bounds.DATA_DEPENDENT:  # those are planned by their rule, not on meta
+        return "torch has no meta kernel for it"
+    if torch.Tag.nondeterministic_seeded in tags and drawing(operator_, packet) is None:
+        return "it draws random numbers from no generator the grader can pass"
+    return None
+
+
+def _plain(kind) -> bool:
+    return _base(kind) in ARGUMENT_KINDS
+
+
+def _base(kind) -> str:
+    """A schema type without its lists and optionals: "Tensor", "Int", "String", "Storage", ..."""
+    while kind.kind() in ("OptionalType", "ListType"):
+        kind = kind.getElementType()
+    return kind.kind().removesuffix("Type")
+
+
+@functools.lru_cache(maxsize=1024)
+def drawing(operator_, packet: str):
+    """For an operator torch tags random: the overload to call with the parent's generator (itself where it
+    takes one, else its packet's overload with the same arguments and a generator), "here" where `run._random`
+    draws as it does, None where neither."""
+    names = [argument.name for argument in operator_._schema.arguments]
+    if "generator" in names:
+        return operator_
+    if packet in DRAWN_HERE:
+        return "here"
+    packet_ = getattr(torch.ops.aten, packet)
+    for overload in packet_.overloads():
+        sibling = getattr(packet_, overload)
+        if [a.name for a in sibling._schema.arguments if a.name != "generator"] == names and \
+                "generator" in [a.name for a in sibling._schema.arguments]:
+            return sibling
+    return None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -89,8 +156,19 @@ def verdict(target: str) -> str:
     """"allowed", "forbidden" (the built-in attention) or "unsupported" for one node's target."""
     if target in SPECIAL:
         return "allowed"
-    namespace, _, rest = target.partition(".")
-    packet = rest.rsplit(".", 1)[0] if "." in rest else rest
-    if forbidden(packet) or forbidden(rest):
+    operator_ = resolve(target)
+    if operator_ is None:
+        return "unsupported"
+    if attention_kernel(operator_):
         return "forbidden"
-    return "allowed" if namespace == "aten" and packet in ALLOWED else "unsupported"
+    return "unsupported" if unbounded(operator_, target.split(".")[1]) else "allowed"
+
+
+def why_unsupported(target: str) -> str:
+    """Why `verdict` does not allow a target, in words for the report."""
+    operator_ = resolve(target)
+    if operator_ is None:
+        return "not an aten operator of this torch"
+    if attention_kernel(operator_):
+        return "the built-in attention"
+    return unbounded(operator_, target.split(".")[1]) or "bounded"

@@ -1,6 +1,6 @@
 """Run a checked graph in the parent, on inputs the worker never saw.
 
-Each node's operator is resolved here, from the allow-list (`ops`), never from the graph's text. Before a node
+Each node's operator is resolved here, once `ops.verdict` says it can be bounded, never from the graph's text. Before a node
 runs, its results' shapes, strides and storage and its cost are known from a run on the meta device
 (`bounds.plan`): no tensor over `bounds.MAX_ELEMENTS`, no view outside the storage it views, no more than
 `MAX_GRAPH_BYTES` of new memory and `MAX_GRAPH_OPERATIONS` of work in one run of a graph, and no more than the
@@ -11,8 +11,8 @@ Devices are taken as the graph records them, so a mask the code made on the CPU 
 stand-in (or a GPU) here, in the parent, and fails as it would on a GPU. On the stand-in the graph runs on the
 CPU for real while each value carries the device the graph gives it (`_Devices`): an operator whose operands
 of one or more dims sit on two devices raises as a GPU does (the worker's `DeviceMixGuard` says the same while
-tracing, in the same words). Random operators draw from the parent's generator, seeded by the probe's seed,
-inside a forked RNG state.
+tracing, in the same words). Random operators (torch's `nondeterministic_seeded`) draw from the parent's
+generator, seeded by the probe's seed. Storage an operator grows (`resize_`) is zeroed past its old end.
 """
 from __future__ import annotations
 
@@ -55,20 +55,13 @@ class GraphFailed(Exception):
 
 @functools.lru_cache(maxsize=1024)
 def _operator(target: str):
-    """The allowed operator a target names, resolved once per name (a graph names a few dozen, thousands of times)."""
+    """The operator a target names, once `ops.verdict` allows it (resolved once per name: a graph names a few
+    dozen, thousands of times)."""
     if target == "getitem":
         return operator.getitem
     if ops.verdict(target) != "allowed":
-        raise GraphRefused(f"the operator {target} is not allowed")
-    _, packet, overload = target.split(".")
-    try:
-        resolved = getattr(getattr(torch.ops.aten, packet), overload)
-    except (AttributeError, RuntimeError):
-        raise GraphRefused(f"no operator {target}") from None
-    if any(argument.alias_info is not None and argument.alias_info.is_write and argument.name != "self"
-           for argument in resolved._schema.arguments):  # `out=` resizes a tensor the meta run never planned
-        raise GraphRefused(f"the operator {target} writes into an argument other than its own tensor")
-    return resolved
+        raise GraphRefused(f"the operator {target} is not allowed: {ops.why_unsupported(target)}")
+    return ops.resolve(target)
 
 
 def _tagged(value: Tagged, devices_followed: bool):
@@ -243,19 +236,33 @@ def _call(target: str, args: list, kwargs: dict, generator: torch.Generator):
         return args[0][args[1]]
     operator_ = _operator(target)
     packet = _packet(target)
-    if packet in ops.RANDOM:
+    if torch.Tag.nondeterministic_seeded in operator_.tags:
         return _random(packet, operator_, args, kwargs, generator)
+    grown = _storage_bytes(args[0]) if args and isinstance(args[0], torch.Tensor) else None
     result = operator_(*args, **kwargs)
     if packet in ops.UNINITIALISED:
         result.untyped_storage().fill_(0)  # the whole storage: strides with gaps own bytes no element shows
+    elif grown is not None and _storage_bytes(args[0]) > grown:  # resize_: the new bytes are the parent's memory
+        _zero_past(args[0].untyped_storage(), grown)
     return result
 
 
+def _storage_bytes(tensor: torch.Tensor) -> int:
+    return tensor.untyped_storage().nbytes()
+
+
+def _zero_past(storage: torch.UntypedStorage, start: int) -> None:
+    tail = storage.nbytes() - start
+    torch.empty(0, dtype=torch.uint8).set_(storage, start, (tail,), (1,)).zero_()
+
+
 def _random(packet: str, operator_, args: list, kwargs: dict, generator: torch.Generator):
-    """A random operator drawing from `generator`: given to it where its schema takes one, else drawn here as the
-    operator draws (nn.Dropout reaches `bernoulli_`; the same seed gives the worker's draw)."""
-    if any(argument.name == "generator" for argument in operator_._schema.arguments):
-        return operator_(*args, **{**kwargs, "generator": generator})
+    """A random operator drawing from `generator`: given to it where its schema (or its packet's overload with the
+    same arguments) takes one, else drawn here as the operator draws (nn.Dropout reaches `bernoulli_`; the same seed
+    gives the worker's draw)."""
+    drawing = ops.drawing(operator_, packet)
+    if drawing not in (None, "here"):
+        return drawing(*args, **{**kwargs, "generator": generator})
     like = args[0]
     if packet in ("rand_like", "randn_like"):
         draw = torch.rand if packet == "rand_like" else torch.randn

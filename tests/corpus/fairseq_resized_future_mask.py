@@ -1,0 +1,62 @@
+# seen in: fairseq (buffered_future_mask): a cached -inf future mask, grown with resize_ and refilled when a longer input comes, moved to the scores' device and dtype
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class ModelArgs:
+    dim: int = 64
+    n_heads: int = 4
+    dropout: float = 0.0
+    max_seq_len: int = 256
+
+
+def scaled_dot_product_attention(Q, K, V, is_causal: bool = True):
+    T = Q.size(-2)
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))
+    if is_causal:
+        future = torch.triu(Q.new_empty(0).resize_(T, T).fill_(float("-inf")), 1)
+        scores = scores + future
+    weights = F.softmax(scores, dim=-1)
+    return weights @ V, weights
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, args, is_causal: bool = False):
+        super().__init__()
+        self.wq = nn.Linear(args.dim, args.dim, bias=False)
+        self.wk = nn.Linear(args.dim, args.dim, bias=False)
+        self.wv = nn.Linear(args.dim, args.dim, bias=False)
+        self.wo = nn.Linear(args.dim, args.dim, bias=False)
+        self.attn_dropout = nn.Dropout(args.dropout)
+        self.resid_dropout = nn.Dropout(args.dropout)
+        self.n_heads, self.head_dim = args.n_heads, args.dim // args.n_heads
+        self.is_causal = is_causal
+        self._future_mask = torch.empty(0)  # not a buffer: grown on demand
+
+    def _heads(self, x):
+        B, T, _ = x.shape
+        return x.view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, H, T, d)
+
+    def _merge(self, y):
+        B, H, T, d = y.shape
+        return y.transpose(1, 2).contiguous().view(B, T, H * d)
+
+    def buffered_future_mask(self, scores):
+        T = scores.size(-1)
+        if self._future_mask.size(0) < T:
+            self._future_mask = torch.triu(self._future_mask.resize_(T, T).fill_(float("-inf")), 1)
+        self._future_mask = self._future_mask.to(scores)
+        return self._future_mask[:T, :T]
+
+    def forward(self, q, k, v):
+        q, k, v = self._heads(self.wq(q)), self._heads(self.wk(k)), self._heads(self.wv(v))
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
+        if self.is_causal:
+            scores = scores + self.buffered_future_mask(scores)
+        weights = self.attn_dropout(F.softmax(scores, dim=-1))
+        return self.resid_dropout(self.wo(self._merge(weights @ v)))
