@@ -19,9 +19,17 @@ MAX_REGRADES = 2
 """Regrades per crashed part: the catalog fix of its mistake, then a repair; each costs a grading."""
 
 
+NOT_LOOKED_BEHIND = {"timeout", "memory-limit", "tampering", "not-implemented", "syntax-error"}
+"""Crashes with nothing behind them to see (a TODO left, code that does not parse) or whose regrade would cost the
+whole limit again."""
+
+
 def crashes(report: dict, gates: set[str]) -> dict[str, dict]:
     """Part -> its gate check, for the parts where every call raised (the gate failed with the error it met)."""
-    return {c["part"]: c for c in report["checks"] if c["id"] in gates and not c["passed"] and c.get("error")}
+    if report.get("refused"):
+        return {}
+    return {c["part"]: c for c in report["checks"] if c["id"] in gates and not c["passed"] and c.get("error")
+            and not NOT_LOOKED_BEHIND & set(c["mistakes"])}
 
 
 def runs(regraded: dict, gate: str) -> bool:

@@ -75,3 +75,16 @@ def test_torch_dropout_gets_the_train_flag_of_its_place():
     method = "class M:\n    def forward(self, att):\n        return torch.dropout(att, 0.1)\n"
     (edit,) = repair(method, error, "M").edits
     assert edit.after == "        return torch.dropout(att, 0.1, self.training)"
+
+
+@pytest.mark.unit
+def test_a_part_that_ran_out_of_time_or_left_its_todo_is_not_looked_behind():
+    from grader.fixes.behind import crashes
+
+    def gate(mistakes):
+        return {"checks": [{"id": "mha.computes_attention", "part": "mha", "passed": False, "error": "Error: x",
+                            "mistakes": mistakes}]}
+
+    assert set(crashes(gate([]), {"mha.computes_attention"})) == {"mha"}
+    for mistake in ("timeout", "memory-limit", "tampering", "not-implemented"):
+        assert crashes(gate([mistake]), {"mha.computes_attention"}) == {}, mistake
