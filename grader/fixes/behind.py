@@ -49,8 +49,9 @@ def look_behind(grading, report: dict, edit_of, gates: set[str], fixed: dict | N
     for part, gate in crashes(report, gates).items():
         mended = None
         if fixed is not None and runs(fixed, gate["id"]):
+            own_checks = {c["id"] for c in report["checks"] if c["part"] == part}
             located = [{k: edit[k] for k in ("line", "cell", "defines") if k in edit} for fix in found
-                       for edit in fix["edits"]]
+                       if own_checks & set(fix["checks"]) for edit in fix["edits"]]
             mended = (fixed, "fix", located)
         else:
             for candidate in mending(grading.submission.source, gate, part)[:MAX_REGRADES]:

@@ -34,6 +34,7 @@ def test_what_a_crash_hides_is_named_behind_it_and_the_score_stays(graded, name)
     gate = next(c for c in report["checks"] if c["id"] == gate_id)
     assert not gate["passed"] and gate["error"]  # the crash's own check fails as before
     assert gate["behind_error"]["by"] == by and gate["behind_error"]["mistakes"] == behind
+    assert bool(gate["behind_error"]["lines"]) == (by is not None)  # the lines the mended copy changed
     assert {entry["mistake"] for entry in report["found_behind"]} == set(behind)
     last_line = gate["message"].split("\n")[-1]
     if behind:
