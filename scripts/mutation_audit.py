@@ -464,6 +464,15 @@ MUTATIONS = [
              (("        outcome = not_counted(outcome, list(gates))", "        pass"),),
              ("tests/report/test_core_report.py::test_a_check_a_failed_gate_zeroes_says_it_is_not_counted_and_why",),
              "unit"),
+    Mutation("diagnosis-behind-a-crash", "grader/fixes/__init__.py",
+             (("    checks, after_crashes = behind_errors(grading, report, fixed, found)",
+               "    checks, after_crashes = report[\"checks\"], []"),),
+             ("tests/fixes/test_behind_a_crash.py::"
+              "test_what_a_crash_hides_is_named_behind_it_and_the_score_stays[undefined_name_wrong_scale]",), "sandbox"),
+    Mutation("passing-message-only-with-points", "grader/report/json_report.py",
+             (('"passed": bool(outcome.passed) and not zeroed,', '"passed": bool(outcome.passed),'),),
+             ("tests/report/test_passed_means_points.py::"
+              "test_a_check_held_under_a_failed_gate_is_neither_passed_nor_worth_anything",), "unit"),
     Mutation("dropout-use-despite-nan", "grader/checks/mha/state.py",
              (("        if bool(torch.isfinite(train_1).any()) and not changed(train_1, train_2):",
                "        if bool(torch.isfinite(train_1).all()) and torch.equal(train_1, train_2):"),),

@@ -23,6 +23,7 @@ from typing import Protocol
 
 from grader.handin.clean_text import printable
 from grader.handin.places import place as where
+from grader.fixes import behind as crash_behind
 from grader.fixes.candidates import Candidate, candidates
 from grader.fixes.rewrites import REWRITES
 from grader.handin.source import Submission
@@ -40,6 +41,7 @@ class Regrading(Protocol):
 
     submission: Submission
     static: dict[str, list]
+    checks: list  # grader.checks.Check: the gates tell which parts crashed
 
     def regrade(self, copy: Submission) -> dict: ...
 
@@ -184,12 +186,37 @@ def found_behind(report: dict, fixed: dict | None, found: list[dict]) -> list[di
     return [{"mistake": m, "behind": fronts} for m in fixed["mistakes"] if m not in report["mistakes"]]
 
 
+def behind_errors(grading: Regrading, report: dict, fixed: dict | None, found: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The report's checks, each crash's gate with its `behind_error` and a sentence on it in both languages; and the
+    `found_behind` entries of what the mended copies name ({"mistake", "behind": [the crash's ids, or the exception's
+    name when the crash has none]})."""
+    gates = {c.id for c in grading.checks if c.gate}
+    looked = crash_behind.look_behind(grading, report, lambda c: grading.regrade(edited(grading.submission, [c])),
+                                      gates, fixed, found)
+    checks, entries = [], []
+    for check in report["checks"]:
+        behind = looked.get(check["id"])
+        if behind is None:
+            checks.append(check)
+            continue
+        checks.append({**check, "behind_error": behind,
+                       **{f"message_{lang}": check[f"message_{lang}"] + "\n" + crash_behind.said(behind, lang)
+                          for lang in ("zh", "en")}})
+        fronts = check["mistakes"] or [check["error"].split(":")[0]]
+        entries += [{"mistake": m, "behind": fronts} for m in behind["mistakes"]]
+    return checks, entries
+
+
 def with_fixes(grading: Regrading, report: dict, fraction: float = 0.0) -> dict:
     """`report` (the grading's own) plus `fixes`, `fix_credit` (score raised by the credit, capped at max_score) and
-    `found_behind` (named in `mistakes` too, after the report's own)."""
+    `found_behind` (named in `mistakes` too, after the report's own): behind the verified fixes, and behind each crash
+    of a part (its gate check's `behind_error`)."""
     found, fixed = search(grading, report)
     granted = credit(report, fixed, fraction)
     score = min(report["max_score"], round(_checks_score(report) + granted["points"], 4))
     behind = found_behind(report, fixed, found)
-    return {**report, "score": score, "fixes": found, "fix_credit": granted, "found_behind": behind,
-            "mistakes": report["mistakes"] + [b["mistake"] for b in behind]}
+    checks, after_crashes = behind_errors(grading, report, fixed, found)
+    behind += [b for b in after_crashes if b["mistake"] not in {seen["mistake"] for seen in behind}]
+    return {**report, "score": score, "checks": checks, "fixes": found, "fix_credit": granted, "found_behind": behind,
+            "mistakes": report["mistakes"] + [m for m in dict.fromkeys(b["mistake"] for b in behind)
+                                              if m not in report["mistakes"]]}

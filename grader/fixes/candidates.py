@@ -54,7 +54,7 @@ def _spliced(line: str, splices: list[Splice]) -> str | None:
     return b"".join(pieces + [raw[at:]]).decode("utf-8", errors="replace")
 
 
-def _splices_to_candidate(mistake: str, lines: list[str], splices: list[Splice]) -> Candidate | None:
+def from_splices(mistake: str, lines: list[str], splices: list[Splice]) -> Candidate | None:
     by_line: dict[int, list[Splice]] = {}
     for splice in splices:
         by_line.setdefault(splice.line, []).append(splice)
@@ -87,7 +87,7 @@ def candidates(source: str, mistakes: list[str], parts: dict[str, list[str]]) ->
             continue
         names = [GRADED_NAME[p] for p in parts.get(mistake) or GRADED_NAME if p in GRADED_NAME]
         splices = [s for name in names if name in graded for s in rule(encoded, graded[name])]
-        candidate = _splices_to_candidate(mistake, lines, splices)
+        candidate = from_splices(mistake, lines, splices)
         if candidate is not None and candidate not in found:
             found.append(candidate)
     return found

@@ -46,9 +46,9 @@ def class_summary(reports: list[dict], lang: str) -> str:
             lines.append(heading_zh if zh else heading_en)
         lines += ranked_mistakes(counts, len(reports), zh)
     lines += verified_fixes(reports, zh)
-    # root causes only: a check that was not run, or failed only because another one did, is left out
+    # root causes only: a check that was not run, failed only because another one did, or held under a failed gate
     failed = Counter((c["id"], c.get("title_zh" if zh else "title_en", "")) for r in reports for c in r["checks"]
-                     if not c["passed"] and not c.get("not_checked"))
+                     if not c["passed"] and not c.get("not_checked") and not c.get("not_counted"))
     if failed:
         lines.append("最常失败的检查:" if zh else "Checks failed most often:")
         for (check, title), count in sorted(failed.items(), key=lambda item: (-item[1], item[0]))[:8]:

@@ -49,8 +49,11 @@ def not_counted(outcome: Outcome, gates: list[str]) -> Outcome:
 
 
 def check_entry(check: Check, outcome: Outcome, gates: list[str] = ()) -> dict:
-    """`gates`: the failed gates of the check's part (each zeroes it)."""
+    """`gates`: the failed gates of the check's part (each zeroes it). A check with points passes only when it earns
+    them: one that held under a failed gate is `passed: false` and `not_counted`, so no reader (pytest, Gradescope, a
+    script) sees a pass worth 0."""
     points = check.points if outcome.passed and not gates else 0.0
+    zeroed = bool(check.points and outcome.passed and gates)
     if check.points:
         outcome = not_counted(outcome, list(gates))
     where = outcome.where
@@ -58,7 +61,7 @@ def check_entry(check: Check, outcome: Outcome, gates: list[str] = ()) -> dict:
         where = {**where, "text": printable(where["text"], keep_newlines=False)}
     return {
         "id": check.id, "part": check.part, "title_zh": check.title_zh, "title_en": check.title_en,
-        "visibility": check.visibility, "passed": bool(outcome.passed), "points": float(points),
+        "visibility": check.visibility, "passed": bool(outcome.passed) and not zeroed, "points": float(points),
         "max_points": float(check.points), "mistakes": list(outcome.mistakes),
         **{f"message_{lang}": printable(message(outcome, lang)) for lang in LANGUAGES}, "where": where,
         **({"figure": outcome.figure} if outcome.figure else {}),
@@ -66,6 +69,7 @@ def check_entry(check: Check, outcome: Outcome, gates: list[str] = ()) -> dict:
         **({"advice": outcome.advice} if outcome.advice else {}),
         # not run, or failed only because another check did ("Not checked: needs correct values"): no root cause
         **({"not_checked": True} if outcome.cause == "cascade" else {}),
+        **({"not_counted": True} if zeroed else {}),  # held, but a failed gate of its part zeroes it
     }
 
 

@@ -80,7 +80,8 @@ def check_lines(c: dict, langs: tuple[str, ...], explained: set[tuple[str, str]]
                 same_as: str | None = None, repeated_in: list[str] = (), indent: str = "") -> list[str]:
     """One check: its line (mark, points, id, title), then its message in each language unless an earlier check
     (`same_as`) said it; a mistake's catalog explanation is printed the first time only (`explained` remembers)."""
-    zeroed = c["passed"] and gates and c["max_points"] and not c["points"]
+    # held under a failed gate (`not_counted`; a report cached before that field: passed with 0 of its points)
+    zeroed = c.get("not_counted") or (c["passed"] and gates and c["max_points"] and not c["points"])
     mark = "○" if zeroed else "✓" if c["passed"] else "✗"
     points = f"[{c['points']:g}/{c['max_points']:g}]" if c["max_points"] else said("前提（不计分）", "prerequisite", langs)
     title = " · ".join(c[f"title_{lang}"] for lang in langs)
@@ -89,7 +90,7 @@ def check_lines(c: dict, langs: tuple[str, ...], explained: set[tuple[str, str]]
     if same_as:
         why = f"  {said(f'同上，见 {same_as}', f'same as {same_as}', langs)}"
     lines = [f"{indent}{mark} {points} {c['id']}  {title}{why}"]
-    if same_as or (c["passed"] and not c["mistakes"] and not c.get("advice")):
+    if same_as or ((c["passed"] or zeroed) and not c["mistakes"] and not c.get("advice")):
         return lines
     body = indent + "    "
     for lang in langs:

@@ -42,14 +42,16 @@ def test_bugs_behind_a_crash_are_named_and_marked_as_found_behind_it(graded):
 
 def test_a_crash_no_id_names_zeroes_the_part_and_the_check_that_held_says_it_is_not_counted(graded):
     """A NameError on every forward call fails the module's gate; its layout check held (wq..wo and both dropouts
-    are right) and scores 0, so its message opens with "not counted" and the gate, never with the pass alone (the report in
-    English; tests/report/test_core_report.py holds both languages)."""
+    are right) and scores 0, so it is not `passed` and its message opens with "not counted" and the gate, never with
+    the pass alone (the report in English; tests/report/test_core_report.py holds both languages). Behind the crash,
+    `n_head` mended as `self.n_head`, resid_dropout is never called."""
     report = graded(TESTS / "corpus" / "undefined_name_in_forward.py")
     mha = [c for c in report["checks"] if c["part"] == "mha"]
     assert sum(c["points"] for c in mha) == 0.0
     interface = next(c for c in mha if c["id"] == "mha.interface")
-    assert interface["passed"] and interface["points"] == 0.0 and interface["max_points"] == 1.0
+    assert not interface["passed"] and interface["not_counted"]
+    assert interface["points"] == 0.0 and interface["max_points"] == 1.0
     assert interface["message"].startswith("Not counted: mha.computes_attention failed")
-    held_for_nothing = [c["id"] for c in report["checks"] if c["passed"] and c["max_points"] and not c["points"]
-                        and not c["message"].startswith("Not counted:")]
+    held_for_nothing = [c["id"] for c in report["checks"] if c["passed"] and c["max_points"] and not c["points"]]
     assert held_for_nothing == []
+    assert report["found_behind"] == [{"mistake": "dropout-not-applied", "behind": ["NameError"]}]

@@ -40,3 +40,14 @@ def test_a_two_line_fix_is_not_counted_as_a_one_line_fix():
     assert "mask-diagonal" in one_line and "mask-device" not in one_line
     assert several.splitlines()[1].split()[:4] == ["2", "100%", "mask-device", "+2"]
     assert "已验证的多行修正" in class_summary(reports, "zh")
+
+
+def test_a_check_that_held_under_a_failed_gate_is_left_out_of_the_checks_failed_most_often():
+    """mha.interface held but a crash failed the part's gate: not `passed`, yet no root cause to re-teach."""
+    gate = Check("mha.computes_attention", "mha", 0.0, "hidden", "标题", "title", lambda ctx: None, gate=True)
+    reports = [{**build_report([(gate, Outcome(False, "出错。", "Error.")),
+                                (spec("mha.interface"), Outcome(True, "符合接口。", "Matches."))]),
+                "student": s, "fixes": []} for s in ("a", "b")]
+    assert reports[0]["checks"][1]["not_counted"] is True
+    failed = class_summary(reports, "en").split("Checks failed most often:")[1]
+    assert "mha.computes_attention" in failed and "mha.interface" not in failed

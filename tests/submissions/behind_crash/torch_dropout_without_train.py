@@ -1,0 +1,52 @@
+# seen in: public student repos: `torch.dropout(weights, dropout_p)` without its required `train` argument (a TypeError on every call), in scores never divided by √d_k
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class ModelArgs:
+    dim: int = 64
+    n_heads: int = 4
+    dropout: float = 0.1
+    max_seq_len: int = 128
+
+
+def scaled_dot_product_attention(Q, K, V, is_causal=True, dropout_p=0.0):
+    T = Q.size(-2)
+    scores = Q @ K.transpose(-2, -1)  # (..., T, T), never divided by √d_k: the bug behind the crash
+    if is_causal:
+        scores = scores.masked_fill(torch.ones(T, T, dtype=torch.bool, device=Q.device).triu(1), float("-inf"))
+    weights = torch.dropout(F.softmax(scores, dim=-1), dropout_p)  # TypeError: train is required
+    return weights @ V, weights
+
+
+class MultiHeadAttention(nn.Module):
+
+    def __init__(self, args, is_causal=False):
+        super().__init__()
+        self.n_heads = args.n_heads
+        self.head_dim = args.dim // args.n_heads
+        self.wq = nn.Linear(args.dim, args.dim, bias=False)
+        self.wk = nn.Linear(args.dim, args.dim, bias=False)
+        self.wv = nn.Linear(args.dim, args.dim, bias=False)
+        self.wo = nn.Linear(args.dim, args.dim, bias=False)
+        self.attn_dropout = nn.Dropout(args.dropout)
+        self.resid_dropout = nn.Dropout(args.dropout)
+        self.is_causal = is_causal
+        self.register_buffer("mask", torch.ones(args.max_seq_len, args.max_seq_len, dtype=torch.bool).triu(1))
+
+    def forward(self, q, k, v):
+        B, T, C = q.shape  # batch, sequence length, embedding dim
+        q = self.wq(q).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, nh, T, hs)
+        k = self.wk(k).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, nh, T, hs)
+        v = self.wv(v).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, nh, T, hs)
+        att = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # (B, nh, T, T)
+        if self.is_causal:
+            att = att.masked_fill(self.mask[:T, :T], float("-inf"))
+        att = self.attn_dropout(F.softmax(att, dim=-1))
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
+        return self.resid_dropout(self.wo(y))
