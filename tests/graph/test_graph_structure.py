@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from grader.graph import decode, structure
+from grader.graph import answers, decode, structure
 from grader.sandbox import tracing
 from support.paths import CORPUS, REFERENCE, SUBMISSIONS
 
@@ -29,9 +29,9 @@ HONEST = [REFERENCE, *sorted((SUBMISSIONS / "correct").glob("*.py")),
 MUTANTS = SUBMISSIONS / "mutants"
 
 
-def module_graph(path: Path, *, q_is_k_is_v: bool = False) -> tuple[decode.Graph, list[str]]:
-    """One eval-mode forward of the file's MultiHeadAttention, recorded as the worker records it: q, k, v, then
-    the module's parameters and buffers as inputs."""
+def module_graph(path: Path, *, one_tensor: bool = False) -> tuple[decode.Graph, list[str], dict]:
+    """One eval-mode forward of the file's MultiHeadAttention, recorded as the worker records it: q, k, v (or one
+    tensor for all three), then the module's parameters and buffers as inputs. Also the answer the worker sends."""
     spec = importlib.util.spec_from_file_location(f"structure_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # a dataclass with string annotations looks its module up there
@@ -46,12 +46,15 @@ def module_graph(path: Path, *, q_is_k_is_v: bool = False) -> tuple[decode.Graph
 
     generator = torch.Generator().manual_seed(3)
     q, k, v = (torch.randn(B, T, DIM, generator=generator) for _ in range(3))
+    if one_tensor:
+        k = v = q
     text, constants = tracing.encode(tracing.trace(forward, [q, k, v, *(t.detach() for _, t in named)]))
-    return decode.decode(bytes(text.numpy().tobytes()), len(constants)), names
+    graph = decode.decode(bytes(text.numpy().tobytes()), len(constants))
+    return graph, names, {"graph": text, "constants": constants}
 
 
 def mismatches(path: Path) -> list[str]:
-    graph, names = module_graph(path)
+    graph, names, _ = module_graph(path)
     return structure.module_mismatches(graph, names, B, T, DIM, HEADS)
 
 
@@ -74,15 +77,15 @@ def test_each_bug_of_a_compound_is_named_from_the_graph(name, ids):
     assert mismatches(MUTANTS / f"{name}.py") == ids
 
 
-def test_one_tensor_for_q_k_and_v_tells_nothing_and_no_input_is_named(tmp_path):
+def test_one_tensor_for_q_k_and_v_tells_nothing_and_the_judge_reads_no_structure():
     """Self-attention called with one tensor: the graph reads one input three times, so which input reached the
-    scores cannot be told. The judge reads no structure then (answers._structural); here the rule alone would name
-    `wrong-input` on the reference, which is why that guard is there."""
-    graph, names = module_graph(REFERENCE)
-    first = decode.Node("input", "0", index=0)
-    retargeted = [first if node.kind == "input" and node.index in (1, 2) else node for node in graph.nodes]
-    reading = structure.module_mismatches(decode.Graph(graph.inputs, tuple(retargeted)), names, B, T, DIM, HEADS)
-    assert reading == ["wrong-input"]
+    scores cannot be told. The rule alone would name the reference (every role is then "v"); the judge reads no
+    structure for such a call (answers._structural)."""
+    graph, names, traced = module_graph(REFERENCE, one_tensor=True)
+    assert structure.module_mismatches(graph, names, B, T, DIM, HEADS) != []
+    x = torch.randn(B, T, DIM)
+    call = {"q": x, "k": x.clone(), "v": x.clone()}
+    assert answers._structural(traced, call, {"args": {"n_heads": HEADS}}, names, answers.Findings()) == []
 
 
 def test_a_scale_that_is_a_tensor_or_a_mask_multiplied_in_names_no_scale():
