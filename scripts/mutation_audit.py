@@ -498,6 +498,37 @@ MUTATIONS = [
              (("            total = _repeat_total(counts)", "            total = int(counts.sum()) if counts.numel() else 0"),),
              ("tests/graph/test_graph_bounds.py::"
               "test_repeat_counts_are_summed_without_wrapping_and_refused_before_they_run",), "unit"),
+    # structural diagnosis (issue 43): the ids read from the graph reach the report, each rule of the reading holds
+    Mutation("structural-diagnosis", "grader/checks/mha/probing.py",
+             (("        mistakes = list(structural)\n", "        pass\n"),),
+             ("tests/checks/test_compound_and_dtype_verdicts.py::test_each_reconstruction_gets_its_score_and_exactly_its_ids"
+              "[mutants/wrong-input__7]",
+              "tests/checks/test_compound_and_dtype_verdicts.py::test_each_reconstruction_gets_its_score_and_exactly_its_ids"
+              "[mutants/head-split__6]"), "sandbox"),
+    Mutation("structural-inputs-read", "grader/graph/structure.py",
+             (("    if not SCORES_READ <= reading.reads[scores] or not OUTPUT_READS <= reading.reads[reading.output]:",
+               "    if False:"),),
+             ("tests/graph/test_graph_structure.py::test_each_bug_of_a_compound_is_named_from_the_graph",), "unit"),
+    Mutation("structural-scale-direction", "grader/graph/structure.py",
+             (("            factor *= number ** SCALINGS[node.target]", "            factor *= number"),),
+             ("tests/graph/test_graph_structure.py::test_no_id_is_read_from_the_graph_of_honest_code",), "unit"),
+    Mutation("structural-head-order", "grader/graph/structure.py",
+             (("                    if any(self.is_weight(a, weights) for a in before.args):\n                        return True",
+               "                    if any(self.is_weight(a, weights) for a in before.args):\n                        return False"),),
+             ("tests/graph/test_graph_structure.py::test_each_bug_of_a_compound_is_named_from_the_graph",), "unit"),
+    Mutation("structural-one-tensor", "grader/graph/answers.py",
+             (("    if any(a.shape == b.shape and torch.equal(a, b) for a, b in ((q, k), (k, v), (q, v))):",
+               "    if False:"),),
+             ("tests/graph/test_graph_structure.py::test_one_tensor_for_q_k_and_v_tells_nothing_and_the_judge_reads_no_structure",),
+             "unit"),
+    # float16 probe: a mask or constant that changes float16's dtype costs the low-precision check
+    Mutation("float16-dtype-charged", "grader/checks/dtypes.py",
+             (('    if dtype != GRADED_HALF or note is None or note.mistakes != ["mask-dtype"]:', "    if True:"),),
+             ("tests/checks/test_compound_and_dtype_verdicts.py::test_each_reconstruction_gets_its_score_and_exactly_its_ids"
+              "[mutants/mask-dtype]",
+              "tests/checks/test_compound_and_dtype_verdicts.py::test_each_reconstruction_gets_its_score_and_exactly_its_ids"
+              "[mutants/mask-dtype__4]",
+              "tests/checks/test_graders.py::test_mutant_loses_points_and_is_diagnosed[mask-dtype__3]"), "sandbox"),
 ]
 
 

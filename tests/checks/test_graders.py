@@ -19,7 +19,7 @@ pytestmark = pytest.mark.sandbox
 
 CORRECT = sorted((SUBMISSIONS / "correct").glob("*.py"))
 MUTANTS = sorted((SUBMISSIONS / "mutants").glob("*.py"))
-ADVISORY = {"mask-value-overflow", "mask-dtype"}
+ADVISORY = {"mask-value-overflow"}
 
 
 def failures(report: dict) -> str:

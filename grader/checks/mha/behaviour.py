@@ -11,7 +11,7 @@ from grader.checks import Context, Outcome, check, failed, passed
 from grader.checks.common import changed, failed_with_error, named_variant, perturbed, resource_failure
 from grader.checks.gates import attention_verdict, nan_mistakes
 from grader.checks.mha.probing import (CONFIGS, compare, diagnose_numbers, inputs, linear_weights, model_args,
-                                       out_tensor, probe_shapes, run)
+                                       out_tensor, probe_shapes, run, structural_ids)
 from grader.sandbox.requests import MhaInterfaceRequest, Probe
 
 # (B, T, dim, n_heads, max_seq_len): every size (T, dim, n_heads, head_dim = 12) unlike each of VALUE_CONFIGS', so a
@@ -175,7 +175,8 @@ def values(ctx: Context) -> Outcome:
                 return problem
             for call, result in zip(calls, results):
                 problem = compare(out_tensor(result), call, weights, heads, is_causal, ctx.static,
-                                  (f"B={B}, T={T}, dim={dim}, n_heads={heads}, is_causal={is_causal}",) * 2)
+                                  (f"B={B}, T={T}, dim={dim}, n_heads={heads}, is_causal={is_causal}",) * 2,
+                                  structural_ids(result))
                 if problem:
                     return constant_scale(ctx, problem, (out_tensor(result), call, weights, (T, dim, heads)),
                                           is_causal)

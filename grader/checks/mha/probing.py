@@ -10,6 +10,7 @@ import torch
 from grader.checks import diagnosis, reference, scale_factor
 from grader.assignment import PROJECTIONS
 from grader.checks import Context, Outcome, failed
+from grader.graph import structure
 from grader.checks.common import (MODULE_TOLERANCE, failed_with_error, named_variant, nan_from_an_infinity, non_finite,
                                   resource_failure,
                                   unidentified, where_largest)
@@ -120,7 +121,22 @@ def diagnose_numbers(actual: torch.Tensor, call: dict, weights: dict, n_heads: i
     return named_variant(found, static)
 
 
-def compare(actual, call, weights, n_heads, is_causal, static, label: tuple[str, str]) -> Outcome | None:
+READ_FROM_THE_GRAPH = ("没有哪种已知错误的数值能重现这些结果，但代码的计算图与参考实现的不同之处指出了这些错误："
+                       "{ids}（见下方各条说明）。",
+                       "No catalogued mistake's numbers reproduce these, but where the code's graph differs from the "
+                       "reference's names them: {ids} (each explained below).")
+
+
+def structural_ids(result: dict) -> list[str]:
+    """The ids the judge read from a call's graph (grader/graph/structure.py), only those it can name."""
+    found = result.get("structural")
+    return [i for i in found if i in structure.FOUND] if isinstance(found, list) else []
+
+
+def compare(actual, call, weights, n_heads, is_causal, static, label: tuple[str, str],
+            structural: list[str] = ()) -> Outcome | None:
+    """None where the output matches the reference; else the failure, its mistakes named from the numbers, or, where
+    none reproduces them, from the `structural` ids the call's graph showed."""
     expected = reference.multi_head_attention(call["q"], call["k"], call["v"], weights, n_heads, is_causal)
     atol, rtol = MODULE_TOLERANCE[call["q"].dtype]
     if diagnosis.close(actual, expected, atol, rtol):
@@ -128,10 +144,14 @@ def compare(actual, call, weights, n_heads, is_causal, static, label: tuple[str,
     error, index = where_largest(actual, expected)
     scale = scale_factor.finding(scale_factor.factor_of_module(actual, call, weights, n_heads, is_causal),
                                  scale_factor.sizes_of_module(call["q"].size(-2), call["q"].size(-1), n_heads))
-    outcome = scale_factor.named(failed(
-        f"{label[0]}：输出与参考实现不符，最大误差 {error:.3g}（位置 {index}，容差 atol={atol:g}）。",
-        f"{label[1]}: the output differs from the reference, max error {error:.3g} at {index} (atol={atol:g}).",
-        diagnose_numbers(actual, call, weights, n_heads, is_causal, static)), scale)
+    mistakes = diagnose_numbers(actual, call, weights, n_heads, is_causal, static)
+    zh, en = (f"{label[0]}：输出与参考实现不符，最大误差 {error:.3g}（位置 {index}，容差 atol={atol:g}）。",
+              f"{label[1]}: the output differs from the reference, max error {error:.3g} at {index} (atol={atol:g}).")
+    if not mistakes and structural and actual is not None and bool(torch.isfinite(actual).all()):
+        mistakes = list(structural)
+        zh, en = zh + READ_FROM_THE_GRAPH[0].format(ids="、".join(mistakes)), \
+            f"{en} {READ_FROM_THE_GRAPH[1].format(ids=', '.join(mistakes))}"
+    outcome = scale_factor.named(failed(zh, en, mistakes), scale)
     outcome = unidentified(non_finite(outcome, actual, expected))
     outcome.cause = "values"
     return outcome

@@ -9,8 +9,8 @@ from grader.assignment import DROPOUTS, PROJECTIONS
 from grader.checks import Context, Outcome, check, failed, passed
 from grader.checks.common import (GRADIENT_MISTAKES, changed, compare_gradients, named_backward, needs_correct_values,
                                   unread_is_not_cut)
-from grader.checks.dtypes import (UNPROMISED_DTYPES, dtype_handling_advice, is_dtype_handling, low_precision_passed,
-                                  promoted_dtype_note, unpromised_dtype_note)
+from grader.checks.dtypes import (UNPROMISED_DTYPES, changed_dtype_failure, dtype_handling_advice, is_dtype_handling,
+                                  low_precision_passed, promoted_dtype_note, unpromised_dtype_note)
 from grader.checks.mha.probing import (checked_calls, compare, first_error, inputs, linear_weights, model_args,
                                        out_tensor, run)
 from grader.sandbox.requests import MhaRequest, Probe
@@ -35,12 +35,16 @@ def _low_precision(ctx: Context) -> Outcome:
                                                         dtype=name))
         error = first_error(answer)
         advice = dtype_handling_advice(ctx, error, name, "mha") if error else None
+        if failure := changed_dtype_failure(dtype, advice):  # float16 is graded: a changed dtype costs the check
+            return failure
         if advice:
             notes.append(advice)
             continue
         results, problem = checked_calls(ctx, args, [call], answer, (f"以 {name} 运行", f"running in {name}"))
         problem = problem or compare(out_tensor(results[0]), call, weights, heads, True, ctx.static, (name, name))
         promoted = None if problem else promoted_dtype_note(ctx, "mha", dtype, {"out": out_tensor(results[0])})
+        if failure := changed_dtype_failure(dtype, promoted):  # float16 is graded: a changed dtype costs the check
+            return failure
         if promoted:
             notes.append(promoted)
         if problem and dtype in UNPROMISED_DTYPES:

@@ -6,8 +6,8 @@ import torch
 from grader.checks import diagnosis, reference, Context, Outcome, check, failed, passed
 from grader.checks.common import (GRADIENT_MISTAKES, an_input_is_unread, compare_gradients, named_backward, named_variant,
                                   needs_correct_values, unread_is_not_cut)
-from grader.checks.dtypes import (UNPROMISED_DTYPES, dtype_handling_advice, is_dtype_handling, low_precision_passed,
-                                  promoted_dtype_note, unpromised_dtype_note)
+from grader.checks.dtypes import (UNPROMISED_DTYPES, changed_dtype_failure, dtype_handling_advice, is_dtype_handling,
+                                  low_precision_passed, promoted_dtype_note, unpromised_dtype_note)
 from grader.checks.sdpa.probing import call, compare, diagnose_numbers, qkv, tensor
 
 
@@ -24,6 +24,8 @@ def _low_precision(ctx: Context) -> Outcome:
         Q, K, V = qkv(ctx, (2, 2), 6, 16, 16, seed, dtype=dtype)
         answer, problem = call(ctx, Q, K, V, True)
         advice = dtype_handling_advice(ctx, answer["error"], name, "sdpa") if "error" in answer else None
+        if failure := changed_dtype_failure(dtype, advice):  # float16 is graded: a changed dtype costs the check
+            return failure
         if advice:
             notes.append(advice)
             continue
@@ -31,6 +33,8 @@ def _low_precision(ctx: Context) -> Outcome:
         problem = problem or compare(ctx, answer, Q, K, V, True, name, name)
         promoted = None if problem else promoted_dtype_note(
             ctx, "sdpa", dtype, {"out": tensor(answer, "out"), "weights": tensor(answer, "weights")})
+        if failure := changed_dtype_failure(dtype, promoted):  # float16 is graded: a changed dtype costs the check
+            return failure
         if promoted:
             notes.append(promoted)
         if problem and dtype in UNPROMISED_DTYPES:
