@@ -323,9 +323,10 @@ MUTATIONS = [
              "unit"),
     # issue 41: graphs run in the judge, not in the parent; the judge is confined
     Mutation("judge-runs-the-graphs", "grader/checks/student_code.py",
-             (("judged = self._ensure_judge().judge(probe.value, answer, fields)",
-               "judged = __import__('grader.judge.serve', fromlist=['Court']).Court().reply("
-               "{'probe': probe.value, 'args': {'traced': answer, 'answer_id': 0, 'fields': fields}})"),),
+             (("zip(runs, self._ensure_judge().judge_many(probe.value, runs), strict=True)",
+               "zip(runs, [__import__('grader.judge.serve', fromlist=['Court']).Court().reply("
+               "probe.value, {'traced': traced, 'answer_id': 0, 'fields': fields}) for traced, fields in runs], "
+               "strict=True)"),),
              ("tests/judge/test_a_graph_that_ends_the_judge.py",), "sandbox"),
     Mutation("judge-confinement", "grader/judge/serve.py",
              (("    missing = confine(limits, keep_fd=keep_fd, cuda=use_cuda, layers_off=layers_off)\n"

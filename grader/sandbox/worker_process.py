@@ -317,15 +317,19 @@ class Worker:
         """Send one request (a probe's name and its request's fields) and wait for its answer, both
         within `seconds`: a worker that stops reading its pipe cannot hold the parent either."""
         started = time.monotonic()
+        self._send(probe, fields, seconds)
+        return self._receive(max(0.0, seconds - (time.monotonic() - started)))
+
+    def _send(self, probe: str, fields: dict, seconds: float) -> None:
+        """Write one request within `seconds`."""
         try:
             frames.write_frame(self._connection.fileno(), request_tensors.dumps({"probe": probe, "args": fields}),
-                               started + seconds, self._watch_memory)
+                               time.monotonic() + seconds, self._watch_memory)
         except frames.FrameTimeout:
             self.close()
             raise WorkerFailure("timeout", f"the worker took no request within {seconds:.0f} s") from None
         except frames.FrameClosed as error:
             raise self._ended() from error
-        return self._receive(max(0.0, seconds - (time.monotonic() - started)))
 
     @property
     def alive(self) -> bool:

@@ -67,8 +67,11 @@ class InProcessJudge(Judge):
         self.limits = Limits()
         self.court = serve.Court()
 
-    def call(self, probe: str, fields: dict, seconds: float) -> dict:
-        return answer_channel.decode(serve.encode(self.court.reply({"probe": probe, "args": fields})))
+    def _send(self, probe: str, fields: dict, seconds: float) -> None:
+        self.replies = self.court.replies({"probe": probe, "args": fields})
+
+    def _receive(self, seconds: float) -> dict:
+        return answer_channel.decode(serve.encode(next(self.replies)))
 
     def close(self) -> None:
         pass
