@@ -442,6 +442,16 @@ MUTATIONS = [
              (("            total = _repeat_total(counts)", "            total = int(counts.sum()) if counts.numel() else 0"),),
              ("tests/graph/test_graph_bounds.py::"
               "test_repeat_counts_are_summed_without_wrapping_and_refused_before_they_run",), "unit"),
+    # issue 42: one judge exchange for several runs; each reply is its own run's, and a failed run ends the replies
+    Mutation("judge-batch-in-order", "grader/checks/student_code.py",
+             (("self._ensure_judge().judge_many(probe.value, runs), strict=True)",
+               "self._ensure_judge().judge_many(probe.value, runs)[::-1], strict=True)"),),
+             ("tests/sandbox/test_probe_answers_reused.py::"
+              "test_a_batch_of_runs_answers_each_request_on_its_own_tensors_in_its_own_place",), "unit"),
+    Mutation("judge-batch-ends-at-failure", "grader/judge/serve.py",
+             (("            if \"answer\" not in reply:\n                return", "            if False:\n                return"),),
+             ("tests/sandbox/test_probe_answers_reused.py::test_a_run_that_fails_ends_the_judges_replies_to_its_batch",),
+             "unit"),
 ]
 
 
