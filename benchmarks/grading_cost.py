@@ -90,17 +90,18 @@ def catalog_ids(commit: str) -> set[str]:
     return set(json.loads(shown.stdout))
 
 
-def score_differences(today: dict, older: dict, older_ids: set[str]) -> list[str]:
+def score_differences(today: dict, older: dict, older_ids: set[str],
+                      names: tuple[str, str] = ("today", "older")) -> list[str]:
     lines = []
     for name in sorted(set(today) | set(older)):
         new, old = today.get(name), older.get(name)
         if new is None or old is None:
-            lines.append(f"{name}: graded by {'the older commit' if new is None else 'today'} only")
+            lines.append(f"{name}: graded by {names[1] if new is None else names[0]} only")
         elif new["score"] != old["score"]:
             unknown = sorted(set(new.get("mistakes", [])) - older_ids)
             why = f"ids the older catalog lacks: {', '.join(unknown)}" if unknown else "no new id explains it"
-            lines.append(f"{name}: today {new['score']}, older {old['score']} ({why}; today {new.get('mistakes')}, "
-                         f"older {old.get('mistakes')})")
+            lines.append(f"{name}: {names[0]} {new['score']}, {names[1]} {old['score']} ({why}; {names[0]} "
+                         f"{new.get('mistakes')}, {names[1]} {old.get('mistakes')})")
     return lines
 
 
@@ -150,14 +151,15 @@ def main() -> int:
                 continue
             wall_ratio = median[name]["wall"] / median["older"]["wall"]
             cpu_ratio = median[name]["cpu"] / median["older"]["cpu"]
-            differences = score_differences(runs[name][-1]["reports"], runs["older"][-1]["reports"], older_ids)
+            differences = score_differences(runs[name][-1]["reports"], runs["older"][-1]["reports"], older_ids,
+                                            (name, args.old))
             figures[name] = {"wall_ratio": wall_ratio, "cpu_ratio": cpu_ratio, "differences": differences}
             print(f"  ratio {name} / {args.old}: wall {wall_ratio:.2f}, CPU {cpu_ratio:.2f}; every score equal: "
                   f"{'yes' if not differences else 'no'} ({len(files) - len(differences)}/{len(files)} equal)")
             for line in differences:
                 print(f"    {line}")
         for name in args.also:
-            same = score_differences(runs["today"][-1]["reports"], runs[name][-1]["reports"], set())
+            same = score_differences(runs["today"][-1]["reports"], runs[name][-1]["reports"], set(), ("today", name))
             print(f"  scores of today equal to {name}'s: {'yes' if not same else 'no'} "
                   f"({len(files) - len(same)}/{len(files)} equal)")
             for line in same:

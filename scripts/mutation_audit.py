@@ -445,7 +445,7 @@ MUTATIONS = [
     # issue 42: one judge exchange for several runs; each reply is its own run's, and a failed run ends the replies
     Mutation("judge-batch-in-order", "grader/checks/student_code.py",
              (("self._ensure_judge().judge_many(probe.value, runs), strict=True)",
-               "self._ensure_judge().judge_many(probe.value, runs)[::-1], strict=True)"),),
+               "list(self._ensure_judge().judge_many(probe.value, runs))[::-1], strict=True)"),),
              ("tests/sandbox/test_probe_answers_reused.py::"
               "test_a_batch_of_runs_answers_each_request_on_its_own_tensors_in_its_own_place",), "unit"),
     Mutation("judge-batch-ends-at-failure", "grader/judge/serve.py",

@@ -88,13 +88,14 @@ class Judge(Worker):
         """{"answer", "forbidden", "unsupported", "refused"} for the worker's answer `traced` on the request's
         `fields`; JudgeFailure where the graph cost the judge its life, time or memory, or its answer is refused;
         RuntimeError for the grader's own error in the judge."""
-        return self.judge_many(probe, [(traced, fields)])[0]
+        return next(self.judge_many(probe, [(traced, fields)]))
 
-    def judge_many(self, probe: str, runs: list[tuple[dict, dict]]) -> list[dict]:
+    def judge_many(self, probe: str, runs: list[tuple[dict, dict]]):
         """`judge` for each (worker answer, request fields) in `runs`, in one request: the judge runs them in order
         and sends one reply per run, each read and checked on its own (the worker's deadlines and bounds per
-        reply), so the n-th reply is the n-th run's. A failed run ends the batch (JudgeFailure or RuntimeError
-        as for `judge`) and this judge with it: the runs after it are not read."""
+        reply) and yielded as it comes, so the n-th reply is the n-th run's and what the runs before a failure
+        found is kept. A failed run ends the batch (JudgeFailure or RuntimeError as for `judge`) and this judge
+        with it: the runs after it are not read."""
         if not 0 < len(runs) <= MAX_RUNS:
             raise ValueError(f"a batch holds 1 to {MAX_RUNS} runs, not {len(runs)}")
         self._read_setup()
@@ -108,11 +109,11 @@ class Judge(Worker):
             message["answer_id"] = known[0]
             messages.append(message)
         seconds = self.limits.probe_seconds
-        replies = []
         try:
             self._send(probe, {"runs": messages}, seconds)
             for _ in messages:  # each reply within a run's seconds: the judge sends each as its run ends
-                replies.append(_checked(self._receive(seconds), self))
+                reply = _checked(self._receive(seconds), self)
+                yield reply
         except JudgeFailure:
             raise
         except WorkerFailure as failure:
@@ -121,7 +122,6 @@ class Judge(Worker):
         except RuntimeError:
             self.close()  # it sent no reply for the runs after the one that failed: a fresh judge for what follows
             raise
-        return replies
 
 
 def _checked(reply: dict, judge: Judge) -> dict:
