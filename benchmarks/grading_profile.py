@@ -36,7 +36,7 @@ def cpu_seconds(pid: int) -> float:
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
             fields = stat.read().rsplit(b")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])) / TICKS  # utime stime cutime cstime
+        return sum(int(field) for field in fields[11:15]) / TICKS  # utime, stime, cutime, cstime
     except OSError:
         return 0.0
 
@@ -94,8 +94,8 @@ def instrumented(tally: Tally):
     Judge.judge_many = judge_many
 
     def undo():
-        Worker.call, Worker.close, student_code.StudentCode._worker_answer = original_call, original_close, original_answer
-        Judge.judge_many = original_judge_many
+        Worker.call, Worker.close, Judge.judge_many = original_call, original_close, original_judge_many
+        student_code.StudentCode._worker_answer = original_answer
 
     return undo
 
