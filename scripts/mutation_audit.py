@@ -371,9 +371,10 @@ MUTATIONS = [
              "unit"),
     # issue 41: graphs run in the judge, not in the parent; the judge is confined
     Mutation("judge-runs-the-graphs", "grader/checks/student_code.py",
-             (("judged = self._ensure_judge().judge(probe.value, answer, fields)",
-               "judged = __import__('grader.judge.serve', fromlist=['Court']).Court().reply("
-               "{'probe': probe.value, 'args': {'traced': answer, 'answer_id': 0, 'fields': fields}})"),),
+             (("zip(runs, self._ensure_judge().judge_many(probe.value, runs), strict=True)",
+               "zip(runs, [__import__('grader.judge.serve', fromlist=['Court']).Court().reply("
+               "probe.value, {'traced': traced, 'answer_id': 0, 'fields': fields}) for traced, fields in runs], "
+               "strict=True)"),),
              ("tests/judge/test_a_graph_that_ends_the_judge.py",), "sandbox"),
     Mutation("judge-confinement", "grader/judge/serve.py",
              (("    missing = confine(limits, keep_fd=keep_fd, cuda=use_cuda, layers_off=layers_off)\n"
@@ -529,6 +530,16 @@ MUTATIONS = [
               "tests/checks/test_compound_and_dtype_verdicts.py::test_each_reconstruction_gets_its_score_and_exactly_its_ids"
               "[mutants/mask-dtype__4]",
               "tests/checks/test_graders.py::test_mutant_loses_points_and_is_diagnosed[mask-dtype__3]"), "sandbox"),
+    # issue 42: one judge exchange for several runs; each reply is its own run's, and a failed run ends the replies
+    Mutation("judge-batch-in-order", "grader/checks/student_code.py",
+             (("self._ensure_judge().judge_many(probe.value, runs), strict=True)",
+               "list(self._ensure_judge().judge_many(probe.value, runs))[::-1], strict=True)"),),
+             ("tests/sandbox/test_probe_answers_reused.py::"
+              "test_a_batch_of_runs_answers_each_request_on_its_own_tensors_in_its_own_place",), "unit"),
+    Mutation("judge-batch-ends-at-failure", "grader/judge/serve.py",
+             (("            if \"answer\" not in reply:\n                return", "            if False:\n                return"),),
+             ("tests/sandbox/test_probe_answers_reused.py::test_a_run_that_fails_ends_the_judges_replies_to_its_batch",),
+             "unit"),
 ]
 
 

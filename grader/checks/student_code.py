@@ -17,7 +17,7 @@ import torch
 
 from grader.assignment import PART_IDS
 from grader.catalog import rule_mistakes
-from grader.judge.process import Judge
+from grader.judge.process import MAX_RUNS, Judge
 from grader.sandbox import graph_probes
 from grader.sandbox.confinement import Limits
 from grader.sandbox.requests import BadRequest, Probe, checked
@@ -107,18 +107,27 @@ class StudentCode:
         kind fail at once: the part scores 0 without eating the other part's time, and the
         parent reads no more of what that code sends for it.
         """
-        fields = checked(probe, request)  # BadRequest (a GraderError) before anything is sent
+        return self.call_many(probe, [request])[0]
+
+    def call_many(self, probe: Probe, requests: list) -> list[dict]:
+        """`call` for each request, with one exchange with the judge for all of them (a graphed probe): for
+        requests that do not depend on each other's answers, whose caller stops at the first failure. A failure
+        anywhere (the worker's on one request, the judge's on one run) is every request's answer."""
+        fields = [checked(probe, request) for request in requests]  # BadRequest (a GraderError) before anything is sent
         kind = probe.part
-        seconds = min(self.limits.probe_seconds, self._remaining())
         try:
-            if kind in self._given_up:
-                raise self._given_up[kind]
-            if seconds <= 0:
-                raise WorkerFailure("timeout", f"the submission used its {self.limits.submission_seconds:.0f} s budget")
-            answer = self._worker_answer(probe, fields, seconds)
-            self.forbidden_by_probe[kind] |= set(answer.get("forbidden_calls", []))
-            if probe in GRAPHED:
-                answer = self._graded_from_graph(probe, answer, fields)
+            traced = []
+            for one in fields:
+                seconds = min(self.limits.probe_seconds, self._remaining())
+                if kind in self._given_up:
+                    raise self._given_up[kind]
+                if seconds <= 0:
+                    raise WorkerFailure("timeout", f"the submission used its {self.limits.submission_seconds:.0f} s "
+                                                   f"budget")
+                answer = self._worker_answer(probe, one, seconds)
+                self.forbidden_by_probe[kind] |= set(answer.get("forbidden_calls", []))
+                traced.append(answer)
+            answers = self._graded_from_graphs(probe, traced, fields) if probe in GRAPHED else traced
         except WorkerFailure as failure:
             if failure is self._given_up.get(kind):  # recorded when it first happened
                 self.failures.append(failure.kind)
@@ -131,12 +140,15 @@ class StudentCode:
                 self._given_up.setdefault(kind, WorkerFailure("tampering", f"an earlier {kind} answer was refused"))
             if failure.kind == "submission-too-costly":  # the judge's: every later graph of the part would cost as much
                 self._given_up.setdefault(kind, failure)
-            return {"failure": failure.kind, "error": {"type": failure.kind, "message": failure.detail, "where": None}}
-        seen_tampering = list(answer.get("tampered", [])) + (["returned a tensor subclass"] if _has_subclass(answer) else [])
-        self.tampered.update(seen_tampering)
-        self._attribute_tampering((kind,), seen_tampering)
-        self._attribute_refusals((kind,), answer.get("refused", []))
-        return answer
+            return [{"failure": failure.kind, "error": {"type": failure.kind, "message": failure.detail, "where": None}}
+                    for _ in requests]
+        for answer in answers:
+            seen_tampering = list(answer.get("tampered", [])) + (["returned a tensor subclass"]
+                                                                 if _has_subclass(answer) else [])
+            self.tampered.update(seen_tampering)
+            self._attribute_tampering((kind,), seen_tampering)
+            self._attribute_refusals((kind,), answer.get("refused", []))
+        return answers
 
     def _worker_answer(self, probe: Probe, fields: dict, seconds: float) -> dict:
         """The worker's checked answer to the message this request makes. A graphed probe sends decoys, which
@@ -174,17 +186,22 @@ class StudentCode:
         self._judge_missing = [f"judge: {missing}" for missing in self._judge.missing_isolation]
         return self._judge
 
-    def _graded_from_graph(self, probe: Probe, answer: dict, fields: dict) -> dict:
-        """The checks' answer computed by the judge from the worker's graphs on the request's own tensors; the
-        worker's tampering and refusal records carried over. A graph the recorder cannot have written is a forged
-        answer; a graph that ends the judge costs the part (JudgeFailure, a WorkerFailure of this hand-in's)."""
-        judged = self._ensure_judge().judge(probe.value, answer, fields)
-        graded = {**judged["answer"], **{key: answer[key] for key in ("tampered", "refused") if key in answer}}
-        self.forbidden_by_probe[probe.part] |= set(judged["forbidden"])
-        self.unsupported_by_probe[probe.part] |= set(judged["unsupported"])
-        if judged["refused"]:
-            self.close()
-            raise WorkerFailure("tampering", f"a forged graph: {judged['refused'][0]}")
+    def _graded_from_graphs(self, probe: Probe, traced: list[dict], fields: list[dict]) -> list[dict]:
+        """The checks' answers computed by the judge from the worker's graphs, each on its request's own tensors, in
+        one exchange; the worker's tampering and refusal records carried over. A graph the recorder cannot have
+        written is a forged answer; a graph that ends the judge costs the part (JudgeFailure, a WorkerFailure of
+        this hand-in's)."""
+        graded = []
+        for start in range(0, len(traced), MAX_RUNS):
+            runs = list(zip(traced[start:start + MAX_RUNS], fields[start:start + MAX_RUNS]))
+            for (answer, _), judged in zip(runs, self._ensure_judge().judge_many(probe.value, runs), strict=True):
+                self.forbidden_by_probe[probe.part] |= set(judged["forbidden"])
+                self.unsupported_by_probe[probe.part] |= set(judged["unsupported"])
+                if judged["refused"]:
+                    self.close()
+                    raise WorkerFailure("tampering", f"a forged graph: {judged['refused'][0]}")
+                graded.append({**judged["answer"], **{key: answer[key] for key in ("tampered", "refused")
+                                                      if key in answer}})
         return graded
 
     def _attribute_refusals(self, parts: tuple[str, ...], refused) -> None:

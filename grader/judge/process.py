@@ -20,6 +20,8 @@ from grader.sandbox.worker_process import SETUP_SECONDS, Worker, WorkerFailure
 CPU_SECONDS = 30.0
 """The judge's CPU time for one grading (RLIMIT_CPU): an honest grading's graphs take about one second."""
 TOO_COSTLY, TAMPERING = "submission-too-costly", "tampering"
+MAX_RUNS = 16
+"""Graph runs in one request to the judge (a part's independent probes at one shape are 7 at most)."""
 
 
 class JudgeFailure(WorkerFailure):
@@ -86,20 +88,40 @@ class Judge(Worker):
         """{"answer", "forbidden", "unsupported", "refused"} for the worker's answer `traced` on the request's
         `fields`; JudgeFailure where the graph cost the judge its life, time or memory, or its answer is refused;
         RuntimeError for the grader's own error in the judge."""
+        return next(self.judge_many(probe, [(traced, fields)]))
+
+    def judge_many(self, probe: str, runs: list[tuple[dict, dict]]):
+        """`judge` for each (worker answer, request fields) in `runs`, in one request: the judge runs them in order
+        and sends one reply per run, each read and checked on its own (the worker's deadlines and bounds per
+        reply) and yielded as it comes, so the n-th reply is the n-th run's and what the runs before a failure
+        found is kept. A failed run ends the batch (JudgeFailure or RuntimeError as for `judge`) and this judge
+        with it: the runs after it are not read."""
+        if not 0 < len(runs) <= MAX_RUNS:
+            raise ValueError(f"a batch holds 1 to {MAX_RUNS} runs, not {len(runs)}")
         self._read_setup()
-        known = self._sent.get(id(traced))
-        message = {"fields": fields}
-        if known is None or known[1] is not traced:
-            known = self._sent[id(traced)] = (len(self._sent), traced)
-            message["traced"] = traced
-        message["answer_id"] = known[0]
+        messages = []
+        for traced, fields in runs:
+            known = self._sent.get(id(traced))
+            message = {"fields": fields}
+            if known is None or known[1] is not traced:
+                known = self._sent[id(traced)] = (len(self._sent), traced)
+                message["traced"] = traced
+            message["answer_id"] = known[0]
+            messages.append(message)
         seconds = self.limits.probe_seconds
         try:
-            reply = self.call(probe, message, seconds)
+            self._send(probe, {"runs": messages}, seconds)
+            for _ in messages:  # each reply within a run's seconds: the judge sends each as its run ends
+                reply = _checked(self._receive(seconds), self)
+                yield reply
+        except JudgeFailure:
+            raise
         except WorkerFailure as failure:
             self.close()
             raise _failure(failure, seconds, self.process.exitcode) from None
-        return _checked(reply, self)
+        except RuntimeError:
+            self.close()  # it sent no reply for the runs after the one that failed: a fresh judge for what follows
+            raise
 
 
 def _checked(reply: dict, judge: Judge) -> dict:

@@ -2,8 +2,9 @@
 
 The judge is forked from the command's fork server, as a worker is, and imports what it runs (the graph's
 decoder, runner and answers) before it confines itself. Requests come from the trusted parent as pickles: a
-probe's name, the worker's answer (sent once per grading; later requests name it by number, so a graph is
-sent and decoded once however often it is run) and the request's fields, with the parent's own tensors.
+probe's name and its runs, each the worker's answer (sent once per grading; later runs name it by number, so a
+graph is sent and decoded once however often it is run) and the request's fields, with the parent's own tensors;
+one reply goes back per run, as each run ends.
 Answers go back as `torch.save` bytes, which the parent reads as it reads a worker's (grader.sandbox.answers):
 the judge ran hostile graphs, so what it says is bounded before it is believed.
 """
@@ -39,17 +40,25 @@ class Court:
         self.kept: dict[int, dict] = {}
         self.decoded: dict = {}  # shared by every request's answers.Findings
 
-    def reply(self, request: dict) -> dict:
-        """{"answer", "forbidden", "unsupported", "refused"}, or {"too_costly": why} where the graph ran over a
-        bound, or {"internal": what} for the grader's own error."""
-        fields = request["args"]
-        if "traced" in fields:
+    def replies(self, request: dict):
+        """The reply to each run of the request, in order: {"answer", "forbidden", "unsupported", "refused"}, or
+        {"too_costly": why} where the graph ran over a bound, or {"internal": what} for the grader's own error;
+        a run that fails ends the request (the parent reads no reply after it)."""
+        for run in request["args"]["runs"]:
+            reply = self.reply(request["probe"], run)
+            yield reply
+            if "answer" not in reply:
+                return
+
+    def reply(self, probe: str, run: dict) -> dict:
+        """One run's reply: the worker's answer it names (sent with it the first time) on the run's fields."""
+        if "traced" in run:
             if len(self.kept) >= MAX_KEPT:
                 return {"internal": f"more than {MAX_KEPT} distinct answers in one grading"}
-            self.kept[fields["answer_id"]] = fields["traced"]
+            self.kept[run["answer_id"]] = run["traced"]
         findings = answers.Findings(self.decoded)
         try:
-            answer = TURNED[request["probe"]](self.kept[fields["answer_id"]], fields["fields"], findings)
+            answer = TURNED[probe](self.kept[run["answer_id"]], run["fields"], findings)
         except parent_budget.OverBudget as spent:
             return {"too_costly": spent.en[:2000]}
         except Exception as error:  # the grader's bug, told to the check that asked (an internal error there)
@@ -87,9 +96,11 @@ def judge_main(connection, limits: Limits, use_cuda: bool, cpu_seconds: float,
                 request = pickle.loads(connection.recv_bytes())
             except EOFError:
                 return
-            reply = court.reply(request)
-            try:
-                payload = encode(reply)
-            except Exception as error:  # a value torch.save refuses
-                payload = encode({"internal": f"unserialisable answer ({type(error).__name__}: {error})"[:2000]})
-            connection.send_bytes(payload)
+            for reply in court.replies(request):
+                try:
+                    payload = encode(reply)
+                except Exception as error:  # a value torch.save refuses: it ends the request as a failed run does
+                    connection.send_bytes(encode({"internal": f"unserialisable answer ({type(error).__name__}: "
+                                                              f"{error})"[:2000]}))
+                    break
+                connection.send_bytes(payload)

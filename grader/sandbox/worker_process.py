@@ -314,18 +314,20 @@ class Worker:
         return WorkerFailure("crashed", f"the worker died (signal {-(code or 0)})")
 
     def call(self, probe: str, fields: dict, seconds: float) -> dict:
-        """Send one request (a probe's name and its request's fields) and wait for its answer, both
-        within `seconds`: a worker that stops reading its pipe cannot hold the parent either."""
-        started = time.monotonic()
+        """One request and its answer, both within `seconds`: a worker that stops reading cannot hold the parent."""
+        return self._receive(max(0.0, self._send(probe, fields, seconds) - time.monotonic()))
+
+    def _send(self, probe: str, fields: dict, seconds: float) -> float:  # within `seconds`; the answer's deadline
+        deadline = time.monotonic() + seconds
         try:
             frames.write_frame(self._connection.fileno(), request_tensors.dumps({"probe": probe, "args": fields}),
-                               started + seconds, self._watch_memory)
+                               deadline, self._watch_memory)
         except frames.FrameTimeout:
             self.close()
             raise WorkerFailure("timeout", f"the worker took no request within {seconds:.0f} s") from None
         except frames.FrameClosed as error:
             raise self._ended() from error
-        return self._receive(max(0.0, seconds - (time.monotonic() - started)))
+        return deadline
 
     @property
     def alive(self) -> bool:

@@ -62,7 +62,7 @@ def judges_started(monkeypatch) -> list:
 
 def test_a_judge_that_dies_mid_graph_costs_that_part_only_and_the_next_hand_in_gets_a_fresh_one(
         monkeypatch, judges_started):
-    real_call = process.Judge.call
+    real_send = process.Judge._send
     crashed = []
 
     def crash_on_part_1(self, probe, message, seconds):
@@ -70,9 +70,9 @@ def test_a_judge_that_dies_mid_graph_costs_that_part_only_and_the_next_hand_in_g
             crashed.append(self.process.pid)
             for member in _process_tree(self.process.pid):  # the judge, and the pid 1 of its namespace
                 os.kill(member, signal.SIGSEGV)
-        return real_call(self, probe, message, seconds)
+        return real_send(self, probe, message, seconds)
 
-    monkeypatch.setattr(process.Judge, "call", crash_on_part_1)
+    monkeypatch.setattr(process.Judge, "_send", crash_on_part_1)
     report = grade_submission(HONEST)
     assert crashed and len(judges_started) == 2  # Part 2's graphs in a fresh judge
     failed = [check for check in report["checks"] if "submission-too-costly" in check["mistakes"]]
@@ -81,7 +81,7 @@ def test_a_judge_that_dies_mid_graph_costs_that_part_only_and_the_next_hand_in_g
                and "signal 11" in check["message_en"] for check in failed), failed[0]["message_en"]
     assert points(report, "sdpa") < PART_POINTS["sdpa"] and points(report, "mha") == PART_POINTS["mha"]
 
-    monkeypatch.setattr(process.Judge, "call", real_call)
+    monkeypatch.setattr(process.Judge, "_send", real_send)
     next_report = grade_submission(HONEST)
     assert next_report["score"] == sum(PART_POINTS.values()) and len(judges_started) == 3  # one judge a grading
 
@@ -118,13 +118,14 @@ def test_one_judge_answers_many_graphs_and_a_graph_is_sent_to_it_once():
              ["call", "aten.softmax.int", [{"n": 0}, -1], {"kwargs": {}}], ["output", [{"n": 3}, {"n": 3}]]]
     traced, sent = _graph(nodes), []
     judge = process.Judge(default_limits(), False)
-    real_call = judge.call
-    judge.call = lambda probe, message, seconds: sent.append("traced" in message) or real_call(probe, message, seconds)
+    real_send = judge._send
+    judge._send = lambda probe, message, seconds: (sent.append(["traced" in run for run in message["runs"]])
+                                                   or real_send(probe, message, seconds))
     try:
         for _ in range(3):
             fields = _sdpa_fields()
             reply = judge.judge("sdpa", traced, fields)
             assert torch.allclose(reply["answer"]["out"]["value"], torch.softmax(fields["Q"], -1))
-        assert sent == [True, False, False] and judge.alive
+        assert sent == [[True], [False], [False]] and judge.alive
     finally:
         judge.close()

@@ -21,7 +21,7 @@ from grader.judge.process import Judge
 from grader.sandbox import answers as answer_channel
 from grader.sandbox import graph_probes
 from grader.sandbox.confinement import Limits
-from grader.sandbox.requests import MhaRequest, Probe, SdpaRequest
+from grader.sandbox.requests import MhaRequest, Probe, SdpaRequest, checked
 
 pytestmark = pytest.mark.unit
 
@@ -67,8 +67,11 @@ class InProcessJudge(Judge):
         self.limits = Limits()
         self.court = serve.Court()
 
-    def call(self, probe: str, fields: dict, seconds: float) -> dict:
-        return answer_channel.decode(serve.encode(self.court.reply({"probe": probe, "args": fields})))
+    def _send(self, probe: str, fields: dict, seconds: float) -> None:
+        self.replies = self.court.replies({"probe": probe, "args": fields})
+
+    def _receive(self, seconds: float) -> dict:
+        return answer_channel.decode(serve.encode(next(self.replies)))
 
     def close(self) -> None:
         pass
@@ -164,3 +167,28 @@ def test_a_module_call_is_sent_again_when_its_mode_changes_and_never_for_the_par
     assert len(worker.sent) == 1
     code.call(Probe.MHA, mha_request(1, mode="train", seed=5))
     assert len(worker.sent) == 2
+
+
+def test_a_batch_of_runs_answers_each_request_on_its_own_tensors_in_its_own_place(student):
+    """One exchange with the judge for several requests (StudentCode.call_many): the n-th answer is the n-th
+    request's, never a neighbour's, though every graph is the same trace."""
+    code, worker = student
+    inputs = [qkv(seed) for seed in (1, 2, 3)]
+    batched = code.call_many(Probe.SDPA, [SdpaRequest(Q=q, K=k, V=v, is_causal=True) for q, k, v in inputs])
+    assert len(worker.sent) == 1 and len(batched) == 3
+    for (q, k, v), answer in zip(inputs, batched):
+        assert torch.allclose(answer["out"]["value"], attention(q, k, v)[0])
+        assert torch.allclose(answer["weights"]["value"], attention(q, k, v)[1])
+
+
+def test_a_run_that_fails_ends_the_judges_replies_to_its_batch():
+    """The judge sends no reply after a failed run, so the parent, which stops reading there, never takes a
+    later run's reply for another request's."""
+    court = serve.Court()
+    q, k, v = qkv(1)
+    traced = graph_probes.sdpa(reference_namespace(), [], Q=q, K=k, V=v, is_causal=True)
+    fields = checked(Probe.SDPA, SdpaRequest(Q=q, K=k, V=v, is_causal=True))
+    runs = [{"traced": traced, "answer_id": 0, "fields": fields}, {"answer_id": 7, "fields": fields},
+            {"answer_id": 0, "fields": fields}]
+    replies = list(court.replies({"probe": "sdpa", "args": {"runs": runs}}))
+    assert [("answer" in reply, "internal" in reply) for reply in replies] == [(True, False), (False, True)]

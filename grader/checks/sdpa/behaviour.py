@@ -8,7 +8,7 @@ import torch
 from grader.checks import reference, Context, Outcome, check, failed, passed
 from grader.checks.common import changed, named_variant, perturbed, resource_failure
 from grader.checks.gates import attention_verdict, nan_mistakes
-from grader.checks.sdpa.probing import (accepted_shape, call, compare, diagnose_numbers, probe_shapes, qkv,
+from grader.checks.sdpa.probing import (accepted_shape, call, calls, compare, diagnose_numbers, probe_shapes, qkv,
                                         shape_inputs, tensor, with_figure)
 
 # A future weight below this comes from a finite mask fill (exp(-100) = 4e-44), not a missing mask: its output is
@@ -38,10 +38,9 @@ def attention_evidence(ctx: Context, cases: list) -> list[dict]:
                     (Q, K, perturbed(V, g, 0)), (Q, K, perturbed(V, g, T - 1)),
                     (Q, perturbed(K, g, 0), V), (Q, perturbed(K, g, T - 1), V)]
         label = f"Q{tuple(Q.shape)}, is_causal={is_causal}"
-        results = []
-        for q, k, v in variants:
-            answer, problem = call(ctx, q, k, v, is_causal)
-            if problem:  # one failed run is enough: a crashing or memory-hungry part must not eat the budget
+        results, problem = [], None
+        for answer, problem in calls(ctx, variants, is_causal):  # one shape: one trace, its graph run on each
+            if problem:  # one failed run is enough
                 break
             results.append((tensor(answer, "out"), tensor(answer, "weights")))
         if problem:

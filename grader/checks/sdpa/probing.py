@@ -73,7 +73,19 @@ def structure_problem(answer: dict, out_shape, weights_shape) -> Outcome | None:
 
 def call(ctx: Context, Q, K, V, is_causal=None, **options) -> tuple[dict, Outcome | None]:
     """Run the student's function and apply the structural checks every check relies on."""
-    answer = ctx.student.call(Probe.SDPA, SdpaRequest(Q=Q, K=K, V=V, is_causal=is_causal, **options))
+    return _checked(ctx, ctx.student.call(Probe.SDPA, SdpaRequest(Q=Q, K=K, V=V, is_causal=is_causal, **options)),
+                    Q, V)
+
+
+def calls(ctx: Context, inputs: list[tuple], is_causal=None) -> list[tuple[dict, Outcome | None]]:
+    """`call` on each (Q, K, V) of `inputs`, the graphs run by the judge in one exchange (StudentCode.call_many):
+    for a caller that stops at the first problem."""
+    requests = [SdpaRequest(Q=Q, K=K, V=V, is_causal=is_causal) for Q, K, V in inputs]
+    return [_checked(ctx, answer, Q, V) for answer, (Q, _, V) in zip(ctx.student.call_many(Probe.SDPA, requests),
+                                                                      inputs, strict=True)]
+
+
+def _checked(ctx: Context, answer: dict, Q, V) -> tuple[dict, Outcome | None]:
     if "error" in answer:
         return answer, name_rank_crash(ctx, failed_with_error(ctx, answer["error"], "调用 scaled_dot_product_attention",
                                                               "calling scaled_dot_product_attention"), Q.dim() - 2)
