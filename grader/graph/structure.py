@@ -135,6 +135,15 @@ def _number(value) -> bool:
     return type(value) in (int, float) and math.isfinite(value)
 
 
+def call_mismatches(graph: Graph, q, k, v, names: list[str], heads: int) -> list[str]:
+    """`module_mismatches` for one call on inputs q, k, v; nothing where two of them are one tensor (the graph then
+    cannot tell which it read)."""
+    if any(a.shape == b.shape and a.equal(b) for a, b in ((q, k), (k, v), (q, v))):
+        return []
+    batch, length, dim = q.shape
+    return module_mismatches(graph, names, batch, length, dim, heads)
+
+
 def module_mismatches(graph: Graph, names: list[str], batch: int, length: int, dim: int, heads: int) -> list[str]:
     """Ids (from FOUND) for where the module's graph differs from the reference's. The graph's inputs are q, k, v
     (three distinct tensors), then the module's state by `names` ("wq.weight", ...)."""
