@@ -81,7 +81,7 @@ def test_one_tensor_for_q_k_and_v_tells_nothing_and_the_judge_reads_no_structure
     """Self-attention called with one tensor: the graph reads one input three times, so which input reached the
     scores cannot be told. The rule alone would name the reference (every role is then "v"); the judge reads no
     structure for such a call (structure.call_mismatches)."""
-    graph, names, traced = module_graph(REFERENCE, one_tensor=True)
+    graph, names, _ = module_graph(REFERENCE, one_tensor=True)
     assert structure.module_mismatches(graph, names, B, T, DIM, HEADS) != []
     x = torch.randn(B, T, DIM)
     call = {"q": x, "k": x.clone(), "v": x.clone()}
