@@ -36,7 +36,7 @@ WEIGHT_STEPS = SAME_ORDER | {"aten.t.default", "aten.transpose.int", "aten.permu
 
 INPUTS = ("q", "k", "v")
 SCORES_READ = frozenset({"q", "k", "wq", "wk"})
-OUTPUT_READS = frozenset({*INPUTS, *PROJECTIONS})
+VALUES_READ = frozenset({"v", "wv"})  # wo missing is missing-out-proj, which the numbers name
 FOUND = ("wrong-input", "missing-scale", "wrong-scale", "head-split")
 """Every id this module can name (the parent keeps only these from the judge's answer)."""
 
@@ -152,7 +152,7 @@ def module_mismatches(graph: Graph, names: list[str], batch: int, length: int, d
     found = []
     # a role missing is a fact; a role too many may be the reading's (a concatenation of q, k and v split again
     # carries every role through both halves), so only what is missing names an input
-    if not SCORES_READ <= reading.reads[scores] or not OUTPUT_READS <= reading.reads[reading.output]:
+    if not SCORES_READ <= reading.reads[scores] or not VALUES_READ <= reading.reads[reading.output]:
         found.append("wrong-input")
     factor = reading.scale(scores)
     if factor is not None and not math.isclose(factor, 1 / math.sqrt(dim // heads), rel_tol=1e-3):

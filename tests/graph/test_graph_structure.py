@@ -95,6 +95,12 @@ def test_a_scale_that_is_a_tensor_or_a_mask_multiplied_in_names_no_scale():
     assert "missing-scale" not in mismatches(MUTANTS / "mask-multiplied__2.py")
 
 
+def test_an_output_projection_built_in_forward_is_not_named_an_input_read_wrong():
+    """`nn.Linear(C, C)(y)` built in forward leaves wo unread: that is layers-in-forward, which the checks name; an
+    unread wo is no input read wrong, so the reading names nothing."""
+    assert mismatches(MUTANTS / "layers-in-forward.py") == []
+
+
 def test_the_parent_keeps_only_the_ids_the_reading_can_name():
     from grader.checks.mha.probing import structural_ids
     assert structural_ids({"structural": ["wrong-input", "tampering", 3]}) == ["wrong-input"]
