@@ -463,7 +463,7 @@ MUTATIONS = [
              (("                    if any(self.is_weight(a, weights) for a in before.args):\n                        return True",
                "                    if any(self.is_weight(a, weights) for a in before.args):\n                        return False"),),
              ("tests/graph/test_graph_structure.py::test_each_bug_of_a_compound_is_named_from_the_graph",), "unit"),
-    Mutation("structural-one-tensor", "grader/graph/answers.py",
+    Mutation("structural-one-tensor", "grader/graph/structure.py",
              (("    if any(a.shape == b.shape and torch.equal(a, b) for a, b in ((q, k), (k, v), (q, v))):",
                "    if False:"),),
              ("tests/graph/test_graph_structure.py::test_one_tensor_for_q_k_and_v_tells_nothing_and_the_judge_reads_no_structure",),

@@ -296,7 +296,7 @@ def _mha_call(traced: dict, call: dict, fields: dict, state: list, names: list, 
         return result
     known = fields["device"] not in STAND_INS or (state_known and _known_on_the_stand_in(traced, fields["device"]))
     if not fields["grad"]:
-        result["structural"] = _structural(traced, call, fields, names, findings)
+        result["structural"] = structure.of_call(_graph(traced, findings), call, names, fields["args"]["n_heads"])
     result["out"] = described(outputs[0] if outputs else None, facts[0] if facts else None,
                               devices[0] if devices else None, known)
     if fields["grad"] and result["out"].get("kind") == "tensor":
@@ -308,16 +308,6 @@ def _mha_call(traced: dict, call: dict, fields: dict, state: list, names: list, 
             by_name = dict(zip(names, grads[3:]))
             result["param_grads"] = {name: by_name.get(f"{name}.weight") for name in PROJECTIONS}
     return result
-
-
-def _structural(traced: dict, call: dict, fields: dict, names: list, findings: Findings) -> list[str]:
-    """Where the call's graph differs from the reference's (grader/graph/structure.py); nothing where q, k and v are
-    one tensor (the graph then cannot tell which it read)."""
-    q, k, v = (call[name] for name in ("q", "k", "v"))
-    if any(a.shape == b.shape and torch.equal(a, b) for a, b in ((q, k), (k, v), (q, v))):
-        return []
-    B, T, dim = q.shape
-    return structure.module_mismatches(_graph(traced, findings), names, B, T, dim, fields["args"]["n_heads"])
 
 
 def _state(state, fields: dict) -> tuple[list, list, int, bool] | None:

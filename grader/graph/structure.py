@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+import torch
+
 from grader.assignment import PROJECTIONS
 from grader.graph.decode import Graph, Ref
 
@@ -161,3 +163,13 @@ def module_mismatches(graph: Graph, names: list[str], batch: int, length: int, d
     if length != heads and reading.viewed_straight_into_heads([batch, heads, length, dim // heads], weights):
         found.append("head-split")
     return found
+
+
+def of_call(graph: Graph, call: dict, names: list[str], heads: int) -> list[str]:
+    """module_mismatches for one probe call {"q", "k", "v"}; nothing where two of q, k and v are one tensor (the
+    graph then reads one input for both, and cannot tell which it read)."""
+    q, k, v = (call[name] for name in INPUTS)
+    if any(a.shape == b.shape and torch.equal(a, b) for a, b in ((q, k), (k, v), (q, v))):
+        return []
+    batch, length, dim = q.shape
+    return module_mismatches(graph, names, batch, length, dim, heads)

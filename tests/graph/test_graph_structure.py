@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from grader.graph import answers, decode, structure
+from grader.graph import decode, structure
 from grader.sandbox import tracing
 from support.paths import CORPUS, REFERENCE, SUBMISSIONS
 
@@ -80,12 +80,12 @@ def test_each_bug_of_a_compound_is_named_from_the_graph(name, ids):
 def test_one_tensor_for_q_k_and_v_tells_nothing_and_the_judge_reads_no_structure():
     """Self-attention called with one tensor: the graph reads one input three times, so which input reached the
     scores cannot be told. The rule alone would name the reference (every role is then "v"); the judge reads no
-    structure for such a call (answers._structural)."""
-    graph, names, traced = module_graph(REFERENCE, one_tensor=True)
+    structure for such a call (structure.of_call)."""
+    graph, names, _ = module_graph(REFERENCE, one_tensor=True)
     assert structure.module_mismatches(graph, names, B, T, DIM, HEADS) != []
     x = torch.randn(B, T, DIM)
     call = {"q": x, "k": x.clone(), "v": x.clone()}
-    assert answers._structural(traced, call, {"args": {"n_heads": HEADS}}, names, answers.Findings()) == []
+    assert structure.of_call(graph, call, names, HEADS) == []
 
 
 def test_a_scale_that_is_a_tensor_or_a_mask_multiplied_in_names_no_scale():
