@@ -19,7 +19,7 @@ from grader.graph import bounds, decode, ops, run
 from grader.graph.decode import GraphRefused
 from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS
 from grader.graph.run import GraphFailed
-from grader.graph.structure import call_mismatches
+from grader.graph.structure import of_call as structural_mismatches
 
 GRADCHECK_STEP, GRADCHECK_ATOL, GRADCHECK_RTOL = 1e-3, 1e-3, 1e-2
 
@@ -299,8 +299,7 @@ def _mha_call(traced: dict, call: dict, fields: dict, state: list, names: list, 
         return result
     known = fields["device"] not in STAND_INS or (state_known and _known_on_the_stand_in(traced, fields["device"]))
     if not fields["grad"]:
-        result["structural"] = call_mismatches(_graph(traced, findings), *(call[n] for n in "qkv"), names,
-                                               fields["args"]["n_heads"])
+        result["structural"] = structural_mismatches(_graph(traced, findings), call, names, fields["args"]["n_heads"])
     result["out"] = described(outputs[0] if outputs else None, facts[0] if facts else None,
                               devices[0] if devices else None, known)
     if fields["grad"] and result["out"].get("kind") == "tensor":

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+import torch
+
 from grader.assignment import PROJECTIONS
 from grader.graph.decode import Graph, Ref
 
@@ -36,7 +38,7 @@ WEIGHT_STEPS = SAME_ORDER | {"aten.t.default", "aten.transpose.int", "aten.permu
 
 INPUTS = ("q", "k", "v")
 SCORES_READ = frozenset({"q", "k", "wq", "wk"})
-OUTPUT_READS = frozenset({*INPUTS, *PROJECTIONS})
+VALUES_READ = frozenset({"v", "wv"})  # wo missing is missing-out-proj, which the numbers name
 FOUND = ("wrong-input", "missing-scale", "wrong-scale", "head-split")
 """Every id this module can name (the parent keeps only these from the judge's answer)."""
 
@@ -135,15 +137,6 @@ def _number(value) -> bool:
     return type(value) in (int, float) and math.isfinite(value)
 
 
-def call_mismatches(graph: Graph, q, k, v, names: list[str], heads: int) -> list[str]:
-    """`module_mismatches` for one call on inputs q, k, v; nothing where two of them are one tensor (the graph then
-    cannot tell which it read)."""
-    if any(a.shape == b.shape and a.equal(b) for a, b in ((q, k), (k, v), (q, v))):
-        return []
-    batch, length, dim = q.shape
-    return module_mismatches(graph, names, batch, length, dim, heads)
-
-
 def module_mismatches(graph: Graph, names: list[str], batch: int, length: int, dim: int, heads: int) -> list[str]:
     """Ids (from FOUND) for where the module's graph differs from the reference's. The graph's inputs are q, k, v
     (three distinct tensors), then the module's state by `names` ("wq.weight", ...)."""
@@ -161,7 +154,7 @@ def module_mismatches(graph: Graph, names: list[str], batch: int, length: int, d
     found = []
     # a role missing is a fact; a role too many may be the reading's (a concatenation of q, k and v split again
     # carries every role through both halves), so only what is missing names an input
-    if not SCORES_READ <= reading.reads[scores] or not OUTPUT_READS <= reading.reads[reading.output]:
+    if not SCORES_READ <= reading.reads[scores] or not VALUES_READ <= reading.reads[reading.output]:
         found.append("wrong-input")
     factor = reading.scale(scores)
     if factor is not None and not math.isclose(factor, 1 / math.sqrt(dim // heads), rel_tol=1e-3):
@@ -170,3 +163,13 @@ def module_mismatches(graph: Graph, names: list[str], batch: int, length: int, d
     if length != heads and reading.viewed_straight_into_heads([batch, heads, length, dim // heads], weights):
         found.append("head-split")
     return found
+
+
+def of_call(graph: Graph, call: dict, names: list[str], heads: int) -> list[str]:
+    """module_mismatches for one probe call {"q", "k", "v"}; nothing where two of q, k and v are one tensor (the
+    graph then reads one input for both, and cannot tell which it read)."""
+    q, k, v = (call[name] for name in INPUTS)
+    if any(a.shape == b.shape and torch.equal(a, b) for a, b in ((q, k), (k, v), (q, v))):
+        return []
+    batch, length, dim = q.shape
+    return module_mismatches(graph, names, batch, length, dim, heads)

@@ -20,6 +20,9 @@ VERDICTS = {
     MUTANTS / "mask-dtype.py": (19.0, {"mask-dtype"}),  # sdpa.low_precision (1): raises in float16
     MUTANTS / "mask-dtype__3.py": (19.0, {"mask-dtype"}),  # sdpa.low_precision (1): weights come back in float32
     MUTANTS / "mask-dtype__4.py": (19.5, {"mask-dtype"}),  # mha.low_precision (0.5): raises in float16
+    # a module-level float32 mask moved to the scores' device only (it was a correct style until float16 was charged)
+    MUTANTS / "mask-dtype__5.py": (19.5, {"mask-dtype"}),
+    CORRECT / "module_level_mask_sliced_per_call.py": (20.0, set()),  # the same mask moved to the scores' dtype too
     CORRECT / "projected_key_twin_prescaled_query.py": (20.0, set()),
     CORRECT / "head_split_twin_reshape_transpose.py": (20.0, set()),
     CORRECT / "additive_mask_in_the_scores_dtype.py": (20.0, set()),

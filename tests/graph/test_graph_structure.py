@@ -80,12 +80,12 @@ def test_each_bug_of_a_compound_is_named_from_the_graph(name, ids):
 def test_one_tensor_for_q_k_and_v_tells_nothing_and_the_judge_reads_no_structure():
     """Self-attention called with one tensor: the graph reads one input three times, so which input reached the
     scores cannot be told. The rule alone would name the reference (every role is then "v"); the judge reads no
-    structure for such a call (structure.call_mismatches)."""
+    structure for such a call (structure.of_call)."""
     graph, names, _ = module_graph(REFERENCE, one_tensor=True)
     assert structure.module_mismatches(graph, names, B, T, DIM, HEADS) != []
     x = torch.randn(B, T, DIM)
     call = {"q": x, "k": x.clone(), "v": x.clone()}
-    assert structure.call_mismatches(graph, call["q"], call["k"], call["v"], names, HEADS) == []
+    assert structure.of_call(graph, call, names, HEADS) == []
 
 
 def test_a_scale_that_is_a_tensor_or_a_mask_multiplied_in_names_no_scale():
@@ -93,6 +93,12 @@ def test_a_scale_that_is_a_tensor_or_a_mask_multiplied_in_names_no_scale():
     a scale: the numbers name mask-multiplied, and the structure says nothing of the scale."""
     assert "wrong-scale" not in mismatches(MUTANTS / "mask-multiplied__2.py")
     assert "missing-scale" not in mismatches(MUTANTS / "mask-multiplied__2.py")
+
+
+def test_an_output_projection_built_in_forward_is_not_named_an_input_read_wrong():
+    """`nn.Linear(C, C)(y)` built in forward leaves wo unread: that is layers-in-forward, which the checks name; an
+    unread wo is no input read wrong, so the reading names nothing."""
+    assert mismatches(MUTANTS / "layers-in-forward.py") == []
 
 
 def test_the_parent_keeps_only_the_ids_the_reading_can_name():

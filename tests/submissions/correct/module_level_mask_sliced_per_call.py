@@ -1,5 +1,6 @@
 # style: one additive causal mask for up to 1024 positions, built once at module level (no buffer), sliced to
-# T x T and moved to the scores' device in every call; Part 1 uses masked_fill with a per-call bool mask
+# T x T and moved to the scores' device and dtype in every call (float16 scores stay float16); Part 1 uses
+# masked_fill with a per-call bool mask
 import math
 from dataclasses import dataclass
 
@@ -52,7 +53,7 @@ class MultiHeadAttention(nn.Module):
         v = self.split(self.wv(v), batch, length)
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
         if self.is_causal:
-            scores = scores + FUTURE[:, :, :length, :length].to(scores.device)
+            scores = scores + FUTURE[:, :, :length, :length].to(scores.device, scores.dtype)
         weights = self.attn_dropout(F.softmax(scores, dim=-1))
         mixed = (weights @ v).transpose(1, 2).contiguous().view(batch, length, dim)
         return self.resid_dropout(self.wo(mixed))
