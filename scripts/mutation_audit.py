@@ -213,6 +213,10 @@ MUTATIONS = [
              (("        if name in STORAGE_AS_ON_A_GPU and on_a_stand_in(obj):\n", "        if False:\n"),),
              ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
               "[stand_ins_told_by_is_shared]",), "sandbox"),
+    Mutation("loop-count-falls", "grader/checks/common.py",
+             (("if abs(n - counts[base]) >= LOOP_MARGIN]", "if n - counts[base] >= LOOP_MARGIN]"),),
+             ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
+              "[mha_head_loop_only_at_few_heads]",), "sandbox"),
     Mutation("local-scalar-root", "grader/sandbox/tracing.py",
              (("        if self.leaving is not None and reads_values(func):\n", "        if False:\n"),),
              ("tests/sandbox/test_values_leaving_at_the_root.py",), "unit"),
