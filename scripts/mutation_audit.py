@@ -217,6 +217,27 @@ MUTATIONS = [
              ("tests/checks/test_graders.py::test_mutant_loses_points_and_is_diagnosed[device-not-judged]",
               "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
               "[device_judged_nowhere_by_an_unused_masked_select]"), "sandbox"),
+    # second red-team pass: an honest boolean-mask index, operators raising on a stand-in, a storage's own answers
+    Mutation("bool-mask-index-bound", "grader/graph/bounds.py",
+             (("    return _sized_by_a_mask(packet, args, planned)\n", "    return planned\n"),),
+             ("tests/graph/test_graph_bounds.py::test_an_index_by_a_boolean_mask_runs_with_fewer_results_than_its_bound",),
+             "unit"),
+    Mutation("bool-mask-index-on-a-stand-in", "grader/sandbox/tracing.py",
+             (("            result = self._indexed_by_a_mask(func, args, kwargs)\n", "            result = None\n"),),
+             ("tests/checks/test_graders.py::test_correct_style_gets_full_marks[bool_mask_index_debug_value]",),
+             "sandbox"),
+    Mutation("stand-in-raised-is-not-a-pass", "grader/sandbox/graph_probes.py",
+             (("    if recorder.raised is not None and device in STAND_INS:", "    if False:"),),
+             ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
+              "[stand_ins_told_by_an_operator_that_raises]",), "sandbox"),
+    Mutation("storage-as-on-a-gpu", "grader/sandbox/guard.py",
+             (("        if name in STORAGE_AS_ON_A_GPU and on_a_stand_in(obj):\n", "        if False:\n"),),
+             ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
+              "[stand_ins_told_by_is_shared]",), "sandbox"),
+    Mutation("loop-count-falls", "grader/checks/common.py",
+             (("if abs(n - counts[base]) >= LOOP_MARGIN]", "if n - counts[base] >= LOOP_MARGIN]"),),
+             ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
+              "[mha_head_loop_only_at_few_heads]",), "sandbox"),
     Mutation("local-scalar-root", "grader/sandbox/tracing.py",
              (("        if self.leaving is not None and reads_values(func):\n", "        if False:\n"),),
              ("tests/sandbox/test_values_leaving_at_the_root.py",), "unit"),

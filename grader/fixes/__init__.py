@@ -61,8 +61,9 @@ def _checks_score(report: dict) -> float:
     return round(sum(c["points"] for c in report["checks"]), 4)
 
 
-NOT_SEARCHED = {"timeout", "memory-limit", "tampering"}
-"""Code that ran out of its limits or tampered: each regrade would cost the whole limit again."""
+NOT_SEARCHED = {"timeout", "memory-limit", "tampering", "submission-too-costly"}
+"""Code that ran out of its limits (the worker's, or the grader's budget for judging its graphs) or tampered: each
+regrade would cost the whole limit again."""
 
 
 def fixable(report: dict, static: dict[str, list]) -> list[str]:

@@ -107,6 +107,10 @@ def evaluate(traced: dict, inputs: list[torch.Tensor], findings: Findings, seed:
         return [], [], {"type": "StandInCannotAnswer", "where": traced["unanswered"], "message": (
             "the code asked torch.cuda what the stand-in for a GPU of a machine without one cannot answer as a GPU "
             "would, so nothing about devices is judged on it")}
+    if _is_place(traced.get("stand_in_raised")):  # an operator raised on a stand-in and the code went on
+        return [], [], {"type": "StandInRaised", "where": traced["stand_in_raised"], "message": (
+            "an operator raised on the stand-in for a GPU (which has no values, and no CUDA kernels) and the code "
+            "caught it and went on: a GPU may not raise there, so nothing about devices is judged on it")}
     try:
         graph = _graph(traced, findings)
         constants, constant_devices = _constants(traced, graph, device)

@@ -218,6 +218,16 @@ def plan(target: str, packet: str, operator_, args: list, kwargs: dict) -> Plan:
     for made in planned.made:
         if made is not None:
             check_made(target, made)
+    return _sized_by_a_mask(packet, args, planned)
+
+
+def _sized_by_a_mask(packet: str, args: list, planned: Plan) -> Plan:
+    """An index by a boolean mask was planned (and charged) at the most it can select; its real result is as long
+    as the mask has True values, so it is held to that bound, as the DATA_DEPENDENT operators are, not to the
+    planned shape (honest `scores[..., future]` is no forged graph)."""
+    if packet in ("index", "_unsafe_index") and len(args) > 1 and isinstance(args[1], (list, tuple)) and any(
+            isinstance(index, torch.Tensor) and index.dtype in (torch.bool, torch.uint8) for index in args[1]):
+        return Plan((), planned.cost, planned.allocated_bytes)
     return planned
 
 

@@ -57,6 +57,10 @@ def _recorded(call, inputs: list, varied: int, device: str, lines: list[str], va
             return {"untraceable": leaving.where}
         raise
     answer = _graph_answer(recorder)
+    if recorder.raised is not None and device in STAND_INS:  # caught by the code: a GPU may not have raised
+        line, function = recorder.raised
+        text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        answer["stand_in_raised"] = {"line": line, "text": text[:1000], "function": function[:200]}
     # on the stand-in there are no values to replay on: a graph that used values stands for nothing there
     if leaving.where is not None and (device in STAND_INS or not _faithful(answer, call, inputs, varied)):
         answer["untraceable"] = leaving.where

@@ -35,7 +35,10 @@ STAND_IN_DEVICE = torch.device("cuda", 0)
 """What a meta tensor's `.device` reads as: one object, which the device probe (grader/sandbox/probes.py) maps back
 to meta in the calls it reaches, so `device=Q.device` follows the input while a "cuda" the code wrote still fails."""
 TENSOR_AS_ON_A_GPU = {"is_cuda": True, "is_meta": False, "device": STAND_IN_DEVICE, "get_device": lambda: 0}
-MATCH_REFUSED = {*DEVICE_AS_ON_A_GPU, *TENSOR_AS_ON_A_GPU, *STAND_IN_ATTRIBUTES}
+STORAGE_AS_ON_A_GPU = {"is_shared": lambda: True, "is_pinned": lambda *args, **kwargs: False}
+"""What a tensor's storage says of itself on a GPU (a CUDA storage counts as shared, and is never pinned memory),
+on both stand-ins, whose storage is meta: `Q.is_shared()` told them from a GPU."""
+MATCH_REFUSED = {*DEVICE_AS_ON_A_GPU, *TENSOR_AS_ON_A_GPU, *STORAGE_AS_ON_A_GPU, *STAND_IN_ATTRIBUTES}
 IMPORT_NAME = dis.opmap["IMPORT_NAME"]
 INTERPRETER_TYPES = (types.FrameType, types.TracebackType, types.CodeType, types.CellType)
 
@@ -133,6 +136,8 @@ class Guard:
             return DEVICE_AS_ON_A_GPU[name]
         if isinstance(obj, torch.Tensor) and name in TENSOR_AS_ON_A_GPU and obj.is_meta:
             return TENSOR_AS_ON_A_GPU[name]
+        if name in STORAGE_AS_ON_A_GPU and on_a_stand_in(obj):
+            return STORAGE_AS_ON_A_GPU[name]
         value = getattr(obj, name)
         if isinstance(value, types.ModuleType) and not module_allowed(value.__name__):
             self.refuse("forbidden-import", f"{_owner(obj)}.{name} (the module {value.__name__})")

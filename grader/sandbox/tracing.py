@@ -62,6 +62,7 @@ class Recorder(TorchDispatchMode):
         self.kept: list = []
         self.leaving: ValuesLeaving | None = None  # told of every operator that hands values to Python
         self.stand_in_values: stand_in_values.StandInValues | None = None  # answers a read on a stand-in
+        self.raised: tuple[int, str] | None = None  # (line, function) of student code where an operator first raised
         for index, tensor in enumerate(inputs):
             self._bind(tensor, self._add(["input", index]))
 
@@ -100,7 +101,13 @@ class Recorder(TorchDispatchMode):
                 return answered
             self.leaving.saw(args, kwargs)
         entry = ["call", _target(func), self.value(list(args)), {"kwargs": self.value(kwargs)["kwargs"]}]
-        result = func(*args, **kwargs)
+        try:
+            result = self._indexed_by_a_mask(func, args, kwargs)
+            if result is None:
+                result = func(*args, **kwargs)
+        except Exception:
+            self._note_raised(sys._getframe(1))
+            raise
         node = self._add(entry)
         if isinstance(result, torch.Tensor):
             self._bind(result, node)
@@ -123,6 +130,36 @@ class Recorder(TorchDispatchMode):
         if answered is not stand_in_values.UNANSWERED:
             self._add(entry)
         return answered
+
+    def _indexed_by_a_mask(self, func, args, kwargs):
+        """`scores[..., future]` on a stand-in: the result is as long as the mask has True values, which a stand-in
+        has none of (meta has no kernel for it, the FakeTensor refuses a size it cannot know). The count is read
+        from the CPU copies, as a GPU would have it (`stand_in_values`), and the index taken by that many positions
+        for the shape; the node recorded is the mask's, which the parent runs on real values. None where this is
+        not such an index, or the count cannot be had."""
+        if func is not INDEX or self.stand_in_values is None or kwargs or len(args) != 2 \
+                or not fake_gpu.on_a_stand_in(args[0]):
+            return None
+        indices = list(args[1])
+        masks = [n for n, i in enumerate(indices) if isinstance(i, torch.Tensor) and i.dtype == torch.bool]
+        if len(masks) != 1:
+            return None
+        mask = indices[masks[0]]
+        total = ["call", "aten.sum.default", [self.ref(mask)], {"kwargs": {}}]
+        read = ["call", "aten._local_scalar_dense.default", [{"n": len(self.nodes)}], {"kwargs": {}}]
+        count = self.stand_in_values.answer([*self.nodes, total], self.constants, read)
+        if type(count) is not int:
+            return None
+        positions = [args[0].new_zeros(count, dtype=torch.long)] * max(mask.dim(), 1)
+        return func(args[0], indices[:masks[0]] + positions + indices[masks[0] + 1:])
+
+    def _note_raised(self, frame) -> None:
+        """The student's line under which an operator first raised: on a stand-in that error may be the stand-in's
+        alone (no meta kernel, no CUDA), so code that catches it ran something else than on a GPU."""
+        while frame is not None and frame.f_code.co_filename != self.source_file:
+            frame = frame.f_back
+        if self.raised is None:
+            self.raised = (frame.f_lineno, frame.f_code.co_name) if frame is not None else (0, "")
 
     def _note_built_in(self, frame) -> None:
         """The built-in attention's composite, if one is between this operator and the student's code."""
@@ -158,6 +195,8 @@ class Recorder(TorchDispatchMode):
             return {"memory_format": str(value).removeprefix("torch.")}
         raise Untraceable(f"an argument of type {type(value).__name__}")
 
+
+INDEX = torch.ops.aten.index.Tensor
 
 SLICES = frozenset({torch.ops.aten.slice.Tensor, torch.ops.aten.select.int})
 """Views that pick part of a tensor. Of a tensor made outside the recording, the part alone is sent, as the

@@ -94,6 +94,15 @@ def grading_of(submission) -> Grading:
     return Grading(submission, checks_for(), default_limits(), use_cuda=False)
 
 
+@pytest.mark.parametrize("limit", ["timeout", "memory-limit", "tampering", "submission-too-costly"])
+def test_a_hand_in_that_ran_out_of_a_limit_is_not_graded_again_for_fixes(limit):
+    """The red team's cost_regrade: a hand-in over the grader's budget for its graphs was regraded for each fix
+    candidate (four more times the budget, 125 s in all); a mistake with a rule beside the limit changes nothing."""
+    report = {"mistakes": [limit, "missing-scale"], "checks": [{"points": 10.0}], "max_score": 20.0}
+    assert fixes.fixable(report, {}) == []
+    assert fixes.fixable({**report, "mistakes": ["missing-scale"]}, {}) == ["missing-scale"]
+
+
 def test_an_edit_that_changes_nothing_on_correct_code_is_not_verified():
     """A candidate edit of a correct line (√d_k written another way) earns nothing, so it is not a fix."""
     submission = load_submission(REFERENCE)

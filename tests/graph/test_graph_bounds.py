@@ -135,6 +135,16 @@ def test_honest_repeat_counts_still_run():
     assert result.tolist() == [0, 0, 2]
 
 
+def test_an_index_by_a_boolean_mask_runs_with_fewer_results_than_its_bound():
+    """Honest `scores[..., future]` (the red team's honest_bool_index): planned at the most a mask can select (all
+    of it), the real result is as long as the mask's True values; that is within its bound, never a forged graph."""
+    honest = graph([["input", 0], ["input", 1], call("aten.index.Tensor", n(0), [n(1)]), ["output", [n(2)]]],
+                   inputs=2)
+    mask = torch.ones(3, 3, dtype=torch.bool).triu(diagonal=1)
+    (result,), _ = run.run(honest, [torch.arange(9.0).view(3, 3), mask], [torch.zeros(1)])
+    assert result.tolist() == [1.0, 2.0, 5.0]
+
+
 def _traced_with_a_valueless_constant(shape) -> dict:
     text = json.dumps({"format": 1, "inputs": 3, "nodes": [
         ["input", 0], ["input", 1], ["input", 2], ["constant", 0, {"shape": shape, "dtype": "float32", "device": "meta"}],
