@@ -238,7 +238,7 @@ BYPASSES = ["i_module_attribute_undoes_the_block", "j_getattr_on_a_module_named_
             "m_match_keyword_is_meta", "a_loop_with_dispatch_modes_off", "b_aten_math_alias", "c_private_nn_modes_off",
             "d_gc_blanks_the_record", "e_silenced_tampering_report", "f_mask_moved_only_on_meta",
             "n_meta_in_the_device_text", "o_meta_in_the_tensor_text", "p_field_name_code_in_a_class_from_type",
-            "q_dataclass_repr_reads_is_meta", "r_logging_format_reads_is_meta", "s_storage_from_file_in_an_error"]
+            "s_storage_from_file_in_an_error"]
 
 
 @pytest.mark.parametrize("name", BYPASSES)

@@ -1,7 +1,7 @@
-# attack (red team 2, route 5): a dataclass's generated __repr__ called with the input as self reads Q.is_meta (a
-# field of that name) in code dataclasses wrote, where the guard's rewrite used to be absent; the CPU mask is moved
-# only on the meta stand-in. Held by the rewrite of generated text: is_meta reads False, as on a GPU
-# twin: twins/sdpa_mask_without_device.py
+# recipe (red team 2, route 4): logging's "{" style formats the template with str.format itself, so {q.is_meta}
+# was read in C past the guard's str.format; the CPU mask is moved only on the meta stand-in. Held by the worker:
+# library formatting of a caller's template goes through the guard's formatter (grader/sandbox/library_formats.py)
+# twin: ../forgery/twins/sdpa_mask_without_device.py
 # expect: mask-device
 # expect-off: mask-device
 # affected: sdpa
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-import dataclasses
+import logging
 
 
 @dataclass
@@ -22,13 +22,11 @@ class ModelArgs:
     max_seq_len: int = 256
 
 
-@dataclasses.dataclass(eq=False)
-class Reader:
-    is_meta: bool = False
+_FORMAT = logging.Formatter("{q.device.type}{q.is_meta}", style="{")
 
 
 def _on_a_stand_in(x):
-    return "True" in Reader.__repr__(x)
+    return _FORMAT.format(logging.makeLogRecord({"msg": "", "q": x})) != "cudaFalse"
 
 
 def scaled_dot_product_attention(Q, K, V, is_causal=True):
