@@ -1,11 +1,10 @@
-# attack (red team 2, route 5): a class made by an alias of type() carries code in a dataclass field name; the
-# __eq__ dataclasses writes from it reads Q.is_meta and Q's class name past the guard, and moves the CPU mask only
-# on a stand-in. Held by the run time: a class from data is refused however type is named; its generated text goes
-# through the guards' rewrite (grader/sandbox/generated_code.py)
+# attack (red team 2, route 5): a class made by an alias of type() carries code in a dataclass field name; the __eq__
+# dataclasses writes reads Q.is_meta and Q's class past the guard. Held at run time: a class from data is refused
 # twin: twins/sdpa_mask_without_device.py
 # expect: introspection
 # open-off: with every worker rule off, a stand-in is told from a GPU by reading it (is_meta, the FakeTensor class); only the worker's rules or a GPU hold the device points
 # affected: sdpa
+# static: none (an alias of type is no spelling the static pass reads; the run time refuses the call)
 import math
 from dataclasses import dataclass
 

@@ -4,6 +4,7 @@
 # twin: ../correct/pytorch_docs_reference_style.py
 # expect: introspection
 # affected: sdpa
+# static: none (UntypedStorage.from_file is refused by the guard at run time; the static pass names torch.from_file only)
 import math
 from dataclasses import dataclass
 
