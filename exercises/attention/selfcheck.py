@@ -678,6 +678,7 @@ DENIED_MODULES = (
     "torch.hub", "torch.multiprocessing", "torch.distributed", "torch.onnx", "torch.testing", "torch.serialization",
     "torch.utils.cpp_extension", "torch.utils.data", "torch.utils.backend_registration", "torch.utils.benchmark",
     "torch.utils.tensorboard", "torch.utils.bottleneck", "torch.utils.hooks", "torch.profiler", "torch.autograd.profiler",
+    "torch.cuda.tunable",
     "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing")
 # names in allowed standard modules that reach what honest code never touches: copyreg's table of reducers is how
 # the worker pickles its answers (a reducer registered there would rewrite them)
@@ -685,10 +686,15 @@ DENIED_STDLIB_NAMES = frozenset({"copy.dispatch_table"})
 # names in allowed standard modules that read or write attributes and items by a name given as data, past the
 # guards that see each `a.b` and `a[k]` the code spells (operator.matmul and the arithmetic stay allowed)
 INDIRECT_ACCESS_NAMES = frozenset({"operator.attrgetter", "operator.methodcaller", "operator.itemgetter",
-                                   "operator.getitem", "operator.setitem", "operator.delitem"})
-# public names on torch that are no module but lead to the same places
+                                   "operator.getitem", "operator.setitem", "operator.delitem",
+                                   "dataclasses.make_dataclass"})  # a class from data: bases and namespace unread
+# public names on torch that are no module but lead to the same places; from_file and the archive readers open
+# a file in C++, where no audit event sees it (grader/sandbox/audit.py)
 DENIED_TORCH_NAMES = frozenset({"torch.ops", "torch.classes", "torch.compile", "torch.load", "torch.save",
-                                "torch.set_default_device"})
+                                "torch.set_default_device", "torch.from_file", "torch.PyTorchFileReader",
+                                "torch.PyTorchFileWriter"})
+# methods of torch's classes that open a file in C++ (UntypedStorage.from_file, FloatStorage.from_file, …)
+FILE_OPENING_METHODS = frozenset({"from_file"})
 # torch's built-in attention as Python names it (F.scaled_dot_product_attention, nn.MultiheadAttention, …) ...
 FORBIDDEN_API = re.compile(r"^(scaled_dot_product\w*|multi_head_attention_forward|MultiheadAttention|"
                            r"_native_multi_head_attention|\w*flash_attention\w*|\w*efficient_attention\w*)$")

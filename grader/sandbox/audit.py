@@ -34,7 +34,8 @@ DENIED_PREFIXES = ("ctypes.", "socket.", "os.exec", "os.posix_spawn", "os.spawn"
 # the code generators of the standard library that honest classes use (@dataclass, namedtuple, NamedTuple), and
 # torch's reading of an operator's schema types (strings of the registered schema, never the caller's), which the
 # FakeTensor stand-in for a GPU does at an operator's first use (grader/sandbox/fake_gpu.py)
-CODE_GENERATORS = ("dataclasses.py", "collections/__init__.py", "torch/fx/operator_schemas.py")
+CODE_GENERATORS = ("dataclasses.py", "collections/__init__.py", "torch/fx/operator_schemas.py",
+                   "grader/sandbox/generated_code.py")  # dataclasses' text, rewritten through the guards first
 SOURCE_SUFFIXES = (".py", ".pyc", ".so")
 TREE_ONLY = "/ast.py"
 """`ast.parse` compiles text to a tree, never to code: `traceback` does it to underline an error's line when a

@@ -21,7 +21,7 @@ import types
 import torch
 
 from grader.rules.table import (ALLOWED_DUNDERS, ALLOWED_SYS, CLASS_DUNDERS,
-                                DENIED_STDLIB_NAMES, FORBIDDEN_API,
+                                DENIED_STDLIB_NAMES, FILE_OPENING_METHODS, FORBIDDEN_API,
                                 INDIRECT_ACCESS_NAMES, INTERPRETER_ATTRIBUTE, STAND_IN_ATTRIBUTES, WRITABLE_MODULES,
                                 denied_attribute_of_torch, module_allowed)
 from grader.sandbox.fake_gpu import on_a_stand_in
@@ -84,6 +84,7 @@ class Guard:
 
     def __init__(self) -> None:
         self.refused: dict[str, str] = {}  # what was seen -> mistake id
+        self.class_makers: dict[type, type] = {}
 
     def refuse(self, mistake: str, seen: str):
         self.refused.setdefault(seen, mistake)
@@ -112,6 +113,8 @@ class Guard:
             if name not in ALLOWED_DUNDERS:
                 return "introspection", f"the special attribute {name}"
             return None
+        if name in FILE_OPENING_METHODS and _torch_object(obj):
+            return "introspection", f"{_owner(obj)}.{name} (opens a file)"
         if FORBIDDEN_API.match(name) and _torch_object(obj):
             return "forbidden-api", f"{_owner(obj)}.{name}"
         if name in STAND_IN_ATTRIBUTES and name not in TENSOR_AS_ON_A_GPU and isinstance(obj, torch.Tensor):
@@ -141,7 +144,31 @@ class Guard:
         value = getattr(obj, name)
         if isinstance(value, types.ModuleType) and not module_allowed(value.__name__):
             self.refuse("forbidden-import", f"{_owner(obj)}.{name} (the module {value.__name__})")
-        return value
+        return self.class_maker(value) if _metaclass(value) else value
+
+    def class_maker(self, metaclass: type) -> type:
+        """A metaclass as student code holds it (`type`, `x.__class__.__class__`, `abc.ABCMeta`, however it is
+        spelt or aliased): calling it makes a class from a name, bases and a dict, past everything a `class`
+        statement meets (build_class, the rewrite's special-method and class-body checks), so that call is
+        refused when it runs; `type(x)` and isinstance/issubclass answer as the metaclass's own."""
+        if metaclass not in self.class_makers:
+            guard = self
+
+            class ClassMaker(type):
+                def __instancecheck__(cls, obj) -> bool:
+                    return isinstance(obj, metaclass)
+
+                def __subclasscheck__(cls, subclass) -> bool:
+                    return isinstance(subclass, type) and issubclass(subclass, metaclass)
+
+                def __call__(cls, *args, **kwargs):
+                    if metaclass is type and len(args) == 1 and not kwargs:
+                        found = type(args[0])
+                        return guard.class_maker(found) if _metaclass(found) else found
+                    guard.refuse("introspection", f"{metaclass.__name__}(name, bases, dict) makes a class from data")
+
+            self.class_makers[metaclass] = ClassMaker(metaclass.__name__, (), {"__module__": "builtins"})
+        return self.class_makers[metaclass]
 
     def write(self, obj, name):
         """The object a student's statement may set or delete `name` on: its own objects, instances such
@@ -228,7 +255,7 @@ class Guard:
         """Python's builtins as student code sees them."""
         names = dict(vars(python_builtins))
         names.update(getattr=self.getattr_, hasattr=self.hasattr_, setattr=self.setattr_, delattr=self.delattr_,
-                     __import__=self.import_, __build_class__=self.build_class)
+                     __import__=self.import_, __build_class__=self.build_class, type=self.class_maker(type))
         for name in ("eval", "exec", "compile", "globals", "locals", "vars", "breakpoint", "input", "help"):
             names[name] = self.denied(name)
         for name in ("open", "exit", "quit"):
@@ -261,6 +288,10 @@ class _ItemGuard:
 
     def __delitem__(self, key):
         del self._mapping[key]
+
+
+def _metaclass(value) -> bool:
+    return isinstance(value, type) and issubclass(value, type)
 
 
 def _generated(code) -> bool:

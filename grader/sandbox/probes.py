@@ -27,6 +27,11 @@ ModelArgs = dataclasses.make_dataclass(
                   for name, value in MODEL_ARGS.items()])
 
 
+MAX_MESSAGE = 600
+"""An error's message as the report carries it: room for any shape or device error torch writes, too little for a
+file's contents, should a way to read one ever open (the student's own exception can say anything)."""
+
+
 def describe_error(error: BaseException, source_lines: list[str]) -> dict:
     """An exception as data: type, message, and the innermost line of student code involved."""
     try:
@@ -44,7 +49,7 @@ def describe_error(error: BaseException, source_lines: list[str]) -> dict:
         where = {"line": error.lineno or 0, "text": (error.text or "").strip(), "function": "<module>"}
     if where:  # every string stays far below what the parent accepts in an answer (answers.MAX_STRING)
         where.update(text=where["text"][:1000], function=str(where["function"])[:200])
-    return {"type": type(error).__name__[:200], "message": message[:4000], "where": where}
+    return {"type": type(error).__name__[:200], "message": message[:MAX_MESSAGE], "where": where}
 
 
 class StandInAsAGpu(TorchFunctionMode):

@@ -22,7 +22,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from grader.sandbox import audit, call_boundary, graph_probes, probes
+from grader.sandbox import audit, call_boundary, generated_code, graph_probes, library_formats, probes
 from grader.sandbox.answers import MAX_FRAME_BYTES
 from grader.sandbox.probes import SUBMISSION_FILE, describe_error
 from grader.assignment import GRADED_NAMES
@@ -176,6 +176,8 @@ def worker_main(connection, limits: Limits, source: str, use_cuda: bool, guards:
     guard = Guard() if guards else None
     if guard:
         audit.install(guard.refuse)
+        generated_code.install(guard)
+        library_formats.install(guard)
     worker_pid = os.getpid()
     namespace, load_errors = load_student(source, guard)
     if os.getpid() != worker_pid:  # a fork that escaped the denial must never answer

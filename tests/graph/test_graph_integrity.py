@@ -18,8 +18,8 @@ pytestmark = pytest.mark.sandbox
 
 RECIPES = sorted(p for p in (SUBMISSIONS / "graph_recipes").glob("*.py") if header(p, "twin")) + [
     SUBMISSIONS / "forgery" / name for name in ("a_loop_with_dispatch_modes_off.py", "b_aten_math_alias.py")]
-STAND_IN_RECIPES = [SUBMISSIONS / "forgery" / name for name in ("f_mask_moved_only_on_meta.py",
-                                                                "o_meta_in_the_tensor_text.py")]
+STAND_IN_RECIPES = [SUBMISSIONS / "forgery" / name for name in (
+    "f_mask_moved_only_on_meta.py", "o_meta_in_the_tensor_text.py", "p_field_name_code_in_a_class_from_type.py")]
 """What tells the meta stand-in from a GPU when the guard is off (`is_meta`, a tensor's own text): the guard names
 these (device-probing); with it off, the second stand-in (a FakeTensor on "cuda") meets their CPU mask
 (mask-device)."""
