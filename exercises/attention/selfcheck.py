@@ -702,7 +702,8 @@ FORBIDDEN_API = re.compile(r"^(scaled_dot_product\w*|multi_head_attention_forwar
 FORBIDDEN_OPERATOR = re.compile(r"scaled_dot_product|multi_head_attention|flash_attention|efficient_attention|"
                                 r"_fused_sdp|cudnn_attention")
 # attributes that tell the grader's meta-device stand-in from a GPU
-STAND_IN_ATTRIBUTES = frozenset({"is_meta", "is_fake", "data_ptr", "untyped_storage", "storage", "fake_mode"})
+STAND_IN_ATTRIBUTES = frozenset({"is_meta", "is_fake", "data_ptr", "untyped_storage", "storage", "fake_mode",
+                                 "share_memory_", "pin_memory"})  # the last two raise on a stand-in's meta storage
 # attributes of frames, generators, tracebacks and code objects: a way out to the grader's globals
 INTERPRETER_ATTRIBUTE = re.compile(r"^(gi_\w+|cr_\w+|ag_\w+|f_(back|globals|locals|builtins|code|trace)|"
                                    r"tb_\w+|co_\w+|mro|cell_contents)$")
