@@ -276,7 +276,8 @@ MUTATIONS = [
              ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
               "[mask_device_read_from_cuda_at_module_load]",
               "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
-              "[mask_device_read_from_cuda_in_a_default_argument]"), "sandbox"),
+              "[mask_device_read_from_cuda_in_a_default_argument]",
+              "tests/sandbox/test_gpu_world_from_the_first_line.py"), "sandbox"),
     Mutation("stand-in-world-at-build", "grader/sandbox/graph_probes.py",
              (("        with probes.answered_world(device, lines) as cuda:\n",
                "        with probes.answered_world(\"cpu\", lines) as cuda:\n"),),
