@@ -290,6 +290,20 @@ MUTATIONS = [
              (("list(STAND_INS) + [CPU_BESIDE_A_GPU]:", "list(STAND_INS):"),),
              ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
               "[cuda_if_available_in_forward]",), "sandbox"),
+    # issue 41: torch.cuda answers as on one GPU from the student's first line, not from the probe's call only
+    Mutation("stand-in-world-at-load", "grader/sandbox/worker.py",
+             (("    on_a_gpu_machine = None if use_cuda else AsOnAGpuMachine(source, guard)\n",
+               "    on_a_gpu_machine = None\n"),),
+             ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
+              "[mask_device_read_from_cuda_at_module_load]",
+              "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
+              "[mask_device_read_from_cuda_in_a_default_argument]",
+              "tests/sandbox/test_gpu_world_from_the_first_line.py"), "sandbox"),
+    Mutation("stand-in-world-at-build", "grader/sandbox/graph_probes.py",
+             (("        with probes.answered_world(device, lines) as cuda:\n",
+               "        with probes.answered_world(\"cpu\", lines) as cuda:\n"),),
+             ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
+              "[mha_mask_device_read_from_cuda_in_init]",), "sandbox"),
     Mutation("generated-code-is-student-code", "grader/sandbox/audit.py",
              (("            note_generated(args[0])\n", "            pass\n"),),
              ("tests/sandbox/test_generated_code_is_student_code.py",), "sandbox"),

@@ -131,11 +131,21 @@ def sdpa(namespace, lines, *, Q, K, V, is_causal=None, device="cpu", grad=False,
     return {**recorded, **_facts(seen)}
 
 
-def _note_unanswered(recorded: dict, cuda) -> None:
-    """Where the code asked torch.cuda what the stand-in cannot answer as a GPU (`stand_in_cuda`), even in a `try`:
-    the parent then judges nothing on this stand-in."""
+def _note_unanswered(recorded: dict, cuda, earlier: dict | None = None) -> None:
+    """Where the code asked torch.cuda what the stand-in cannot answer as a GPU (`stand_in_cuda`), even in a `try`,
+    during the call or `earlier` (building the module, loading the file): the parent then judges nothing on this
+    stand-in."""
     if cuda is not None and cuda.asked is not None:
         recorded["unanswered"] = cuda.asked
+    elif earlier is not None and "graph" in recorded:
+        recorded["unanswered"] = earlier
+
+
+def unanswered_at_load(answer: dict, asked: dict | None) -> None:
+    """What loading the file asked torch.cuda that the stand-in cannot answer, on every call it traced."""
+    for recorded in [answer, *answer.get("calls", [])]:
+        if "unanswered" not in recorded:
+            _note_unanswered(recorded, None, asked)
 
 
 def _facts(seen: dict) -> dict:
@@ -150,15 +160,18 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
     """Build MultiHeadAttention as the value probe does, then trace each call with the module's parameters
     and buffers as graph inputs, so the parent runs it with weights of its own."""
     answer: dict = {"calls": []}
+    built_asking = None
     try:
-        module, kwargs, cls = _build(namespace, args, is_causal, weights, seed)  # decoys: shapes checked as before
-        if roundtrip:
-            state = module.state_dict()
-            _seed(seed + 1)
-            fresh = cls(probes._model_args(namespace, args), **kwargs)
-            fresh.load_state_dict(state)
-            module = fresh
-            answer["state_keys"] = sorted(state.keys())
+        with probes.answered_world(device, lines) as cuda:
+            module, kwargs, cls = _build(namespace, args, is_causal, weights, seed)  # decoys: shapes checked as before
+            if roundtrip:
+                state = module.state_dict()
+                _seed(seed + 1)
+                fresh = cls(probes._model_args(namespace, args), **kwargs)
+                fresh.load_state_dict(state)
+                module = fresh
+                answer["state_keys"] = sorted(state.keys())
+        built_asking = cuda.asked if cuda is not None else None
         for name, p in (dropout_p or {}).items():
             getattr(module, name).p = p
         if dtype is not None:
@@ -196,7 +209,7 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
                     ([cotangent] if grad else [])
                 recorded = _recorded(_joint(forward, n_grad, grad, seen), inputs + state + extra, 3, device, lines,
                                      values, copies)
-            _note_unanswered(recorded, cuda)
+            _note_unanswered(recorded, cuda, built_asking)
             answer["calls"].append({**recorded, **_facts(seen)})
         except BaseException as error:
             answer["calls"].append({"error": describe_error(error, lines), **_facts(seen)})

@@ -109,6 +109,18 @@ def _device_guard(device: str, lines: list[str]):
         yield cuda
 
 
+@contextlib.contextmanager
+def answered_world(device: str, lines: list[str]):
+    """torch.cuda as on one GPU for what runs before a call (building the module, its `__init__`) on a stand-in or
+    beside a GPU: the machine a GPU grading runs on answers so from the student's first line (yielded: `asked`
+    says where the code asked what the stand-in cannot answer)."""
+    if device not in STAND_INS and device != CPU_BESIDE_A_GPU:
+        yield None
+        return
+    with stand_in_cuda.swap().active(SUBMISSION_FILE, lines, beside_a_gpu=device == CPU_BESIDE_A_GPU) as cuda:
+        yield cuda
+
+
 def _structure(result) -> dict:
     if isinstance(result, (tuple, list)):  # a namedtuple is a tuple
         return {"kind": "tuple" if isinstance(result, tuple) else "list", "length": len(result)}

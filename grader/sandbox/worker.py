@@ -22,7 +22,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from grader.sandbox import audit, call_boundary, generated_code, graph_probes, library_formats, probes
+from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS
+from grader.sandbox import audit, call_boundary, generated_code, graph_probes, library_formats, probes, stand_in_cuda
 from grader.sandbox.answers import MAX_FRAME_BYTES
 from grader.sandbox.probes import SUBMISSION_FILE, describe_error
 from grader.assignment import GRADED_NAMES
@@ -133,6 +134,25 @@ def load_student(source: str, guard: Guard | None) -> tuple[dict, list[dict]]:
     return namespace, errors
 
 
+class AsOnAGpuMachine:
+    """The submission loaded a second time with torch.cuda answered as on one GPU from its first line
+    (`stand_in_cuda`): what module-level code and default arguments read of torch.cuda there is what a GPU machine
+    shows them. The stand-in probes and the CPU beside a GPU use it; the CPU's probes keep the plain load, whose
+    errors alone are reported (the same file fails the same way twice). `asked`: where loading asked what the
+    stand-in cannot answer, noted on every call it traces."""
+
+    DEVICES = (*STAND_INS, CPU_BESIDE_A_GPU)
+
+    def __init__(self, source: str, guard: Guard | None) -> None:
+        with stand_in_cuda.swap().active(SUBMISSION_FILE, source.splitlines()) as cuda:
+            self.namespace, _ = load_student(source, guard)
+        self.asked = cuda.asked
+
+    def serves(self, request: dict) -> bool:
+        args = request.get("args")
+        return isinstance(args, dict) and args.get("device") in self.DEVICES
+
+
 def encode(answer: dict) -> bytes:
     """An answer as torch.save bytes: a zip of stored (uncompressed) records, the only kind the
     parent accepts (`answers.decode`); the connection frames it as multiprocessing does."""
@@ -141,16 +161,21 @@ def encode(answer: dict) -> bytes:
     return buffer.getvalue()
 
 
-def _answer(request: dict, namespace: dict, lines: list[str]) -> dict:
+def _answer(request: dict, namespace: dict, lines: list[str], on_a_gpu_machine: AsOnAGpuMachine | None) -> dict:
     """A request the probe cannot take is the grader's bug, answered apart from what student code raised."""
     problem = graph_probes.request_problem(request["probe"], request["args"])
     if problem is not None:
         return {"bad_request": problem}
+    as_on_a_gpu = on_a_gpu_machine is not None and on_a_gpu_machine.serves(request)
     try:
         with call_boundary.students_call():  # all the probe runs is on the student's behalf (hooks, __getattr__...)
-            return graph_probes.PROBES[request["probe"]](namespace, lines, **request["args"])
+            answer = graph_probes.PROBES[request["probe"]](
+                on_a_gpu_machine.namespace if as_on_a_gpu else namespace, lines, **request["args"])
     except BaseException as error:
         return {"error": describe_error(error, lines)}
+    if as_on_a_gpu and isinstance(answer, dict):
+        graph_probes.unanswered_at_load(answer, on_a_gpu_machine.asked)
+    return answer
 
 
 ANSWER_RECORDS = ("forbidden_calls", "tampered", "refused", "cuda_peak_bytes")
@@ -179,6 +204,8 @@ def worker_main(connection, limits: Limits, source: str, use_cuda: bool, guards:
         generated_code.install(guard)
         library_formats.install(guard)
     worker_pid = os.getpid()
+    # loaded first, so the plain load stays the registered module; on a GPU torch.cuda answers for itself
+    on_a_gpu_machine = None if use_cuda else AsOnAGpuMachine(source, guard)
     namespace, load_errors = load_student(source, guard)
     if os.getpid() != worker_pid:  # a fork that escaped the denial must never answer
         os._exit(0)
@@ -198,7 +225,7 @@ def worker_main(connection, limits: Limits, source: str, use_cuda: bool, guards:
         runtime.forbidden_calls.clear()
         if guard:
             guard.refused.clear()
-        answer = _answer(request, namespace, lines)
+        answer = _answer(request, namespace, lines, on_a_gpu_machine)
         if os.getpid() != worker_pid:
             os._exit(0)
         answer["forbidden_calls"] = sorted(runtime.forbidden_calls)
