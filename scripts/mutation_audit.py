@@ -451,6 +451,17 @@ MUTATIONS = [
              (("    if seen in LAYER_PATTERNS[layer]:\n", "    if True:\n"),),
              ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
               "[resid_dropout_faked_by_noise]",), "sandbox"),
+    # issue 41 route 7: the own-pattern probe back at a shape of its own (head_dim past T), which code can recognise
+    Mutation("dropout-pattern-at-the-checks-sizes", "grader/checks/mha/state.py",
+             (("        problem = _own_pattern(ctx, sizes, layer, label, doing)\n",
+               "        problem = _own_pattern(ctx, (B, T + 1, heads * (T + 2), heads, max_len), layer, label, doing)\n"),),
+             ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
+              "[resid_dropout_applied_only_where_its_pattern_is_read]",), "sandbox"),
+    # issue 41 route 9: the judge waits a probe's seconds per reply whatever the submission has left
+    Mutation("judge-wait-within-the-submissions-budget", "grader/checks/student_code.py",
+             (("judge_many(probe.value, runs, left=self._remaining())", "judge_many(probe.value, runs)"),),
+             ("tests/judge/test_a_graph_that_ends_the_judge.py::test_the_judge_never_waits_past_what_the_submission_has_left",),
+             "sandbox"),
     Mutation("secret-seed", "grader/checks/__init__.py",
              (('manual_seed(grading_secret.seed(self.secret, "inputs", label))', "manual_seed(label)"),),
              ("tests/checks/test_secret_inputs.py::test_two_gradings_draw_other_inputs_and_one_grading_the_same_inputs_each_time",
