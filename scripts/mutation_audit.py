@@ -462,6 +462,11 @@ MUTATIONS = [
              (("judge_many(probe.value, runs, left=self._remaining())", "judge_many(probe.value, runs)"),),
              ("tests/judge/test_a_graph_that_ends_the_judge.py::test_the_judge_never_waits_past_what_the_submission_has_left",),
              "sandbox"),
+    # issue 41 route 9: every elementwise operator at one flat weight per element, whatever series it evaluates
+    Mutation("elementwise-series-weights", "grader/graph/costs.py",
+             ((' * _series_weight(packet.rstrip("_"), operands)\n', "\n"),),
+             ("tests/graph/test_graph_bounds.py::"
+              "test_a_chain_of_elementwise_series_within_the_old_flat_estimate_is_refused_before_it_runs",), "unit"),
     Mutation("secret-seed", "grader/checks/__init__.py",
              (('manual_seed(grading_secret.seed(self.secret, "inputs", label))', "manual_seed(label)"),),
              ("tests/checks/test_secret_inputs.py::test_two_gradings_draw_other_inputs_and_one_grading_the_same_inputs_each_time",
