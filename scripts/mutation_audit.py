@@ -392,10 +392,9 @@ MUTATIONS = [
              "unit"),
     # issue 41: graphs run in the judge, not in the parent; the judge is confined
     Mutation("judge-runs-the-graphs", "grader/checks/student_code.py",
-             (("zip(runs, self._ensure_judge().judge_many(probe.value, runs), strict=True)",
-               "zip(runs, [__import__('grader.judge.serve', fromlist=['Court']).Court().reply("
-               "probe.value, {'traced': traced, 'answer_id': 0, 'fields': fields}) for traced, fields in runs], "
-               "strict=True)"),),
+             (("judged_runs = self._ensure_judge().judge_many(probe.value, runs, left=self._remaining())",
+               "judged_runs = [__import__('grader.judge.serve', fromlist=['Court']).Court().reply("
+               "probe.value, {'traced': traced, 'answer_id': 0, 'fields': fields}) for traced, fields in runs]"),),
              ("tests/judge/test_a_graph_that_ends_the_judge.py",), "sandbox"),
     Mutation("judge-confinement", "grader/judge/serve.py",
              (("    missing = confine(limits, keep_fd=keep_fd, cuda=use_cuda, layers_off=layers_off)\n"
@@ -573,8 +572,8 @@ MUTATIONS = [
               "tests/checks/test_graders.py::test_mutant_loses_points_and_is_diagnosed[mask-dtype__3]"), "sandbox"),
     # issue 42: one judge exchange for several runs; each reply is its own run's, and a failed run ends the replies
     Mutation("judge-batch-in-order", "grader/checks/student_code.py",
-             (("self._ensure_judge().judge_many(probe.value, runs), strict=True)",
-               "list(self._ensure_judge().judge_many(probe.value, runs))[::-1], strict=True)"),),
+             (("judged_runs = self._ensure_judge().judge_many(probe.value, runs, left=self._remaining())",
+               "judged_runs = list(self._ensure_judge().judge_many(probe.value, runs, left=self._remaining()))[::-1]"),),
              ("tests/sandbox/test_probe_answers_reused.py::"
               "test_a_batch_of_runs_answers_each_request_on_its_own_tensors_in_its_own_place",), "unit"),
     Mutation("judge-batch-ends-at-failure", "grader/judge/serve.py",
