@@ -424,10 +424,9 @@ MUTATIONS = [
              "unit"),
     # issue 41: graphs run in the judge, not in the parent; the judge is confined
     Mutation("judge-runs-the-graphs", "grader/checks/student_code.py",
-             (("zip(runs, self._ensure_judge().judge_many(probe.value, runs), strict=True)",
-               "zip(runs, [__import__('grader.judge.serve', fromlist=['Court']).Court().reply("
-               "probe.value, {'traced': traced, 'answer_id': 0, 'fields': fields}) for traced, fields in runs], "
-               "strict=True)"),),
+             (("judged_runs = self._ensure_judge().judge_many(probe.value, runs, left=self._remaining())",
+               "judged_runs = [__import__('grader.judge.serve', fromlist=['Court']).Court().reply("
+               "probe.value, {'traced': traced, 'answer_id': 0, 'fields': fields}) for traced, fields in runs]"),),
              ("tests/judge/test_a_graph_that_ends_the_judge.py",), "sandbox"),
     Mutation("judge-confinement", "grader/judge/serve.py",
              (("    missing = confine(limits, keep_fd=keep_fd, cuda=use_cuda, layers_off=layers_off)\n"
@@ -483,6 +482,22 @@ MUTATIONS = [
              (("    if seen in LAYER_PATTERNS[layer]:\n", "    if True:\n"),),
              ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
               "[resid_dropout_faked_by_noise]",), "sandbox"),
+    # issue 41 route 7: the own-pattern probe back at a shape of its own (head_dim past T), which code can recognise
+    Mutation("dropout-pattern-at-the-checks-sizes", "grader/checks/mha/state.py",
+             (("        problem = _own_pattern(ctx, sizes, layer, label, doing)\n",
+               "        problem = _own_pattern(ctx, (B, T + 1, heads * (T + 2), heads, max_len), layer, label, doing)\n"),),
+             ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
+              "[resid_dropout_applied_only_where_its_pattern_is_read]",), "sandbox"),
+    # issue 41 route 9: the judge waits a probe's seconds per reply whatever the submission has left
+    Mutation("judge-wait-within-the-submissions-budget", "grader/checks/student_code.py",
+             (("judge_many(probe.value, runs, left=self._remaining())", "judge_many(probe.value, runs)"),),
+             ("tests/judge/test_a_graph_that_ends_the_judge.py::test_the_judge_never_waits_past_what_the_submission_has_left",),
+             "sandbox"),
+    # issue 41 route 9: every elementwise operator at one flat weight per element, whatever series it evaluates
+    Mutation("elementwise-series-weights", "grader/graph/costs.py",
+             ((' * _series_weight(packet.rstrip("_"), operands)\n', "\n"),),
+             ("tests/graph/test_graph_bounds.py::"
+              "test_a_chain_of_elementwise_series_within_the_old_flat_estimate_is_refused_before_it_runs",), "unit"),
     Mutation("secret-seed", "grader/checks/__init__.py",
              (('manual_seed(grading_secret.seed(self.secret, "inputs", label))', "manual_seed(label)"),),
              ("tests/checks/test_secret_inputs.py::test_two_gradings_draw_other_inputs_and_one_grading_the_same_inputs_each_time",
@@ -589,8 +604,8 @@ MUTATIONS = [
               "tests/checks/test_graders.py::test_mutant_loses_points_and_is_diagnosed[mask-dtype__3]"), "sandbox"),
     # issue 42: one judge exchange for several runs; each reply is its own run's, and a failed run ends the replies
     Mutation("judge-batch-in-order", "grader/checks/student_code.py",
-             (("self._ensure_judge().judge_many(probe.value, runs), strict=True)",
-               "list(self._ensure_judge().judge_many(probe.value, runs))[::-1], strict=True)"),),
+             (("judged_runs = self._ensure_judge().judge_many(probe.value, runs, left=self._remaining())",
+               "judged_runs = list(self._ensure_judge().judge_many(probe.value, runs, left=self._remaining()))[::-1]"),),
              ("tests/sandbox/test_probe_answers_reused.py::"
               "test_a_batch_of_runs_answers_each_request_on_its_own_tensors_in_its_own_place",), "unit"),
     Mutation("judge-batch-ends-at-failure", "grader/judge/serve.py",

@@ -194,7 +194,8 @@ class StudentCode:
         graded = []
         for start in range(0, len(traced), MAX_RUNS):
             runs = list(zip(traced[start:start + MAX_RUNS], fields[start:start + MAX_RUNS]))
-            for (answer, _), judged in zip(runs, self._ensure_judge().judge_many(probe.value, runs), strict=True):
+            judged_runs = self._ensure_judge().judge_many(probe.value, runs, left=self._remaining())
+            for (answer, _), judged in zip(runs, judged_runs, strict=True):
                 self.forbidden_by_probe[probe.part] |= set(judged["forbidden"])
                 self.unsupported_by_probe[probe.part] |= set(judged["unsupported"])
                 if judged["refused"]:

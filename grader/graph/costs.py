@@ -1,7 +1,8 @@
 """What one node of a graph costs the CPU that runs it, estimated from shapes alone before it runs.
 
 A product costs its output's elements times the length it contracts (an einsum, its whole index space); any other
-operator, the elements it reads or writes. Each is weighted by what its dtype costs this CPU, in float32
+operator, the elements it reads or writes, times the passes its class costs per element (a transcendental, a
+special function, a series in complex arithmetic). Each is weighted by what its dtype costs this CPU, in float32
 multiply-adds: `grader.graph.run` holds a graph's sum, and `grader.handin.parent_budget` a hand-in's, to a budget.
 """
 from __future__ import annotations
@@ -20,6 +21,24 @@ kernel); a dtype not named (integers, bool) weighs 4."""
 
 TOUCHED_WEIGHT = 16
 """An element an operator reads or writes, in float32 multiply-adds (an elementwise pass costs about that much)."""
+
+TRANSCENDENTAL = frozenset({
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sigmoid", "logit", "tanh", "sinh", "cosh", "asinh",
+    "acosh", "atanh", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "erf", "erfc", "erfinv", "pow",
+    "float_power", "_softmax", "_log_softmax", "softplus", "gelu", "silu", "mish", "elu", "log_sigmoid_forward",
+    "hypot", "logaddexp", "logaddexp2", "xlogy", "sinc"})
+"""Elementwise operators that evaluate a series per element: up to 26 times an add on this CPU in float32 (tanh,
+atan, pow; benchmarks/element_op_costs.py), so weighted TRANSCENDENTAL_WEIGHT times an element touched."""
+TRANSCENDENTAL_WEIGHT = 32
+SPECIAL = frozenset({"lgamma", "digamma", "polygamma", "mvlgamma", "igamma", "igammac", "i0", "special_i0e",
+                     "special_i1", "special_i1e", "special_ndtri", "special_zeta", "special_bessel_j0",
+                     "special_bessel_j1", "special_modified_bessel_i0", "special_modified_bessel_k0"})
+"""Special functions: up to 186 times an add (digamma), so weighted SPECIAL_WEIGHT times."""
+SPECIAL_WEIGHT = 256
+COMPLEX_SERIES = TRANSCENDENTAL | SPECIAL | {"sqrt", "rsqrt", "reciprocal", "div", "sgn", "angle", "abs"}
+"""On complex operands these run their series (or a division) in complex arithmetic: up to 1248 times a float32
+add (complex64 pow), 312 times the complex64 dtype's own weight, so weighted COMPLEX_SERIES_WEIGHT times."""
+COMPLEX_SERIES_WEIGHT = 320
 
 
 def tensors(values) -> list[torch.Tensor]:
@@ -51,7 +70,16 @@ def cost(packet: str, args: list, kwargs: dict, made: list) -> float:
     if packet == "tensordot" and len(operands) >= 2:
         contracted = math.isqrt(operands[0].numel() * operands[1].numel() // out) if out else 0
         return weight * (out * contracted + touched)
-    return weight * TOUCHED_WEIGHT * touched
+    return weight * TOUCHED_WEIGHT * touched * _series_weight(packet.rstrip("_"), operands)
+
+
+def _series_weight(name: str, operands: list[torch.Tensor]) -> int:
+    """How many elementwise passes the operator costs per element (its class: transcendental, special, complex)."""
+    if name in COMPLEX_SERIES and any(t.is_complex() for t in operands):
+        return COMPLEX_SERIES_WEIGHT
+    if name in SPECIAL:
+        return SPECIAL_WEIGHT
+    return TRANSCENDENTAL_WEIGHT if name in TRANSCENDENTAL else 1
 
 
 def _einsum_space(equation, operands) -> int:

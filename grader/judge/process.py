@@ -12,6 +12,7 @@ deadlines and bounds (`frames`, `answers.decode`), then checked for the fields t
 from __future__ import annotations
 
 import signal
+import time
 
 from grader.judge.confinement import check_layers_off
 from grader.sandbox.confinement import Limits
@@ -84,18 +85,20 @@ class Judge(Worker):
                                                              if self._no_cgroup else [])
         return self._missing
 
-    def judge(self, probe: str, traced: dict, fields: dict) -> dict:
+    def judge(self, probe: str, traced: dict, fields: dict, *, left: float | None = None) -> dict:
         """{"answer", "forbidden", "unsupported", "refused"} for the worker's answer `traced` on the request's
         `fields`; JudgeFailure where the graph cost the judge its life, time or memory, or its answer is refused;
-        RuntimeError for the grader's own error in the judge."""
-        return next(self.judge_many(probe, [(traced, fields)]))
+        RuntimeError for the grader's own error in the judge. `left`: the seconds the submission has left."""
+        return next(self.judge_many(probe, [(traced, fields)], left=left))
 
-    def judge_many(self, probe: str, runs: list[tuple[dict, dict]]):
+    def judge_many(self, probe: str, runs: list[tuple[dict, dict]], *, left: float | None = None):
         """`judge` for each (worker answer, request fields) in `runs`, in one request: the judge runs them in order
         and sends one reply per run, each read and checked on its own (the worker's deadlines and bounds per
         reply) and yielded as it comes, so the n-th reply is the n-th run's and what the runs before a failure
         found is kept. A failed run ends the batch (JudgeFailure or RuntimeError as for `judge`) and this judge
-        with it: the runs after it are not read."""
+        with it: the runs after it are not read. `left`: the seconds the submission has left, which bound every
+        wait here too (a probe's seconds per reply, never past the submission's end), so slow graphs cannot add up
+        past its budget."""
         if not 0 < len(runs) <= MAX_RUNS:
             raise ValueError(f"a batch holds 1 to {MAX_RUNS} runs, not {len(runs)}")
         self._read_setup()
@@ -108,11 +111,15 @@ class Judge(Worker):
                 message["traced"] = traced
             message["answer_id"] = known[0]
             messages.append(message)
-        seconds = self.limits.probe_seconds
+        end = time.monotonic() + (self.limits.probe_seconds if left is None else left)
+        seconds = min(self.limits.probe_seconds, end - time.monotonic())
         try:
+            if seconds <= 0:
+                raise WorkerFailure("timeout", "the submission used its budget")
             self._send(probe, {"runs": messages}, seconds)
             for _ in messages:  # each reply within a run's seconds: the judge sends each as its run ends
-                reply = _checked(self._receive(seconds), self)
+                seconds = min(self.limits.probe_seconds, end - time.monotonic())
+                reply = _checked(self._receive(max(0.0, seconds)), self)
                 yield reply
         except JudgeFailure:
             raise

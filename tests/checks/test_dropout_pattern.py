@@ -10,9 +10,9 @@ from grader.checks.mha.state import dropout_pattern, pattern_inputs
 
 pytestmark = pytest.mark.unit
 
-# B, T, dim, n_heads: the ends of the ranges the probe draws from (T from 5 to 7, heads from 2 to 4, a head_dim of
-# T + 1 to T + 3: a channel per position, one for their sum, up to two to spare), and one between
-SIZES = [(2, 5, 2 * 6, 2), (4, 7, 4 * 10, 4), (3, 6, 3 * 8, 3)]
+# B, T, dim, n_heads: the ends of the ranges the dropout check draws from (T from 5 to 8, heads from 2 to 4, a head_dim
+# from 2 to 8), and two between, one with head_dim past T
+SIZES = [(2, 5, 2 * 2, 2), (4, 8, 4 * 8, 4), (3, 6, 3 * 3, 3), (2, 5, 2 * 7, 2)]
 P = 0.5
 
 

@@ -111,6 +111,9 @@ def test_the_probes_code_could_steer_by_shape_run_at_other_shapes_in_each_gradin
         seen = {}
         assert grade_submission(REFERENCE)["score"] == 20.0
         per_grading.append(seen)
+    # every train() probe of the dropout check, the one that reads each layer's own pattern included, at one shape:
+    # no shape tells the probe that reads the pattern from the probes that see the output change (issue 41, route 7)
+    assert all(len(grading.get("mha.dropout", set())) == 1 for grading in per_grading), per_grading
     for kind, before in FIXED_BEFORE.items():
         shapes = [grading.get(kind, set()) for grading in per_grading]
         assert all(shapes), (kind, shapes)  # the probe ran in each grading

@@ -279,3 +279,21 @@ def test_a_hand_in_over_its_budget_inside_a_check_is_too_costly_not_an_internal_
     report = grading.grade(load_submission(ROOT / "solutions" / "attention" / "attention.py"), checks=checks)
     assert report["score"] == 0 and report["mistakes"] == ["submission-too-costly"], report
     assert "Internal grader error" not in json.dumps(report, ensure_ascii=False), report
+
+
+@pytest.mark.parametrize("dtype, shape, target, extra", [
+    ("complex64", [4096, 4096], "aten.pow.Tensor_Scalar", [2.5]),  # ~1250 float32 adds per element (benchmark)
+    ("float32", [8192, 4096], "aten.sigmoid.default", []),  # a series per element, not one pass
+])
+def test_a_chain_of_elementwise_series_within_the_old_flat_estimate_is_refused_before_it_runs(dtype, shape, target,
+                                                                                               extra):
+    """Three passes of an operator that evaluates a series per element over 16 or 32 million elements: at one flat
+    elementwise weight per element (the estimate before issue 41's route 9) the chain costs under a tenth of a
+    graph's 4 * 10**10 multiply-adds. Weighted by its class, the complex chain is refused before its first pass and
+    the float32 one before its third: no pass that would cross the bound runs."""
+    forged = graph([["input", 0], call("aten.zeros.default", shape, dtype={"dtype": dtype}),
+                    call(target, n(1), *extra), call(target, n(2), *extra), call(target, n(3), *extra),
+                    ["output", [n(4)]]])
+    outcome = in_a_child(lambda: run.run(forged, [torch.zeros(1)], [torch.zeros(1)]))
+    assert outcome.get("raised") == "GraphTooCostly" and outcome["mistake"] == "submission-too-costly", outcome
+    assert outcome["cpu"] < 1.0 and outcome["grown"] < 512 << 20, outcome  # the zeros and at most two passes

@@ -10,10 +10,12 @@ not depend on any operator being runnable.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
 import subprocess
+import time
 
 import pytest
 import torch
@@ -129,3 +131,20 @@ def test_one_judge_answers_many_graphs_and_a_graph_is_sent_to_it_once():
         assert sent == [[True], [False], [False]] and judge.alive
     finally:
         judge.close()
+
+
+def test_the_judge_never_waits_past_what_the_submission_has_left(monkeypatch):
+    # a 12 s budget and 10 s probes: after the first 2 s, a wait of a whole probe would end past the budget
+    budget, waits = 12.0, []
+    real_receive = process.Judge._receive
+
+    def timed(self, seconds):
+        if self._missing is not None:  # a graph's reply, not the judge's own set-up frame
+            waits.append((time.monotonic(), seconds))
+        return real_receive(self, seconds)
+
+    monkeypatch.setattr(process.Judge, "_receive", timed)
+    started = time.monotonic()
+    grade_submission(HONEST, limits=dataclasses.replace(default_limits(), probe_seconds=10.0, submission_seconds=budget))
+    assert waits and any(when > started + 2.0 for when, _ in waits)
+    assert all(when + seconds <= started + budget + 0.5 for when, seconds in waits), waits

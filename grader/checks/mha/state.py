@@ -95,8 +95,8 @@ def _mask_buffer(ctx: Context) -> Outcome:
 def dropout(ctx: Context) -> Outcome:
     # sizes drawn per grading, written nowhere, so no code drops only at the grader's shapes: positions (5 to 8) never
     # as many as heads (2 to 4), head_dim from 2 to 8, a max_seq_len past T
-    B, T, heads, head_dim, room = ctx.sizes("mha.dropout", range(2, 5), range(5, 9), range(2, 5), range(2, 9), range(1, 9))
-    dim, max_len = heads * head_dim, T + room
+    sizes = dropout_sizes(ctx)
+    B, T, dim, heads, max_len = sizes
     weights = linear_weights(ctx, dim, 150)
     x = inputs(ctx, B, T, dim, 151, self_attention=True)
     doing = ("以 dropout=0.5 运行 forward", "running forward with dropout=0.5")
@@ -159,19 +159,20 @@ def dropout(ctx: Context) -> Outcome:
     if misplaced:
         return failed(*misplaced, ["attn-dropout-placement"])
     for label, layer in enumerate(DROPOUTS, start=7):
-        problem = _own_pattern(ctx, pattern_sizes(ctx), layer, label, doing)
+        problem = _own_pattern(ctx, sizes, layer, label, doing)
         if problem:
             return needs_correct_values(ctx, "mha", problem)
     return passed("train() 时两处 dropout 都生效，eval() 时输出确定且与 dropout=0 相同。",
                   "Both dropouts act in train(); in eval() the output is deterministic and equals dropout=0.")
 
 
-def pattern_sizes(ctx: Context) -> tuple[int, int, int, int]:
-    """B, T, dim, n_heads of the probe that reads each dropout's pattern, drawn per grading: T from 5 to 7 positions
-    (never as many as the 2 to 4 heads) and a head_dim that holds a channel per position, one more for their sum,
-    and up to two to spare (`pattern_inputs`)."""
-    B, T, heads, spare = ctx.sizes("mha.dropout pattern", range(2, 5), range(5, 8), range(2, 5), range(0, 3))
-    return B, T, heads * (T + 1 + spare), heads
+def dropout_sizes(ctx: Context) -> tuple[int, int, int, int, int]:
+    """B, T, dim, n_heads, max_seq_len of every probe the dropout check runs, drawn per grading: T from 5 to 8
+    positions (never as many as the 2 to 4 heads), head_dim from 2 to 8, a max_seq_len past T. The probe that reads
+    each layer's own pattern runs at these very sizes, so no shape tells it from the probes that see the output
+    change: code that drops only where its pattern is read drops at every train() probe."""
+    B, T, heads, head_dim, room = ctx.sizes("mha.dropout", range(2, 5), range(5, 9), range(2, 5), range(2, 9), range(1, 9))
+    return B, T, heads * head_dim, heads, T + room
 
 
 LAYER_PATTERNS = {DROPOUTS[0]: ("weights", "both"), DROPOUTS[1]: ("output", "both")}
@@ -179,63 +180,54 @@ LAYER_PATTERNS = {DROPOUTS[0]: ("weights", "both"), DROPOUTS[1]: ("output", "bot
 layers' where the code drops with args.dropout itself (`F.dropout(x, self.dropout, self.training)`)."""
 
 
-def pattern_inputs(sizes: tuple[int, int, int, int], scale: float) -> tuple[dict, dict]:
-    """(weights, call) whose output reads each attention weight off a channel of its own: wq = wk = 0 weigh every
-    visible key alike (1/(t+1) at position t), wv = wo = I; in each head, value j holds `scale` at channel j (so
-    channel j of the output is the weight on key j) and every value holds `scale` at channel T (the weights' sum).
-    `sizes`: B, T, dim, n_heads (`pattern_sizes`), with head_dim past T."""
-    B, T, dim, heads = sizes
-    d = dim // heads
-    v = torch.zeros(B, T, dim)
-    for h in range(heads):
-        v[:, :, h * d + T] = scale
-        for j in range(T):
-            v[:, j, h * d + j] = scale
+def pattern_inputs(sizes: tuple[int, ...], scale: float) -> tuple[dict, dict]:
+    """(weights, call) whose output reads off how much attention weight each position kept: wq = wk = 0 weigh every
+    visible key alike (1/(t+1) at position t), wv = wo = I, and every value is `scale`, so in eval() every output is
+    `scale`. Any head_dim will do. `sizes`: B, T, dim, n_heads (`dropout_sizes`)."""
+    B, T, dim = sizes[:3]
+    v = torch.full((B, T, dim), scale)
     identity, zero = torch.eye(dim), torch.zeros(dim, dim)
     return {name: identity if name in ("wv", "wo") else zero for name in PROJECTIONS}, {"q": v, "k": v, "v": v}
 
 
-def dropout_pattern(out: torch.Tensor, sizes: tuple[int, int, int, int], p: float, scale: float) -> str | None:
-    """Which dropout the causal train() output on `pattern_inputs(scale)` shows, at rate p (s = 1/(1-p)):
-    "weights" (every weight kept ×s or dropped, the sum channel their sum), "output" (every output value kept ×s or
-    dropped on its own), "both" (the two at once), or None (no dropout's pattern: noise, or nothing dropped)."""
-    B, T, dim, heads = sizes
+def dropout_pattern(out: torch.Tensor, sizes: tuple[int, ...], p: float, scale: float) -> str | None:
+    """Which dropout the causal train() output on `pattern_inputs(scale)` shows, at rate p (s = 1/(1-p)), at
+    position t (n = t + 1 visible keys): "weights" (each head's values alike, s·k/n for the k keys kept), "output"
+    (every value kept ×s or dropped on its own), "both" (s·s·k/n or 0), or None (no dropout's pattern: noise, or
+    nothing dropped)."""
+    B, T, dim, heads = sizes[:4]
     s = 1 / (1 - p)
+    if tuple(out.shape) != (B, T, dim):
+        return None
     y = out.double().reshape(B, T, heads, dim // heads) / scale  # (B, T, H, d)
-    if tuple(out.shape) != (B, T, dim) or not bool(torch.isfinite(y).all()):
+    if not bool(torch.isfinite(y).all()):
         return None
 
     def among(x: torch.Tensor, values) -> bool:
         return bool(torch.stack([torch.isclose(x, torch.full_like(x, v), rtol=1e-4, atol=1e-5) for v in values]).any(0).all())
 
     fits = {"weights": True, "output": True, "both": True}
-    dropped = kept = 0
     for t in range(T):
-        n = t + 1
-        r = y[:, t, :, :n] * n  # (B, H, n): the weight on each visible key over its eval() value
-        total = y[:, t, :, T]  # (B, H): their sum, 1 in eval()
-        if not among(torch.cat([y[:, t, :, n:T], y[:, t, :, T + 1:]], -1), [0.0]):  # nothing else is ever nonzero
-            return None
-        fits["weights"] &= among(r, [0, s]) and among(total - r.sum(-1) / n, [0.0])
-        fits["output"] &= among(r, [0, s]) and among(total, [0, s])
-        k = total * n / s ** 2  # keys attn_dropout kept, where resid_dropout kept the sum
-        fits["both"] &= among(r, [0, s * s]) and among(k, range(n + 1)) and \
-            bool(((k.round() >= (r.abs() > 1e-9).sum(-1)) | (total.abs() < 1e-9)).all())
-        dropped, kept = dropped + int((r.abs() <= 1e-9).sum()), kept + int((r.abs() > 1e-9).sum())
-    if not (dropped and kept):
-        return None
-    return next((name for name, fit in fits.items() if fit), None)
+        n, at = t + 1, y[:, t]  # (B, H, d)
+        alike = among(at - at[..., :1], [0.0])  # every channel of a head carries the same sum of kept weights
+        fits["weights"] &= alike and among(at * n / s, range(n + 1))
+        fits["output"] &= among(at, [0.0, s])
+        fits["both"] &= among(at * n / (s * s), range(n + 1))
+    seen = next((name for name, fit in fits.items() if fit), None)
+    every_kept = s * s if seen == "both" else s  # each value where nothing was dropped
+    if seen is None or not (bool((y.abs() > 1e-9).any()) and bool(((y - every_kept).abs() > 1e-6).any())):
+        return None  # nothing kept, or nothing dropped: no dropout at work
+    return seen
 
 
-def _own_pattern(ctx: Context, sizes: tuple[int, int, int, int], layer: str, label: int, doing) -> Outcome | None:
+def _own_pattern(ctx: Context, sizes: tuple[int, int, int, int, int], layer: str, label: int, doing) -> Outcome | None:
     """With only `layer` dropping (p = 0.5), the train() output must show that layer's own pattern where it belongs:
-    output that is merely random (noise added in train()) is no dropout."""
-    B, T, dim, heads = sizes
+    output that is merely random (noise added in train()) is no dropout. Run at the check's own `sizes`."""
+    B, T, dim, heads, max_len = sizes
     scale = 0.5 + float(torch.rand((), generator=ctx.generator(200 + label)))  # the parent's own, like every input
     weights, call = pattern_inputs(sizes, scale)
     other = next(name for name in DROPOUTS if name != layer)
-    room, = ctx.sizes("mha.dropout pattern room", range(1, 8))  # never 0: a verdict must not hang on the draw
-    results, problem = run(ctx, model_args(dim, heads, T + room, dropout=0.5), [dict(call, mode="train", seed=ctx.seed(label))],
+    results, problem = run(ctx, model_args(dim, heads, max_len, dropout=0.5), [dict(call, mode="train", seed=ctx.seed(label))],
                            True, doing, weights=weights, dropout_p={layer: 0.5, other: 0.0})
     if problem:
         return problem
