@@ -238,7 +238,8 @@ def test_a_repeated_call_that_reuses_a_cached_mask_keeps_its_own_count():
 def _repeated(first, second, worker, second_structure=None) -> list[dict]:
     """The parent's answer to one module call made twice, the worker's graphs traced from `first` and `second`."""
     request = {"q": torch.randn(2, 4, 8), "k": torch.randn(2, 4, 8), "v": torch.randn(2, 4, 8), "seed": 0}
-    fields = {"calls": [request, request], "device": "cpu", "grad": False, "count_ops": True, "weights": None}
+    fields = {"calls": [request, request], "device": "cpu", "grad": False, "count_ops": True, "weights": None,
+              "args": {"dim": 8, "n_heads": 2, "dropout": 0.0, "max_seq_len": 16}}
     traced = {"state": {"names": [], "parameters": 0, "values": [], "meta": []},
               "calls": [_module_call(first, worker), _module_call(second, worker)]}
     if second_structure:
