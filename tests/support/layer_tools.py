@@ -53,9 +53,9 @@ def run_with_only(file: str, layers_on: set[str], arguments: dict | None = None,
             return Outcome(None, failure, [])
     try:
         errors = worker.ready.get("load_errors", [])
-        report = next((e["message"] for e in errors if e["message"].startswith("seen ")), None)
-        assert report is not None, errors
-        seen = ast.literal_eval(report[len("seen "):])
+        pieces = [e["message"][len("seen "):] for e in errors if e["message"].startswith("seen ")]
+        assert pieces, errors
+        seen = ast.literal_eval("".join(pieces))  # a long report comes in pieces, each under a message's cap
         missing = worker.missing_isolation
     finally:
         worker.close()

@@ -66,4 +66,14 @@ results = {name: errno.errorcode.get(_errno_of(*call), "went through") for name,
 thread = threading.Thread(target=lambda: None)  # threads (clone with CLONE_THREAD) are how torch works: they stay
 thread.start()
 thread.join()
-raise RuntimeError("seen " + repr({"refused": results, "thread ran": True}))
+# a report's message is capped (grader/sandbox/probes.py MAX_MESSAGE): what was seen comes back in pieces, one
+# load error each, joined in order by tests/support/layer_tools.py
+_SEEN = repr({"refused": results, "thread ran": True})
+raise RuntimeError("seen " + _SEEN[:500])
+raise RuntimeError("seen " + _SEEN[500:1000])
+raise RuntimeError("seen " + _SEEN[1000:1500])
+raise RuntimeError("seen " + _SEEN[1500:2000])
+raise RuntimeError("seen " + _SEEN[2000:2500])
+raise RuntimeError("seen " + _SEEN[2500:3000])
+raise RuntimeError("seen " + _SEEN[3000:3500])
+raise RuntimeError("seen " + _SEEN[3500:4000])
