@@ -168,10 +168,11 @@ def dropout(ctx: Context) -> Outcome:
 
 def dropout_sizes(ctx: Context) -> tuple[int, int, int, int, int]:
     """B, T, dim, n_heads, max_seq_len of every probe the dropout check runs, drawn per grading: T from 5 to 8
-    positions (never as many as the 2 to 4 heads), head_dim from 2 to 8, a max_seq_len past T. The probe that reads
-    each layer's own pattern runs at these very sizes, so no shape tells it from the probes that see the output
-    change: code that drops only where its pattern is read drops at every train() probe."""
-    B, T, heads, head_dim, room = ctx.sizes("mha.dropout", range(2, 5), range(5, 9), range(2, 5), range(2, 9), range(1, 9))
+    positions (never as many as the 2 to 4 heads), head_dim from 2 to 5 (never past T: a width past the positions
+    marked the old pattern probe), a max_seq_len past T. The probe that reads each layer's own pattern runs at these
+    very sizes, so no shape tells it from the probes that see the output change: code that drops only where its
+    pattern is read drops at every train() probe."""
+    B, T, heads, head_dim, room = ctx.sizes("mha.dropout", range(2, 5), range(5, 9), range(2, 5), range(2, 6), range(1, 9))
     return B, T, heads * head_dim, heads, T + room
 
 
