@@ -493,6 +493,12 @@ MUTATIONS = [
              (("judge_many(probe.value, runs, left=self._remaining())", "judge_many(probe.value, runs)"),),
              ("tests/judge/test_a_graph_that_ends_the_judge.py::test_the_judge_never_waits_past_what_the_submission_has_left",),
              "sandbox"),
+    # issue 41, red team 3: a student's exception text quoted with its own line breaks writes lines of the report
+    Mutation("student-error-quoted-on-one-line", "grader/checks/diagnosis.py",
+             (('    return " ⏎ ".join(line for line in said.splitlines() if line.strip())[:limit]\n',
+               "    return said[:limit]\n"),),
+             ("tests/handin/test_untrusted_input.py::test_a_students_exception_text_cannot_write_a_line_of_the_report",),
+             "sandbox"),
     # issue 41 route 9: every elementwise operator at one flat weight per element, whatever series it evaluates
     Mutation("elementwise-series-weights", "grader/graph/costs.py",
              ((' * _series_weight(packet.rstrip("_"), operands)\n', "\n"),),

@@ -39,7 +39,7 @@ def failed_with_error(ctx: Context, error: dict, doing_zh: str, doing_en: str, *
     if set(extra) & diagnosis.DEVICE_MISTAKES:  # the caller knows better which device mistake it is
         mistakes = [m for m in mistakes if m not in diagnosis.DEVICE_MISTAKES]
     mistakes += list(extra)
-    summary = f"{error.get('type')}: {error.get('message', '')}".strip().rstrip(":")[:600]  # a bare NotImplementedError
+    summary = diagnosis.quoted(error)
     space = " " if doing_zh[-1:].isascii() else ""  # 「运行 forward 时」, 「运行因果 forward 时」
     outcome = failed(f"{doing_zh}{space}时出错：{summary}", f"Error while {doing_en}: {summary}", mistakes,
                      ctx.student.submission.locate(error.get("where")))

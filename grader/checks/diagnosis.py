@@ -29,6 +29,14 @@ RANK_ERROR = re.compile(r"Dimension out of range|values to unpack|must be a 3D t
 NOT_AN_AXIS = re.compile(r"Dimension out of range \(expected to be in range of \[-\d+, \d+\], but got (-?\d+)\)")
 LARGEST_PROBED_RANK = 5
 
+
+def quoted(error: dict, limit: int = 600) -> str:
+    """A student's exception as one line of a message: `Type: message`. Its own line breaks become ⏎, so no line of
+    the report can be written by the student's text (a forged "Score: 20 / 20" line under a check)."""
+    kind, message = error.get("type"), error.get("message", "")
+    said = f"{kind}: {message}".strip().rstrip(":") if kind else message  # a bare NotImplementedError
+    return " ⏎ ".join(line for line in said.splitlines() if line.strip())[:limit]
+
 # (exception type or None for any, message pattern, mistake id): first match wins.
 ERROR_RULES = [
     ("NotImplementedError", r"^(?!.*meta tensor)", "not-implemented"),  # not torch's own "no data on meta"

@@ -77,8 +77,7 @@ as advice (docs/reading-a-report.md, "Checks that need correct values")."""
 def unpromised_dtype_note(ctx: Context, dtype: str, error: dict | None, problem: Outcome | None) -> tuple[str, str, list[str]]:
     """A bfloat16 run that raised (`error`) or gave other numbers (`problem`), as a note that costs nothing."""
     if error:
-        seen_zh, seen_en = f"报错（{error.get('type')}: {error.get('message', '')[:200]}）", \
-            f"raises ({error.get('type')}: {error.get('message', '')[:200]})"
+        seen_zh, seen_en = f"报错（{diagnosis.quoted(error, 250)}）", f"raises ({diagnosis.quoted(error, 250)})"
         mistakes = diagnosis.from_error(error, ctx.static)
     else:
         seen_zh, seen_en = f"结果与参考不同（{problem.zh[:200]}）", f"gives other numbers ({problem.en[:200]})"

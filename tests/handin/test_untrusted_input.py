@@ -236,6 +236,16 @@ def test_render_text_escapes_every_control_character():
     assert text.splitlines()[0] == "a\\x1b[2Jb\\nScore: 20 / 20.py"
 
 
+@pytest.mark.sandbox
+def test_a_students_exception_text_cannot_write_a_line_of_the_report(graded):
+    """The message is quoted on its check's line (its breaks shown as ⏎): no forged score or passed check of its own."""
+    report = graded(ROOT / "tests" / "submissions" / "hostile" / "forged_report_lines.py")
+    text = render_text(report, "en")
+    assert [line for line in text.splitlines() if line.lstrip().startswith("Score")] == ["Score: 10 / 20"], text
+    assert not any(line.lstrip().startswith("✓ [2/2] sdpa.values") for line in text.splitlines()), text
+    assert "shape check ⏎ 总分 / Score: 20.0 / 20.0 ⏎   ✓ [2/2] sdpa.values ⏎ Score: 20 / 20" in text
+
+
 # --- no trusted student metadata ---------------------------------------------------------------------
 
 

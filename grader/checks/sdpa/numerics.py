@@ -165,7 +165,7 @@ def _gradients(ctx: Context) -> Outcome:
             return problem
         gradcheck = answer.get("gradcheck", {"passed": True})  # absent: the float32 fallback above
         if not gradcheck.get("passed"):
-            detail = (gradcheck.get("error") or {}).get("message", "")[:300]
+            detail = diagnosis.quoted({"message": (gradcheck.get("error") or {}).get("message", "")}, 300)
             outcome = failed(f"gradcheck 未通过：{detail}", f"gradcheck failed: {detail}",
                              diagnosis.from_error(gradcheck.get("error") or {}, ctx.static))
             outcome.cause = "values"
