@@ -263,6 +263,12 @@ MUTATIONS = [
              ("tests/sandbox/test_values_leaving_at_the_root.py::"
               "test_an_output_copied_to_the_cpu_is_on_the_cpu_where_the_parent_runs_the_graph",
               "tests/checks/test_graders.py::test_mutant_loses_points_and_is_diagnosed[hardcoded-device__4]"), "sandbox"),
+    # checks held behind a values or shapes check that met an operator the grader cannot bound say the grader's limit
+    Mutation("unsupported-op-held-wording", "grader/checks/common.py",
+             (('    if "unsupported-op" in values.mistakes:', "    if False:"),
+              ('    if shapes is not None and "unsupported-op" in shapes.mistakes:', "    if False:")),
+             ("tests/checks/test_unsupported_op_cost.py::"
+              "test_checks_held_behind_an_unsupported_operator_say_the_grader_is_the_limit",), "sandbox"),
     Mutation("stand-in-cuda-all", "grader/sandbox/stand_in_cuda.py",
              (("        if self.asked is not None:\n            return\n", "        return\n"),),
              ("tests/sandbox/test_stand_in.py::test_every_other_cuda_call_from_student_code_on_a_stand_in_is_refused_and_counted",),
