@@ -95,7 +95,7 @@ class Recorder(TorchDispatchMode):
         if func in SLICES and args and isinstance(args[0], torch.Tensor) and id(args[0]) not in self.made:
             return func(*args, **kwargs)  # a part of a constant: the part becomes the constant, if it is used
         self._note_built_in(sys._getframe(1))
-        copy = stand_in_values.copies_to_the_cpu(func, args, kwargs)
+        copy = func is stand_in_values.TO_COPY and stand_in_values.copies_to_the_cpu(func, args, kwargs)
         if copy or self.leaving is not None and reads_values(func):
             answered = self._answered(func, args, kwargs, copy)
             if answered is not stand_in_values.UNANSWERED:
