@@ -239,7 +239,7 @@ MUTATIONS = [
              ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
               "[mha_head_loop_only_at_few_heads]",), "sandbox"),
     Mutation("local-scalar-root", "grader/sandbox/tracing.py",
-             (("        if self.leaving is not None and reads_values(func):\n", "        if False:\n"),),
+             (("        if copy or self.leaving is not None and reads_values(func):\n", "        if copy:\n"),),
              ("tests/sandbox/test_values_leaving_at_the_root.py",), "unit"),
     # a value read on a stand-in is answered as the graph so far gives it on the CPU copies of the inputs
     Mutation("stand-in-value-replay", "grader/sandbox/graph_probes.py",
@@ -256,6 +256,19 @@ MUTATIONS = [
              (("        if self.replays >= MAX_REPLAYS:\n", "        if False:\n"),),
              ("tests/sandbox/test_values_leaving_at_the_root.py::test_sixteen_reads_are_answered_and_the_seventeenth_leaves_the_graph",),
              "unit"),
+    # a copy of a stand-in's tensor to the CPU is answered as a real CPU tensor, recorded as the move it is
+    Mutation("stand-in-cpu-copy-moves", "grader/sandbox/tracing.py",
+             (("                return answered\n            if not copy:",
+               "                return args[0] if copy else answered\n            if not copy:"),),
+             ("tests/sandbox/test_values_leaving_at_the_root.py::"
+              "test_an_output_copied_to_the_cpu_is_on_the_cpu_where_the_parent_runs_the_graph",
+              "tests/checks/test_graders.py::test_mutant_loses_points_and_is_diagnosed[hardcoded-device__4]"), "sandbox"),
+    # checks held behind a values or shapes check that met an operator the grader cannot bound say the grader's limit
+    Mutation("unsupported-op-held-wording", "grader/checks/common.py",
+             (('    if "unsupported-op" in values.mistakes:', "    if False:"),
+              ('    if shapes is not None and "unsupported-op" in shapes.mistakes:', "    if False:")),
+             ("tests/checks/test_unsupported_op_cost.py::"
+              "test_checks_held_behind_an_unsupported_operator_say_the_grader_is_the_limit",), "sandbox"),
     Mutation("stand-in-cuda-all", "grader/sandbox/stand_in_cuda.py",
              (("        if self.asked is not None:\n            return\n", "        return\n"),),
              ("tests/sandbox/test_stand_in.py::test_every_other_cuda_call_from_student_code_on_a_stand_in_is_refused_and_counted",),

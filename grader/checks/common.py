@@ -73,6 +73,10 @@ def needs_correct_values(ctx: Context, part: str, outcome: Outcome, own: tuple[s
     if outcome.passed or values is None or values.passed or set(own) & set(outcome.mistakes) \
             or outcome.cause not in ("values", values.cause or "-"):
         return outcome
+    if "unsupported-op" in values.mistakes:  # the same operator, met here too: the grader's limit, not a wrong value
+        return Outcome(False, f"未检查：评分程序无法运行这段代码的一个算子（算子本身没有问题，见 {prerequisite}）。",
+                       f"Not checked: the grader cannot run one of the code's operators (the operator is fine; see "
+                       f"{prerequisite}).", cause="cascade")
     return Outcome(False, f"未检查：需要数值正确（见 {prerequisite}）。",
                    f"Not checked: needs correct values (see {prerequisite}).", cause="cascade")
 
@@ -126,8 +130,14 @@ def unidentified(outcome: Outcome) -> Outcome:
     return outcome
 
 
-def not_checked_without_a_shape(part: str) -> Outcome:
-    """A check that needs one input the code runs on, where it ran on none."""
+def not_checked_without_a_shape(ctx: Context, part: str) -> Outcome:
+    """A check that needs one input the code runs on, where it ran on none; where that is because the grader cannot
+    run an operator of it (`unsupported-op`), the code did not fail: the limit is the grader's, and it says so."""
+    shapes = ctx.outcomes.get(f"{part}.shapes")
+    if shapes is not None and "unsupported-op" in shapes.mistakes:
+        return Outcome(False, f"未检查：评分程序无法在任何输入形状上运行这段代码的一个算子（算子本身没有问题，见 {part}.shapes）。",
+                       f"Not checked: the grader cannot run one of the code's operators on any input shape (the "
+                       f"operator is fine; see {part}.shapes).", cause="cascade")
     return Outcome(False, f"未检查：代码在所有输入形状上都出错（见 {part}.shapes）。",
                    f"Not checked: the code fails on every input shape (see {part}.shapes).", cause="cascade")
 

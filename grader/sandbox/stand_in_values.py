@@ -6,9 +6,12 @@ inputs) could not be judged there. The recorder asks this replay instead: the gr
 the read depends on, runs on the CPU (`grader/graph/run.py`, the parent's own runner, with every bound and the
 devices followed) on the CPU copies of the trace's inputs, and the value read there is handed to the code.
 That is what a GPU computes for these inputs, so a branch takes the path a GPU would take; the parent still
-judges devices from the graph it runs again itself. Where the answer would rest on a constant without values (made
-on a stand-in outside the recording), or the replay fails or is refused, nothing is answered and the read counts
-as leaving the stand-in (`untraceable`), as without the replay.
+judges devices from the graph it runs again itself. A copy to the CPU (`.cpu()`, `.to("cpu")`: the road to
+`.numpy()`, `np.finfo(x.cpu().numpy().dtype)`) is answered the same way, with the values the copy holds on a GPU,
+as a real CPU tensor: kept on the CPU and mixed with the stand-in's tensors, it raises as it does on a GPU. Where
+the answer would rest on a constant without values (made on a stand-in outside the recording), or the replay fails
+or is refused, nothing is answered and the read counts as leaving the stand-in (`untraceable`), as without the
+replay; a copy not answered raises on the stand-in, as before.
 """
 from __future__ import annotations
 
@@ -19,11 +22,19 @@ import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
 from grader.graph import decode, run
+from grader.sandbox import fake_gpu
 
 MAX_REPLAYS = 16
 """Replays one trace may ask for: each runs the graph so far, so code that reads values in a loop stops being
 answered past this many (its trace is then `untraceable`, as without the replay)."""
 UNANSWERED = object()
+TO_COPY = torch.ops.aten._to_copy.default
+
+
+def copies_to_the_cpu(func, args, kwargs) -> bool:
+    """A copy of a stand-in's tensor to the CPU: `.cpu()`, `.to("cpu")` and `.to(a CPU tensor)` all end in it."""
+    device = kwargs.get("device") if func is TO_COPY else None
+    return device is not None and torch.device(device).type == "cpu" and bool(args) and fake_gpu.on_a_stand_in(args[0])
 
 
 class StandInValues:
@@ -34,9 +45,11 @@ class StandInValues:
         self.cpu_inputs, self.device = cpu_inputs, device
         self.replays = 0
 
-    def answer(self, nodes: list, constants: list[torch.Tensor], read: list):
+    def answer(self, nodes: list, constants: list[torch.Tensor], read: list, *, copy_to_the_cpu: bool = False):
         """What the call `read` (a node as the recorder writes it, its arguments already in `nodes`) returns on
-        the CPU copies of the inputs, or UNANSWERED."""
+        the CPU copies of the inputs, or UNANSWERED. A read returns a Python number or bool; with `copy_to_the_cpu`
+        it is a copy of a stand-in's tensor to the CPU (`.cpu()`, `.to("cpu")`), answered with the CPU tensor a GPU
+        hands back: a real CPU tensor, so an operator that mixes it with the stand-in's tensors still raises."""
         if self.replays >= MAX_REPLAYS:
             return UNANSWERED
         self.replays += 1
@@ -56,11 +69,13 @@ class StandInValues:
         try:
             with _disable_current_modes(), torch._C.DisableTorchFunction():
                 graph = decode.decode(text.encode(), len(constants))
-                outputs, _ = run.run(graph, self.cpu_inputs, constants, devices=[self.device] * inputs,
-                                     constant_devices=constant_devices)
+                outputs, devices = run.run(graph, self.cpu_inputs, constants, devices=[self.device] * inputs,
+                                           constant_devices=constant_devices)
         except Exception:  # refused or failed: the read is not answered, the stand-in judges nothing
             return UNANSWERED
         value = outputs[0]
+        if copy_to_the_cpu:
+            return value if isinstance(value, torch.Tensor) and devices[0] == "cpu" else UNANSWERED
         return value if type(value) in (bool, int, float) else UNANSWERED
 
 

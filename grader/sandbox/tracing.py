@@ -95,11 +95,13 @@ class Recorder(TorchDispatchMode):
         if func in SLICES and args and isinstance(args[0], torch.Tensor) and id(args[0]) not in self.made:
             return func(*args, **kwargs)  # a part of a constant: the part becomes the constant, if it is used
         self._note_built_in(sys._getframe(1))
-        if self.leaving is not None and reads_values(func):
-            answered = self._answered(func, args, kwargs)
+        copy = func is stand_in_values.TO_COPY and stand_in_values.copies_to_the_cpu(func, args, kwargs)
+        if copy or self.leaving is not None and reads_values(func):
+            answered = self._answered(func, args, kwargs, copy)
             if answered is not stand_in_values.UNANSWERED:
                 return answered
-            self.leaving.saw(args, kwargs)
+            if not copy:  # an unanswered copy raises on the stand-in, as the move it is
+                self.leaving.saw(args, kwargs)
         entry = ["call", _target(func), self.value(list(args)), {"kwargs": self.value(kwargs)["kwargs"]}]
         try:
             result = self._indexed_by_a_mask(func, args, kwargs)
@@ -117,18 +119,20 @@ class Recorder(TorchDispatchMode):
                     self._bind(item, self._add(["call", "getitem", [{"n": node}, position], {"kwargs": {}}]))
         return result
 
-    def _answered(self, func, args, kwargs):
-        """A value read from the stand-in's own tensors, as the same graph gives it on the CPU (`stand_in_values`),
-        recorded as the node that read it; UNANSWERED where there is no such value."""
+    def _answered(self, func, args, kwargs, copy_to_the_cpu: bool = False):
+        """A value read from the stand-in's own tensors, or a copy of one to the CPU, as the same graph gives it on
+        the CPU (`stand_in_values`), recorded as the node that read it; UNANSWERED where there is no such value."""
         if self.stand_in_values is None or all(t.device.type == "cpu" for t in fake_gpu.tensors_in(args, kwargs)):
             return stand_in_values.UNANSWERED
         try:
             entry = ["call", _target(func), self.value(list(args)), {"kwargs": self.value(kwargs)["kwargs"]}]
         except Untraceable:
             return stand_in_values.UNANSWERED
-        answered = self.stand_in_values.answer(self.nodes, self.constants, entry)
+        answered = self.stand_in_values.answer(self.nodes, self.constants, entry, copy_to_the_cpu=copy_to_the_cpu)
         if answered is not stand_in_values.UNANSWERED:
-            self._add(entry)
+            node = self._add(entry)
+            if isinstance(answered, torch.Tensor):
+                self._bind(answered, node)
         return answered
 
     def _indexed_by_a_mask(self, func, args, kwargs):
@@ -237,7 +241,7 @@ class ValuesLeaving(TorchFunctionMode):
     (a trace on a stand-in for a GPU) only values on the stand-in's own device count: a CPU constant's value (a
     FakeTensor on the CPU keeps it) is the same on a GPU, while a stand-in has none to give, so code that reads
     one, even inside a `try`, is not judged there, save where the recorder answers the read as a GPU would
-    (`stand_in_values`): then nothing is noted."""
+    (`stand_in_values`): then nothing is noted. A real tensor (a copy the recorder answered) is read as itself."""
 
     def __init__(self, source_file: str, lines: list[str], stand_in_only: bool = False) -> None:
         super().__init__()
@@ -247,6 +251,9 @@ class ValuesLeaving(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if func in BELOW_THE_DISPATCHER:
             self.saw(args, kwargs or {})
+            if self.stand_in_only and args and isinstance(args[0], torch.Tensor) and not fake_gpu.is_fake(args[0]):
+                with fake_gpu.real():  # the fake mode would hand NumPy a fake's empty memory
+                    return func(*args, **(kwargs or {}))
         return func(*args, **(kwargs or {}))
 
     def saw(self, args, kwargs) -> None:

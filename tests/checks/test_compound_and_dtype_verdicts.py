@@ -3,7 +3,9 @@ the score each costs; and do the honest float16-safe twins keep full marks?
 
 The reconstructions of issue 43 (each file's first line names where its pattern was seen): keys projected from the
 projected queries with the scale multiplied; heads viewed straight to (B, H, T, d) with the key projection reused
-for the values; an additive mask made as float32 in each part. Their scores and ids are written here as literals.
+for the values; an additive mask made as float32 in each part; NumPy's finfo of the scores' dtype read through a copy
+to the CPU (ESPnet's idiom), and its hostile twin that keeps the mask itself on the CPU. Their scores and ids are
+written here as literals.
 """
 import pytest
 
@@ -27,6 +29,9 @@ VERDICTS = {
     CORRECT / "head_split_twin_reshape_transpose.py": (20.0, set()),
     CORRECT / "additive_mask_in_the_scores_dtype.py": (20.0, set()),
     CORRECT / "additive_float_mask_cast_to_scores.py": (20.0, set()),
+    # `.cpu()` of a stand-in's tensor is answered with the values a GPU copies: the dtype NumPy reads costs nothing
+    CORRECT / "numpy_finfo_through_a_cpu_copy.py": (20.0, set()),
+    MUTANTS / "hardcoded-device__4.py": (19.5, {"hardcoded-device"}),  # sdpa.device (0.5): masked_fill meets a CPU mask
 }
 
 

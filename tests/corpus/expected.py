@@ -137,6 +137,13 @@ ALL: dict[str, dict] = {
     "fairseq_resized_future_mask": {"fails": [], "mistakes": []},  # resize_ on a cached mask, fill_, triu
     "logical_or_mask_merge": {"fails": [], "mistakes": []},  # logical_or_ / logical_or merging two masks
     "scalenorm_style_l1_softmax": {"fails": [], "mistakes": []},  # linalg_vector_norm(ord=1) as the sum, amax
+    # issue 43: a LayerNorm inside the module (native_layer_norm, once `unsupported-op`): the operator is graded, and
+    # the norm changes the output, a value mistake no catalog id names (Part 1 is right in both)
+    "vit_pytorch_prenorm_layer_norm": {"fails": ["mha.values", "mha.b1", "mha.t1", "mha.tmax"], "mistakes": [],
+                                       "unnamed": ["the block's pre-norm applied to q, k and v inside the module"]},
+    "jadore_aiayn_residual_layer_norm": {"fails": ["mha.values", "mha.b1", "mha.t1", "mha.tmax"], "mistakes": [],
+                                         "unnamed": ["the residual and a LayerNorm applied after wo, inside the "
+                                                     "module"]},
 }
 
 EXPECTED = ALL

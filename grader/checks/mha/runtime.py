@@ -21,7 +21,7 @@ from grader.sandbox.requests import MhaInterfaceRequest, MhaRequest, Probe
 def device(ctx: Context) -> Outcome:
     config = accepted_config(ctx)
     if config is None:
-        return not_checked_without_a_shape("mha")
+        return not_checked_without_a_shape(ctx, "mha")
     # sizes drawn per grading, written nowhere: no code follows the module's device at the grader's shape alone
     B, heads, head_dim, T, room = ctx.sizes("mha.device", range(2, 5), range(2, 5), range(2, 9), range(5, 10), range(1, 8))
     # as the accepted shape has it: room to spare when the module took some, none when it runs only at max_seq_len

@@ -20,7 +20,7 @@ from grader.sandbox.requests import Probe, SdpaRequest
 def device(ctx: Context) -> Outcome:
     shape = accepted_shape(ctx)
     if shape is None:
-        return not_checked_without_a_shape("sdpa")
+        return not_checked_without_a_shape(ctx, "sdpa")
     # the accepted rank at sizes drawn per grading: leading dims from 2 to 5, T from 6 to 9 (never as many positions
     # as heads), widths from 2 to 12, so code cannot follow the input's device at the grader's shape alone
     *batch, T, d_k, d_v = ctx.sizes("sdpa.device", *(range(2, 6) for _ in shape[0]), range(6, 10), range(2, 13),
@@ -54,7 +54,7 @@ def loop_shapes(ctx: Context, leading: int) -> list[list[tuple[tuple, int]]]:
 def vectorized(ctx: Context) -> Outcome:
     shape = accepted_shape(ctx)
     if shape is None:
-        return not_checked_without_a_shape("sdpa")
+        return not_checked_without_a_shape(ctx, "sdpa")
     stages = loop_shapes(ctx, len(shape[0]))
     d_k, d_v = ctx.sizes("sdpa.vectorized widths", range(2, 13), range(2, 13))
     labels = {(batch, T): "×".join(map(str, (*batch, T))) for stage in stages for batch, T in stage}
