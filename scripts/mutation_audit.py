@@ -614,20 +614,24 @@ MUTATIONS = [
              "unit"),
     # red team 3: a stand-in's device is a fresh object per read, as a real tensor's; nothing says where memory is
     Mutation("stand-in-device-fresh", "grader/sandbox/stand_in_devices.py",
-             (("        for device in self._held:\n            if sys.getrefcount(device) <= self._unheld:",
-               "        for device in self._held:\n            if True:"),),
+             (("            if sys.getrefcount(device) <= self._unheld and device == like:",
+               "            if device == like:"),),
              ("tests/sandbox/test_stand_in.py::test_each_read_of_a_stand_ins_device_is_a_fresh_object_as_on_a_gpu"
               "[two reads, two objects-meta]",
               "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
               "[stand_ins_told_by_a_device_read_twice]"), "sandbox"),
     Mutation("stand-in-device-address-reused", "grader/sandbox/stand_in_devices.py",
-             (("            if sys.getrefcount(device) <= self._unheld:", "            if False:"),),
+             (("            if sys.getrefcount(device) <= self._unheld and device == like:", "            if False:"),),
              ("tests/sandbox/test_stand_in.py::test_each_read_of_a_stand_ins_device_is_a_fresh_object_as_on_a_gpu"
               "[a read dropped, its address reused-meta]",), "unit"),
     Mutation("fake-tensor-device-fresh", "grader/sandbox/guard.py",
-             (("            value = FAKE_TENSOR_DEVICES.read()", "            pass"),),
+             (("            value = FAKE_TENSOR_DEVICES.read(value)", "            pass"),),
              ("tests/sandbox/test_stand_in.py::test_each_read_of_a_stand_ins_device_is_a_fresh_object_as_on_a_gpu"
               "[two reads, two objects-fake-cuda]",), "unit"),
+    Mutation("fake-tensor-device-its-own", "grader/sandbox/guard.py",
+             (("            value = FAKE_TENSOR_DEVICES.read(value)", "            value = FAKE_TENSOR_DEVICES.read()"),),
+             ("tests/sandbox/test_stand_in.py::"
+              "test_a_tensor_made_on_the_cpu_beside_a_stand_in_reads_its_own_device_afresh[fake-cuda]",), "unit"),
     Mutation("array-interface-refused-alike", "grader/sandbox/guard.py",
              (('    def read(self, obj, name):\n',
                '    def read(self, obj, name):\n        if name == "__cuda_array_interface__" and on_a_stand_in(obj):\n'

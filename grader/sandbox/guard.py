@@ -133,7 +133,7 @@ class Guard:
             return STORAGE_AS_ON_A_GPU[name]
         value = getattr(obj, name)
         if name == "device" and is_fake(obj):
-            value = FAKE_TENSOR_DEVICES.read()
+            value = FAKE_TENSOR_DEVICES.read(value)
         if isinstance(value, types.ModuleType) and not module_allowed(value.__name__):
             self.refuse("forbidden-import", f"{_owner(obj)}.{name} (the module {value.__name__})")
         return self.class_maker(value) if _metaclass(value) else value

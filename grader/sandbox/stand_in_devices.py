@@ -6,6 +6,8 @@ import sys
 
 import torch
 
+GPU = torch.device("cuda", 0)
+
 
 class StandInDevices:
     """What a meta tensor's `.device` reads as: `cuda:0`, a fresh object per read as a real tensor gives
@@ -21,11 +23,12 @@ class StandInDevices:
         for device in [torch.device("cuda", 0)]:  # the count of an object only the loop below holds
             self._unheld = sys.getrefcount(device)
 
-    def read(self) -> torch.device:
+    def read(self, like: torch.device = GPU) -> torch.device:
+        """A device object equal to `like` that nobody else holds."""
         for device in self._held:
-            if sys.getrefcount(device) <= self._unheld:
+            if sys.getrefcount(device) <= self._unheld and device == like:
                 return device
-        device = torch.device("cuda", 0)
+        device = torch.device(like.type, like.index)
         self._held.append(device)
         self._ids.add(id(device))
         return device
@@ -36,4 +39,5 @@ class StandInDevices:
 
 STAND_IN_DEVICES = StandInDevices()
 FAKE_TENSOR_DEVICES = StandInDevices()
-"""The FakeTensor's `.device` the same way (it keeps one object of its own); torch takes these as they are."""
+"""A FakeTensor's `.device` the same way, for its own device (`cuda:0`, or the CPU of a mask made without
+`device=`): it keeps one object of its own. torch takes these as they are."""

@@ -190,3 +190,16 @@ def test_what_says_where_a_tensors_memory_is_is_refused_on_every_device_alike(ex
     with probes._device_guard(device, source.splitlines()), pytest.raises(PermissionError, match="not allowed"):
         namespace["reads"](Q)
     assert guard.seen(), "the refusal is recorded for the report"
+
+
+@pytest.mark.parametrize("stand_in", ["meta", "fake-cuda"])
+def test_a_tensor_made_on_the_cpu_beside_a_stand_in_reads_its_own_device_afresh(stand_in):
+    """A mask made without `device=` is on the CPU (a FakeTensor of the CPU on the second stand-in): its device
+    reads as the CPU, one object per read, and differs from the input's (the honest check-then-move idiom)."""
+    source = ("import torch\n\n\ndef mask_device(Q):\n    future = torch.ones(2, 2, dtype=torch.bool)\n"
+              "    return str(future.device), future.device is future.device, future.device != Q.device\n")
+    namespace, errors = load_student(source, Guard())
+    assert errors == []
+    Q = probes._place(torch.empty(2, 3), stand_in)
+    with probes._device_guard(stand_in, source.splitlines()):
+        assert namespace["mask_device"](Q) == ("cpu", False, True)
