@@ -64,7 +64,7 @@ MUTATIONS = [
     # the meta stand-in's own answers, read directly: a recipe that reads them (test_runtime_rules' n_/o_meta_...)
     # now meets the mismatch on the second stand-in too, so it no longer shows one of them gone
     Mutation("stand-in-device", "grader/sandbox/guard.py",
-             ((', "device": STAND_IN_DEVICE, "get_device": lambda: 0}', "}"),),
+             ((', "device": STAND_IN_DEVICES.read, "get_device": lambda: 0}', "}"),),
              ("tests/sandbox/test_stand_in.py::test_the_stand_in_answers_as_a_gpu[str(device)-meta, guarded]",), "unit"),
     Mutation("stand-in-text", "grader/sandbox/probes.py",
              (("            return _as_on_a_gpu(args[0])", "            return func(*args, **kwargs)"),),
@@ -631,6 +631,53 @@ MUTATIONS = [
              (("            if \"answer\" not in reply:\n                return", "            if False:\n                return"),),
              ("tests/sandbox/test_probe_answers_reused.py::test_a_run_that_fails_ends_the_judges_replies_to_its_batch",),
              "unit"),
+    # red team 3: a stand-in's device is a fresh object per read, as a real tensor's; nothing says where memory is
+    Mutation("stand-in-device-fresh", "grader/sandbox/stand_in_devices.py",
+             (("            if sys.getrefcount(device) <= self._unheld and device == like:",
+               "            if device == like:"),),
+             ("tests/sandbox/test_stand_in.py::test_each_read_of_a_stand_ins_device_is_a_fresh_object_as_on_a_gpu"
+              "[two reads, two objects-meta]",
+              "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
+              "[stand_ins_told_by_a_device_read_twice]"), "sandbox"),
+    Mutation("stand-in-device-address-reused", "grader/sandbox/stand_in_devices.py",
+             (("            if sys.getrefcount(device) <= self._unheld and device == like:", "            if False:"),),
+             ("tests/sandbox/test_stand_in.py::test_each_read_of_a_stand_ins_device_is_a_fresh_object_as_on_a_gpu"
+              "[a read dropped, its address reused-meta]",), "unit"),
+    Mutation("fake-tensor-device-fresh", "grader/sandbox/guard.py",
+             (("            value = FAKE_TENSOR_DEVICES.read(value)", "            pass"),),
+             ("tests/sandbox/test_stand_in.py::test_each_read_of_a_stand_ins_device_is_a_fresh_object_as_on_a_gpu"
+              "[two reads, two objects-fake-cuda]",), "unit"),
+    Mutation("fake-tensor-device-its-own", "grader/sandbox/guard.py",
+             (("            value = FAKE_TENSOR_DEVICES.read(value)", "            value = FAKE_TENSOR_DEVICES.read()"),),
+             ("tests/sandbox/test_stand_in.py::"
+              "test_a_tensor_made_on_the_cpu_beside_a_stand_in_reads_its_own_device_afresh[fake-cuda]",), "unit"),
+    Mutation("array-interface-refused-alike", "grader/sandbox/guard.py",
+             (('    def read(self, obj, name):\n',
+               '    def read(self, obj, name):\n        if name == "__cuda_array_interface__" and on_a_stand_in(obj):\n'
+               '            return {"data": (0, False)}\n'),),
+             ("tests/sandbox/test_stand_in.py::test_what_says_where_a_tensors_memory_is_is_refused_on_every_device_alike"
+              "[str.format field-meta]",
+              "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
+              "[stand_ins_told_by_a_data_pointer_in_a_format_field]"), "sandbox"),
+    Mutation("format-template-fields-read", "grader/rules/reader.py",
+             (("                yield from self._format_fields(node)\n", ""),),
+             ("tests/rules/test_strings_meeting_device_text.py::"
+              "test_a_format_templates_fields_are_read_as_the_attributes_they_name[where a tensor's memory is]",), "unit"),
+    Mutation("stand-in-word-only-in-device-text", "grader/rules/reader.py",
+             (("isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr)) and id(node) in device_text \\\n",
+               "isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr)) \\\n"),),
+             ("tests/rules/test_strings_meeting_device_text.py::"
+              "test_a_string_that_only_says_meta_is_text_and_the_static_reading_finds_nothing[an assert message]",
+              "tests/checks/test_graders.py::test_correct_style_gets_full_marks[llama_layout_messages_name_meta]"), "sandbox"),
+    Mutation("stand-in-word-in-a-comparison", "grader/rules/strings.py",
+             (("            roots.update(id(operand) for operand in [node.left, *node.comparators])", "            pass"),),
+             ("tests/rules/test_strings_meeting_device_text.py::"
+              "test_the_word_where_it_can_meet_a_devices_text_is_read_as_probing_for_the_stand_in[compared]",), "unit"),
+    Mutation("stand-in-word-held-in-a-name", "grader/rules/reader.py",
+             (("                    self.stand_in_names.add(name)", "                    pass"),),
+             ("tests/rules/test_strings_meeting_device_text.py::"
+              "test_the_word_where_it_can_meet_a_devices_text_is_read_as_probing_for_the_stand_in"
+              "[held in a name, then compared]",), "unit"),
 ]
 
 

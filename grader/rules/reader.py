@@ -8,11 +8,12 @@ from __future__ import annotations
 import ast
 import functools
 import importlib.util
-import re
 
 import torch
 
 from grader.handin import syntax_tree
+from grader.rules.strings import (STAND_IN_WORD, device_text_positions, folded_string, format_fields, joins_strings,
+                                  string_texts)
 from grader.rules.table import (ALLOWED_DUNDERS, ALLOWED_SYS, CLASS_DUNDERS, DENIED_MODULES, DENIED_SPECIAL_METHODS,
                                 DENIED_STDLIB_NAMES, DENIED_TORCH_NAMES, FORBIDDEN_API, INDIRECT_ACCESS_NAMES, INTERPRETER_ATTRIBUTE,
                                 STAND_IN_ATTRIBUTES, module_allowed)
@@ -30,7 +31,6 @@ ENDING_ATTRIBUTES = {"_exit", "exit", "abort", "kill", "killpg", "fork", "forkpt
                      "posix_spawn", "spawnv"}
 ENDING_EXCEPTIONS = {"SystemExit", "KeyboardInterrupt", "GeneratorExit", "BaseException"}
 ALLOWED_DUNDER_NAMES = {"__name__", "__file__", "__doc__"}
-STAND_IN_WORD = re.compile(r"(?<![a-z])meta(?![a-z])|faketensor", re.I)
 # builtin bases a student's own helper class may have (its own exception, say)
 PLAIN_BASES = {"object", "Exception", "ValueError", "RuntimeError", "TypeError", "AssertionError", "NamedTuple"}
 PLAIN_BASE_PATHS = {"typing.NamedTuple", "torch.autograd.Function", "enum.Enum", "enum.IntEnum", "abc.ABC",
@@ -66,36 +66,6 @@ def _shown(node: ast.AST) -> str:
         return ast.unparse(node)[:200]
     except RecursionError:
         return "…" + (f".{node.attr}" if isinstance(node, ast.Attribute) else "")
-
-
-def _joins_strings(node: ast.AST) -> bool:
-    return isinstance(node, ast.JoinedStr) or isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)
-
-
-def _string_texts(node: ast.AST) -> list[str]:
-    """The string an expression folds to, or else each string constant in it (`x + "meta"`). Linear in the
-    expression: called once per top of an expression, whose pieces are skipped."""
-    folded = _folded_string(node)
-    if folded is not None:
-        return [folded]
-    return [n.value for n in syntax_tree.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-
-
-def _folded_string(node: ast.AST) -> str | None:
-    """The value of a string made only of constants ("me" + "ta", f"{'me'}ta"), else None. Iterative: a
-    chain of N pieces is a tree N deep."""
-    pieces, pending = [], [node]
-    while pending:
-        part = pending.pop()
-        if isinstance(part, ast.BinOp) and isinstance(part.op, ast.Add):
-            pending += [part.right, part.left]
-        elif isinstance(part, ast.JoinedStr):
-            pending += [v.value if isinstance(v, ast.FormattedValue) else v for v in reversed(part.values)]
-        elif isinstance(part, ast.Constant) and isinstance(part.value, str):
-            pieces.append(part.value)
-        else:
-            return None
-    return "".join(pieces)
 
 
 def _named_getattr(call: ast.Call) -> bool:
@@ -156,6 +126,21 @@ class Rules:
         self.bound_anywhere |= {n.name for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                                         ast.ClassDef))}
         self.bound_anywhere -= set(self.imported)
+        self.stand_in_names = set()  # names bound to a string with the word: looked for where they meet device text
+        for node in nodes:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                bound = [(t, node.value) for t in (node.targets if isinstance(node, ast.Assign) else [node.target])]
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                positional = node.args.posonlyargs + node.args.args
+                bound = list(zip(positional[len(positional) - len(node.args.defaults):], node.args.defaults))
+                bound += [(a, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults) if d is not None]
+            else:
+                continue
+            for target, value in bound:
+                name = target.id if isinstance(target, ast.Name) else target.arg if isinstance(target, ast.arg) else None
+                text = folded_string(value)
+                if name and text is not None and STAND_IN_WORD.search(text):
+                    self.stand_in_names.add(name)
 
     def breaches(self, statement: ast.stmt):
         nodes = self.walked[id(statement)]
@@ -167,20 +152,25 @@ class Rules:
                          and (_named_getattr(n) or _on_self(n))}
         # a string built from constant pieces ("me" + "ta") is checked whole, once: only at the top of its
         # expression (a child of a `+` or an f-string is a piece of its parent's string)
-        pieces = {id(child) for n in nodes if _joins_strings(n) for child in ast.iter_child_nodes(n)}
+        pieces = {id(child) for n in nodes if joins_strings(n) for child in ast.iter_child_nodes(n)}
         pieces |= {id(n.value) for n in nodes if isinstance(n, ast.FormattedValue)}
+        device_text = device_text_positions(statement, self._resolved)
         for node in nodes:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 yield from self._import(node)
             elif isinstance(node, ast.Call):
                 yield from self._call(node)
+                yield from self._format_fields(node)
             elif isinstance(node, ast.Attribute):
                 yield from self._attribute(node)
             elif isinstance(node, ast.Name) and id(node) not in named_getattr:
                 yield from self._name(node, id(node) in attribute_values)
-            elif isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr)) and id(node) not in docstrings \
-                    and id(node) not in pieces:
-                for text in _string_texts(node):
+                if node.id in self.stand_in_names and isinstance(node.ctx, ast.Load) and id(node) in device_text:
+                    yield (node, "device-probing", f"{node.id} 的文字被拿来和设备比较，在寻找评分用的替身设备",
+                           f"{node.id} holds text matched against a device: it looks for the grader's stand-in device")
+            elif isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr)) and id(node) in device_text \
+                    and id(node) not in docstrings and id(node) not in pieces:
+                for text in string_texts(node):
                     if STAND_IN_WORD.search(text):
                         yield (node, "device-probing", f"字符串 {text[:40]!r} 在寻找评分用的替身设备",
                                f"the string {text[:40]!r} looks for the grader's stand-in device")
@@ -317,6 +307,18 @@ class Rules:
                 yield node, "introspection", "getattr 用计算出来的名字查找属性", "getattr looks up a computed attribute name"
         elif func.id == "type" and len(node.args) == 3:
             yield node, "introspection", "type(名字, 基类, 字典) 动态创建类", "type(name, bases, dict) creates a class dynamically"
+
+    def _format_fields(self, call: ast.Call):
+        """Each attribute a constant format template reads (`"{0.__cuda_array_interface__}".format(Q)`), judged as
+        the same attribute written in the code, at the line of the call."""
+        for start, keys in format_fields(call):
+            value = start if start is not None else ast.Name("_", ast.Load())
+            for is_attribute, key in keys:
+                if is_attribute:
+                    value = ast.copy_location(ast.Attribute(value, key, ast.Load()), call)
+                    yield from self._attribute(value)
+                else:
+                    value = ast.copy_location(ast.Subscript(value, ast.Constant(key), ast.Load()), call)
 
     def _class(self, node: ast.ClassDef):
         for base in node.bases:

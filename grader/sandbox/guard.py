@@ -24,30 +24,22 @@ from grader.rules.table import (ALLOWED_DUNDERS, ALLOWED_SYS, CLASS_DUNDERS,
                                 DENIED_STDLIB_NAMES, FILE_OPENING_METHODS, FORBIDDEN_API,
                                 INDIRECT_ACCESS_NAMES, INTERPRETER_ATTRIBUTE, STAND_IN_ATTRIBUTES, WRITABLE_MODULES,
                                 denied_attribute_of_torch, module_allowed)
-from grader.sandbox.fake_gpu import on_a_stand_in
+from grader.sandbox.fake_gpu import is_fake, on_a_stand_in
+from grader.sandbox.stand_in_devices import FAKE_TENSOR_DEVICES, STAND_IN_DEVICES
 
 STUDENT_MODULE = "submission"
 READ, WRITE, ITEM, REFUSE = "__guard_read__", "__guard_write__", "__guard_item__", "__guard_refuse__"
 # The meta device stands in for a GPU on a CPU-only host: read through attributes, it says what a GPU says,
 # so code that tells the two apart behaves as it would on the GPU (and a mask made on the CPU still fails).
 DEVICE_AS_ON_A_GPU = {"type": "cuda", "index": 0}
-STAND_IN_DEVICE = torch.device("cuda", 0)
-"""What a meta tensor's `.device` reads as: one object, which the device probe (grader/sandbox/probes.py) maps back
-to meta in the calls it reaches, so `device=Q.device` follows the input while a "cuda" the code wrote still fails."""
-TENSOR_AS_ON_A_GPU = {"is_cuda": True, "is_meta": False, "device": STAND_IN_DEVICE, "get_device": lambda: 0}
+TENSOR_AS_ON_A_GPU = {"is_cuda": True, "is_meta": False, "device": STAND_IN_DEVICES.read, "get_device": lambda: 0}
+"""`device` is read afresh each time (`Guard.read` calls it); `get_device` is the method the code calls."""
 STORAGE_AS_ON_A_GPU = {"is_shared": lambda: True, "is_pinned": lambda *args, **kwargs: False}
 """What a tensor's storage says of itself on a GPU (a CUDA storage counts as shared, and is never pinned memory),
 on both stand-ins, whose storage is meta: `Q.is_shared()` told them from a GPU."""
 MATCH_REFUSED = {*DEVICE_AS_ON_A_GPU, *TENSOR_AS_ON_A_GPU, *STORAGE_AS_ON_A_GPU, *STAND_IN_ATTRIBUTES}
 IMPORT_NAME = dis.opmap["IMPORT_NAME"]
 INTERPRETER_TYPES = (types.FrameType, types.TracebackType, types.CodeType, types.CellType)
-
-
-def _cuda_array_interface(tensor: torch.Tensor) -> dict:
-    """What a CUDA tensor's __cuda_array_interface__ says of itself (the stand-in has no data pointer: 0)."""
-    typestr = {torch.float32: "<f4", torch.float64: "<f8", torch.float16: "<f2", torch.bool: "|b1",
-               torch.int64: "<i8", torch.int32: "<i4", torch.uint8: "|u1"}.get(tensor.dtype, "<f4")
-    return {"typestr": typestr, "shape": tuple(tensor.shape), "strides": None, "data": (0, False), "version": 2}
 
 
 class _GuardedFormat(string.Formatter):
@@ -128,8 +120,6 @@ class Guard:
         return None
 
     def read(self, obj, name):
-        if name == "__cuda_array_interface__" and on_a_stand_in(obj):
-            return _cuda_array_interface(obj)
         if name in ("format", "format_map") and (obj is str or isinstance(obj, str)):
             return _GuardedFormat(self, obj, name)  # "{0.device}".format(Q) reads Q.device through this guard
         refusal = self._reading_refusal(obj, name)
@@ -138,10 +128,12 @@ class Guard:
         if isinstance(obj, torch.device) and name in DEVICE_AS_ON_A_GPU and obj.type == "meta":
             return DEVICE_AS_ON_A_GPU[name]
         if isinstance(obj, torch.Tensor) and name in TENSOR_AS_ON_A_GPU and obj.is_meta:
-            return TENSOR_AS_ON_A_GPU[name]
+            return STAND_IN_DEVICES.read() if name == "device" else TENSOR_AS_ON_A_GPU[name]
         if name in STORAGE_AS_ON_A_GPU and on_a_stand_in(obj):
             return STORAGE_AS_ON_A_GPU[name]
         value = getattr(obj, name)
+        if name == "device" and is_fake(obj):
+            value = FAKE_TENSOR_DEVICES.read(value)
         if isinstance(value, types.ModuleType) and not module_allowed(value.__name__):
             self.refuse("forbidden-import", f"{_owner(obj)}.{name} (the module {value.__name__})")
         return self.class_maker(value) if _metaclass(value) else value
@@ -200,8 +192,6 @@ class Guard:
             raise
 
     def hasattr_(self, obj, name) -> bool:
-        if name == "__cuda_array_interface__" and on_a_stand_in(obj):
-            return True
         refusal = self._reading_refusal(obj, name)
         if refusal:
             self.refuse(*refusal)

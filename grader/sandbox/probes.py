@@ -16,7 +16,7 @@ from torch.overrides import TorchFunctionMode
 from grader.assignment import DROPOUTS, MODEL_ARGS, MODEL_ARGS_TYPES, PROJECTIONS
 from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS, DeviceMixGuard
 from grader.sandbox import fake_gpu, stand_in_cuda
-from grader.sandbox.guard import STAND_IN_DEVICE
+from grader.sandbox.stand_in_devices import STAND_IN_DEVICES
 
 SUBMISSION_FILE = "<submission>"
 
@@ -54,7 +54,7 @@ def describe_error(error: BaseException, source_lines: list[str]) -> dict:
 
 class StandInAsAGpu(TorchFunctionMode):
     """On the meta stand-in, what student code can read of a tensor says GPU (grader/sandbox/guard.py answers
-    `.device` with STAND_IN_DEVICE): that device object, passed back to torch, means meta; a meta tensor's repr,
+    `.device` with a device of `STAND_IN_DEVICES`): that device object, passed back to torch, means meta; a meta tensor's repr,
     str and format show zeros on cuda:0, as a GPU's tensor would show values. Code that special-cases the
     stand-in (`"meta" in str(Q.device)`, in `repr(Q)`, in an f-string) takes the GPU's path, and is graded on it.
     A FakeTensor (the second stand-in) shows the same text, not its class name."""
@@ -79,7 +79,7 @@ GPU_TENSOR_TYPES = {torch.float32: "torch.cuda.FloatTensor", torch.float64: "tor
                     torch.int32: "torch.cuda.IntTensor", torch.uint8: "torch.cuda.ByteTensor"}
 
 def _meta_for_stand_in(value):
-    return torch.device("meta") if value is STAND_IN_DEVICE else value
+    return torch.device("meta") if isinstance(value, torch.device) and STAND_IN_DEVICES.ours(value) else value
 
 
 def _as_on_a_gpu(tensor: torch.Tensor) -> str:

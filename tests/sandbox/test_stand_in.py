@@ -48,8 +48,6 @@ OBSERVABLES = {
     "repr(tensor)": "\"device='cuda:0'\" in repr(Q)",
     "str(tensor)": "\"device='cuda:0'\" in str(Q)",
     "format(tensor)": "\"device='cuda:0'\" in format(Q)",
-    "__cuda_array_interface__": "Q.__cuda_array_interface__['shape'] == tuple(Q.shape)",
-    "hasattr __cuda_array_interface__": "hasattr(Q, '__cuda_array_interface__')",
 }
 
 
@@ -128,3 +126,80 @@ def test_torch_cuda_called_by_torch_itself_on_a_stand_in_runs_as_always():
     with probes._device_guard("meta", []) as cuda:
         assert torch.cuda.memory_allocated() == 0 and torch.cuda.is_initialized() is False
     assert cuda.asked is None
+
+
+DEVICE_IDENTITY = {
+    "two reads, two objects": "Q.device is not Q.device",
+    "a read held, then another": "(lambda held: held is not Q.device)(Q.device)",
+    "a read dropped, its address reused": "id(Q.device) == id(Q.device)",
+}
+"""What a real tensor's `.device` is as an object: a fresh one per read (a shared one told both stand-ins from a
+GPU), freed when the code drops it, so the next read lands at its address."""
+
+
+@pytest.mark.parametrize("stand_in", ["meta", "fake-cuda"])
+@pytest.mark.parametrize("expression", DEVICE_IDENTITY.values(), ids=DEVICE_IDENTITY.keys())
+def test_each_read_of_a_stand_ins_device_is_a_fresh_object_as_on_a_gpu(expression, stand_in):
+    source = f"import torch\n\n\ndef says_gpu(Q):\n    return bool({expression})\n"
+    namespace, errors = load_student(source, Guard())
+    assert errors == []
+    assert namespace["says_gpu"](torch.empty(2, 3)) is True, "a real tensor says so"
+    Q = probes._place(torch.empty(2, 3), stand_in)
+    with probes._device_guard(stand_in, source.splitlines()):
+        assert namespace["says_gpu"](Q) is True
+
+
+def test_a_device_read_afresh_still_follows_the_meta_stand_in_when_passed_back():
+    """Every object a read handed out, held or dropped and handed out again, means meta to torch; a cuda:0 the
+    code made itself does not."""
+    source = ("import torch\n\n\ndef masks(Q):\n    held = [Q.device for _ in range(3)]\n"
+              "    again = [Q.device for _ in range(3)]\n"
+              "    return [torch.ones(2, 2, device=d) for d in held + again]\n\n\n"
+              "def own_device(Q):\n    return torch.empty(1, device=torch.device('cuda', 0))\n")
+    namespace, errors = load_student(source, Guard())
+    assert errors == []
+    Q = probes._place(torch.empty(2, 3), "meta")
+    with probes._device_guard("meta", source.splitlines()):
+        masks = namespace["masks"](Q)
+        with pytest.raises(Exception, match="CUDA"):
+            namespace["own_device"](Q)
+    assert [mask.device.type for mask in masks] == ["meta"] * 6
+
+
+ARRAY_INTERFACES = {
+    "attribute": "Q.__cuda_array_interface__['data'][0]",
+    "hasattr": "hasattr(Q, '__cuda_array_interface__')",
+    "str.format field": "('{0.__cuda_' + 'array_interface__[data][0]}').format(Q)",
+    "str.format_map field": "'{t.__cuda_array_interface__}'.format_map({'t': Q})",
+    "numpy's interface": "Q.__array_interface__",
+    "dlpack": "Q.__dlpack__()",
+    "data pointer": "Q.data_ptr()",
+}
+"""What says where a tensor's memory is: a stand-in has none (a data pointer of 0 told it from a GPU, where the
+reads were refused), so each is refused on every tensor alike, the CPU's included."""
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta", "fake-cuda"])
+@pytest.mark.parametrize("expression", ARRAY_INTERFACES.values(), ids=ARRAY_INTERFACES.keys())
+def test_what_says_where_a_tensors_memory_is_is_refused_on_every_device_alike(expression, device):
+    source = f"import torch\n\n\ndef reads(Q):\n    return {expression}\n"
+    guard = Guard()
+    namespace, errors = load_student(source, guard)
+    assert errors == []
+    Q = probes._place(torch.empty(2, 3), device)
+    with probes._device_guard(device, source.splitlines()), pytest.raises(PermissionError, match="not allowed"):
+        namespace["reads"](Q)
+    assert guard.seen(), "the refusal is recorded for the report"
+
+
+@pytest.mark.parametrize("stand_in", ["meta", "fake-cuda"])
+def test_a_tensor_made_on_the_cpu_beside_a_stand_in_reads_its_own_device_afresh(stand_in):
+    """A mask made without `device=` is on the CPU (a FakeTensor of the CPU on the second stand-in): its device
+    reads as the CPU, one object per read, and differs from the input's (the honest check-then-move idiom)."""
+    source = ("import torch\n\n\ndef mask_device(Q):\n    future = torch.ones(2, 2, dtype=torch.bool)\n"
+              "    return str(future.device), future.device is future.device, future.device != Q.device\n")
+    namespace, errors = load_student(source, Guard())
+    assert errors == []
+    Q = probes._place(torch.empty(2, 3), stand_in)
+    with probes._device_guard(stand_in, source.splitlines()):
+        assert namespace["mask_device"](Q) == ("cpu", False, True)

@@ -1,0 +1,60 @@
+# recipe: route 1 of the third red-team pass, in the module: its per-call mask follows the scores only where two
+# reads of `att.device` are one object (as on both stand-ins, never on a GPU) and stays on the CPU on a GPU
+# twin: twin_mha_mask_on_the_cpu.py
+# expect: mask-device
+# expect-off: mask-device
+# affected: mha
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class ModelArgs:
+    dim: int = 64
+    n_heads: int = 4
+    dropout: float = 0.0
+    max_seq_len: int = 256
+
+
+
+def scaled_dot_product_attention(Q, K, V, is_causal=True):
+    T = Q.size(-2)
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))
+    if is_causal:
+        scores = scores.masked_fill(torch.ones(T, T, dtype=torch.bool, device=Q.device).triu(1), float("-inf"))
+    weights = F.softmax(scores, dim=-1)
+    return weights @ V, weights
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, args, is_causal=False):
+        super().__init__()
+        self.n_heads, self.head_dim = args.n_heads, args.dim // args.n_heads
+        self.wq = nn.Linear(args.dim, args.dim, bias=False)
+        self.wk = nn.Linear(args.dim, args.dim, bias=False)
+        self.wv = nn.Linear(args.dim, args.dim, bias=False)
+        self.wo = nn.Linear(args.dim, args.dim, bias=False)
+        self.attn_dropout = nn.Dropout(args.dropout)
+        self.resid_dropout = nn.Dropout(args.dropout)
+        self.dropout = args.dropout
+        self.is_causal = is_causal
+
+    def forward(self, q, k, v):
+        B, T, C = q.size()
+        q = self.wq(q).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, H, T, d)
+        k = self.wk(k).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+        v = self.wv(v).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+        att = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # (B, H, T, T)
+        if self.is_causal:
+            device = att.device
+            if device is not att.device:  # a real tensor's device is a fresh object per read
+                device = None
+            att = att.masked_fill(torch.ones(T, T, dtype=torch.bool, device=device).triu(1), float("-inf"))
+        att = self.attn_dropout(F.softmax(att, dim=-1))
+        y = att @ v  # (B, H, T, d)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_dropout(self.wo(y))
