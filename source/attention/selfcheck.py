@@ -683,8 +683,9 @@ def _folded(node):
     return None
 
 
-def _breach(node):
-    """(mistake, what) when this node breaks the grading rules the grader enforces when your code runs."""
+def _breach(node, device_text=frozenset()):
+    """(mistake, what) when this node breaks the grading rules the grader enforces when your code runs
+    (`device_text`: the nodes where a string can meet a device's text, from `_device_text`)."""
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
         denied = [m for m in modules if not module_allowed(m)]
@@ -717,10 +718,45 @@ def _breach(node):
         return _ESCAPES[node.id], f"{node.id}"
     if isinstance(node, ast.MatchClass) and set(node.kwd_attrs) & STAND_IN_ATTRIBUTES:
         return "device-probing", "case …(is_meta=…)"
-    text = _folded(node) if isinstance(node, (ast.Constant, ast.BinOp)) else None
-    if text is not None and re.search(r"(?<![a-z])meta(?![a-z])", text, re.I):
+    text = _folded(node) if isinstance(node, (ast.Constant, ast.BinOp)) and id(node) in device_text else None
+    if text is not None and re.search(r"(?<![a-z])meta(?![a-z])|faketensor", text, re.I):
         return "device-probing", repr(text[:40])
     return None
+
+
+_DEVICE_CALLS = {"device", "to", "type"}
+_TEXT_MATCHING = {"startswith", "endswith", "find", "rfind", "index", "rindex", "count", "split", "rsplit",
+                  "partition", "rpartition", "replace", "removeprefix", "removesuffix", "strip", "lstrip", "rstrip",
+                  "__contains__", "__eq__", "__ne__", "search", "match", "fullmatch", "findall", "sub",
+                  "contains", "eq", "ne"}
+
+
+def _device_text(statement):
+    """The nodes of a statement where a string can meet a device's text (a comparison, `device=`, `.to(...)`,
+    text matching): only there does the word "meta" say the code looks for the stand-in (an assert message naming
+    Meta's LLaMA does not)."""
+    roots = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Compare):
+            roots.update(id(n) for n in [node.left, *node.comparators])
+        elif isinstance(node, ast.MatchValue):
+            roots.add(id(node.value))
+        elif isinstance(node, ast.Call):
+            roots.update(id(k.value) for k in node.keywords if k.arg == "device")
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in _DEVICE_CALLS or name in _TEXT_MATCHING:
+                roots.update(id(a) for a in [*node.args, *(k.value for k in node.keywords)])
+                if isinstance(func, ast.Attribute):
+                    roots.add(id(func.value))
+    inside, pending = set(), [(statement, False)]
+    while pending:
+        node, within = pending.pop()
+        within = within or id(node) in roots
+        if within:
+            inside.add(id(node))
+        pending.extend((child, within) for child in ast.iter_child_nodes(node))
+    return inside
 
 
 def _graded_code(sources, graded):
@@ -762,8 +798,9 @@ def check_rules(part, namespace):
     to your code when it runs): the first breach, quoted with its line."""
     sources = namespace.get("__selfcheck_sources__") or namespace.get("In") or []
     for statement, lines in _graded_code(sources, SELFCHECK_GRADED[part][0]):
+        device_text = _device_text(statement)
         for node in ast.walk(statement):
-            breach = _breach(node)
+            breach = _breach(node, device_text)
             if breach:
                 line = lines[node.lineno - 1].strip() if 0 < node.lineno <= len(lines) else ""
                 _fail(breach[0], f"`{line[:120]}`：{breach[1]}。", f"`{line[:120]}`: {breach[1]}.")
