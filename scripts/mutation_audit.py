@@ -482,12 +482,20 @@ MUTATIONS = [
              (("    if seen in LAYER_PATTERNS[layer]:\n", "    if True:\n"),),
              ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
               "[resid_dropout_faked_by_noise]",), "sandbox"),
-    # issue 41 route 7: the own-pattern probe back at a shape of its own (head_dim past T), which code can recognise
-    Mutation("dropout-pattern-at-the-checks-sizes", "grader/checks/mha/state.py",
-             (("        problem = _own_pattern(ctx, sizes, layer, label, doing)\n",
-               "        problem = _own_pattern(ctx, (B, T + 1, heads * (T + 2), heads, max_len), layer, label, doing)\n"),),
+    # issue 41 route 7: each layer's pattern read off a probe of its own again, at weights no other probe has
+    # (wq = wk = 0, wv = wo = I), which tensor operations in the graph can recognise on the judge
+    Mutation("dropout-pattern-from-the-graded-runs", "grader/checks/mha/state.py",
+             (("        problem = _own_pattern(layer, trained[layer], plain_eval, x, weights, heads, ctx.seed(3))\n",
+               "        own = {n: torch.eye(dim) if n in ('wv', 'wo') else torch.zeros(dim, dim) for n in PROJECTIONS}\n"
+               "        other = next(name for name in DROPOUTS if name != layer)\n"
+               "        runs, problem = run(ctx, model_args(dim, heads, max_len, dropout=0.5), [dict(x, mode='eval'), "
+               "dict(x, mode='train', seed=ctx.seed(3))], True, doing, weights=own, dropout_p={layer: 0.5, other: 0.0})\n"
+               "        problem = problem or _own_pattern(layer, out_tensor(runs[1]), out_tensor(runs[0]), x, own, heads, "
+               "ctx.seed(3))\n"),),
              ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
-              "[resid_dropout_applied_only_where_its_pattern_is_read]",), "sandbox"),
+              "[resid_dropout_applied_only_at_the_pattern_probes_weights]",
+              "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
+              "[resid_dropout_applied_only_at_the_pattern_probes_weights]"), "sandbox"),
     # issue 41 route 9: the judge waits a probe's seconds per reply whatever the submission has left
     Mutation("judge-wait-within-the-submissions-budget", "grader/checks/student_code.py",
              (("judge_many(probe.value, runs, left=self._remaining())", "judge_many(probe.value, runs)"),),

@@ -4,8 +4,6 @@
 # twin: twin_mha_resid_dropout_unused.py
 # expect: dropout-not-applied
 # affected: mha
-# open: the own-pattern probe runs at weights no other probe has (wq = wk = 0, wv = wo = I), which the graph can test
-# open-off: the same route with every worker rule off
 import math
 from dataclasses import dataclass
 
