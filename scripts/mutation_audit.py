@@ -496,6 +496,20 @@ MUTATIONS = [
               "[resid_dropout_applied_only_at_the_pattern_probes_weights]",
               "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
               "[resid_dropout_applied_only_at_the_pattern_probes_weights]"), "sandbox"),
+    # issue 41: plain values that tell a CPU-only build from a GPU build (torch.version.cuda, has_magma, ...) read as
+    # this build's while code runs on a stand-in
+    Mutation("stand-in-build-values", "grader/sandbox/stand_in_cuda.py",
+             (("            with self.build_values.taken_out():\n", "            with contextlib.nullcontext():\n"),),
+             ("tests/sandbox/test_stand_in_build.py",
+              "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
+              "[stand_ins_told_by_torch_version_cuda]"), "sandbox"),
+    # the same values read through the guard (every attribute student code names, while the rules are on) and at the
+    # GPU-world load: the guard's frame taken for the reader, as if the grader read for itself
+    Mutation("stand-in-build-values-through-the-guard", "grader/sandbox/stand_in_cuda.py",
+             (("        while frame is not None and frame.f_code.co_filename.startswith(NOT_WATCHED[1]):\n"
+               "            frame = frame.f_back\n", ""),),
+             ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
+              "[stand_ins_told_by_cuda_default_generators]",), "sandbox"),
     # issue 41 route 9: the judge waits a probe's seconds per reply whatever the submission has left
     Mutation("judge-wait-within-the-submissions-budget", "grader/checks/student_code.py",
              (("judge_many(probe.value, runs, left=self._remaining())", "judge_many(probe.value, runs)"),),
