@@ -63,8 +63,10 @@ def _each_kept_or_dropped(y: torch.Tensor, e: torch.Tensor, s: float, rtol: floa
 def _attention_weights_dropped(y: torch.Tensor, call: dict, weights: dict, heads: int, s: float, atol: float,
                                rtol: float) -> bool:
     """Whether some choice of kept keys per head and position, with some dropped and some kept, rebuilds y. Each
-    head's output before wo is matched to the nearest of its 2^T sums s·Σ kept weight·value (T ≤ 8: 256 at most);
-    the nearest is only a guess, the output rebuilt from it and held against y is the verdict."""
+    head's output before wo is first matched to the nearest of its 2^T sums s·Σ kept weight·value (T ≤ 8: 256 at
+    most); then, head by head, the sum whose image through wo best fits what the other heads leave of y (a key of
+    tiny weight is told apart there, not before wo, whose inverse can blow float32's rounding past it). The choice is
+    only a guess: the output rebuilt from it and held against y is the verdict."""
     q, k, v = (call[name].double() for name in "qkv")
     W = {name: w.double() for name, w in weights.items()}
     B, T, C = y.shape
@@ -76,10 +78,16 @@ def _attention_weights_dropped(y: torch.Tensor, call: dict, weights: dict, heads
     values = split(v @ W["wv"].T)  # (B, H, T, d)
     scores = split(q @ W["wq"].T) @ split(k @ W["wk"].T).transpose(-2, -1) / d ** 0.5  # (B, H, T, T)
     attention = torch.softmax(scores.masked_fill(reference.causal_future(T), float("-inf")), dim=-1)
-    observed = split(_before(W["wo"], y))  # (B, H, T, d)
     choices = ((torch.arange(2 ** T)[:, None] >> torch.arange(T)) & 1).double()  # (2^T, T): key j kept or not
     sums = s * torch.einsum("cj,bhij,bhjd->bhicd", choices, attention, values)  # (B, H, T, 2^T, d)
-    kept = choices[(sums - observed.unsqueeze(3)).square().sum(-1).argmin(-1)]  # (B, H, T, T)
+    picked = (sums - split(_before(W["wo"], y)).unsqueeze(3)).square().sum(-1).argmin(-1)  # (B, H, T)
+    through_wo = torch.einsum("bhicd,hde->bhice", sums, W["wo"].T.reshape(heads, d, C))  # (B, H, T, 2^T, C)
+    for _ in range(3):
+        for h in range(heads):
+            chosen = through_wo.gather(3, picked[..., None, None].expand(B, heads, T, 1, C)).squeeze(3)  # (B, H, T, C)
+            left = y - (chosen.sum(1) - chosen[:, h])  # (B, T, C): what the other heads leave of y
+            picked[:, h] = (through_wo[:, h] - left.unsqueeze(2)).square().sum(-1).argmin(-1)
+    kept = choices[picked]  # (B, H, T, T)
     rebuilt = (s * kept * attention @ values).transpose(1, 2).reshape(B, T, C) @ W["wo"].T  # (B, T, C)
     visible = ~reference.causal_future(T)
     return bool(diagnosis.close(y, rebuilt, atol, rtol) and (kept[..., visible] == 0).any()
