@@ -510,6 +510,12 @@ MUTATIONS = [
                "            frame = frame.f_back\n", ""),),
              ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
               "[stand_ins_told_by_cuda_default_generators]",), "sandbox"),
+    # the grader's own reads inside a student's call answered as the student's (the stand-in's values leak into the
+    # grader's bookkeeping)
+    Mutation("stand-in-build-values-not-for-the-grader", "grader/sandbox/stand_in_cuda.py",
+             (("or (not relayed_by_the_grader and self._in_the_boundary())", "or self._in_the_boundary()"),),
+             ("tests/sandbox/test_stand_in_build.py::"
+              "test_the_graders_own_code_keeps_this_builds_values_inside_a_students_call",), "unit"),
     # issue 41 route 9: the judge waits a probe's seconds per reply whatever the submission has left
     Mutation("judge-wait-within-the-submissions-budget", "grader/checks/student_code.py",
              (("judge_many(probe.value, runs, left=self._remaining())", "judge_many(probe.value, runs)"),),

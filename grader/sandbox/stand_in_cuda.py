@@ -213,14 +213,16 @@ class StandInCuda:
         return call_boundary.on_the_students_behalf() and not self.beside_a_gpu
 
     def _reads_for_the_student(self, frame) -> bool:
-        """Whether a plain value read from `frame` is read on the student's behalf. The grader's frames relay what is
-        above them (the guard reads every attribute student code names); the first other frame decides: torch's own
-        code never reads for the student, the student's always does, anything else inside the call boundary."""
+        """Whether a plain value read from `frame` is read on the student's behalf. torch's own code never reads for
+        the student, the student's always does, a relay (the standard library, einops) inside the call boundary. The
+        grader's frames read for the frame above them when that is the student's (the guard reads every attribute
+        student code names), else for the grader itself."""
+        relayed_by_the_grader = False
         while frame is not None and frame.f_code.co_filename.startswith(NOT_WATCHED[1]):
-            frame = frame.f_back
+            frame, relayed_by_the_grader = frame.f_back, True
         if frame is None or NOT_WATCHED[0] in frame.f_code.co_filename:
             return False
-        return from_student_code(frame, self.source_file) or self._in_the_boundary()
+        return from_student_code(frame, self.source_file) or (not relayed_by_the_grader and self._in_the_boundary())
 
     def _trace(self, frame, event, arg):
         """The trace hook for the time of a call on a stand-in: every frame but torch's and the grader's own watches its

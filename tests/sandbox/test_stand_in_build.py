@@ -6,9 +6,12 @@ runs on a stand-in, and only for the student?
 and counted at the student's line (grader/sandbox/stand_in_build.py). torch's own code keeps this build's values,
 and everything is put back when the call ends, an error or not.
 """
+from pathlib import Path
+
 import pytest
 import torch
 
+import grader
 from grader.sandbox import call_boundary, probes
 from grader.sandbox.worker import load_student
 
@@ -43,6 +46,7 @@ def legacy_type(Q):
 """
 LINES = READS.splitlines()
 TORCH_FILE = torch.__file__.replace("__init__.py", "a_module_of_torchs.py")
+GRADER_FILE = str(Path(grader.__file__).parent / "a_module_of_the_graders.py")
 
 
 @pytest.fixture(scope="module")
@@ -93,3 +97,15 @@ def test_everything_is_put_back_when_a_students_call_ends_in_an_error():
     assert torch.version.cuda is None and torch.cuda.has_magma is False and torch.cuda.default_generators == ()
     assert str(torch.__version__).endswith("+cpu") and "__getattr__" not in vars(torch.version)
     assert "cuda" in vars(torch.version) and "__getattr__" in vars(torch)
+
+
+
+def test_the_graders_own_code_keeps_this_builds_values_inside_a_students_call():
+    """Read by the grader for itself (its frame called from no student frame), not relayed for student code as the
+    guard relays."""
+    graders = {}
+    exec(compile("import torch\ndef read():\n    return torch.version.cuda, torch.cuda.default_generators\n",
+                 GRADER_FILE, "exec"), graders)
+    with call_boundary.students_call(), probes._device_guard("fake-cuda", LINES) as cuda:
+        assert graders["read"]() == (None, ())
+    assert cuda.asked is None
