@@ -39,6 +39,9 @@ def _legacy_types() -> set[tuple[str, str]]:
 
 REFUSED = {("torch.cuda", "default_generators")} | _legacy_types()
 """What no value of this build can answer as a GPU build holds it."""
+CPU_ONLY_BUILD = torch.version.cuda is None and torch.version.hip is None
+"""Only such a build holds other values than a GPU build: on a GPU build (the CPU beside a GPU of a machine with one)
+every value is its own, nothing is taken out."""
 
 
 class BuildValues:
@@ -50,6 +53,9 @@ class BuildValues:
 
     @contextlib.contextmanager
     def taken_out(self):
+        if not CPU_ONLY_BUILD:
+            yield
+            return
         modules = {module for module, _ in (*GPU_BUILD, *REFUSED) if isinstance(sys.modules.get(module), types.ModuleType)}
         kept: dict[tuple[str, str], object] = {}
         getattrs: dict[str, object] = {}
