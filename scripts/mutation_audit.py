@@ -507,7 +507,7 @@ MUTATIONS = [
     # GPU-world load: the guard's frame taken for the reader, as if the grader read for itself
     Mutation("stand-in-build-values-through-the-guard", "grader/sandbox/stand_in_cuda.py",
              (("        while frame is not None and frame.f_code.co_filename.startswith(NOT_WATCHED[1]):\n"
-               "            frame = frame.f_back\n", ""),),
+               "            frame, relayed_by_the_grader = frame.f_back, True\n", ""),),
              ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
               "[stand_ins_told_by_cuda_default_generators]",), "sandbox"),
     # the grader's own reads inside a student's call answered as the student's (the stand-in's values leak into the
