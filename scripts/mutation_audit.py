@@ -495,12 +495,40 @@ MUTATIONS = [
              (("    if seen in LAYER_PATTERNS[layer]:\n", "    if True:\n"),),
              ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
               "[resid_dropout_faked_by_noise]",), "sandbox"),
-    # issue 41 route 7: the own-pattern probe back at a shape of its own (head_dim past T), which code can recognise
-    Mutation("dropout-pattern-at-the-checks-sizes", "grader/checks/mha/state.py",
-             (("        problem = _own_pattern(ctx, sizes, layer, label, doing)\n",
-               "        problem = _own_pattern(ctx, (B, T + 1, heads * (T + 2), heads, max_len), layer, label, doing)\n"),),
+    # issue 41 route 7: each layer's pattern read off a probe of its own again, at weights no other probe has
+    # (wq = wk = 0, wv = wo = I), which tensor operations in the graph can recognise on the judge
+    Mutation("dropout-pattern-from-the-graded-runs", "grader/checks/mha/state.py",
+             (("        problem = _own_pattern(layer, trained[layer], plain_eval, x, weights, heads, ctx.seed(3))\n",
+               "        own = {n: torch.eye(dim) if n in ('wv', 'wo') else torch.zeros(dim, dim) for n in PROJECTIONS}\n"
+               "        other = next(name for name in DROPOUTS if name != layer)\n"
+               "        runs, problem = run(ctx, model_args(dim, heads, max_len, dropout=0.5), [dict(x, mode='eval'), "
+               "dict(x, mode='train', seed=ctx.seed(3))], True, doing, weights=own, dropout_p={layer: 0.5, other: 0.0})\n"
+               "        problem = problem or _own_pattern(layer, out_tensor(runs[1]), out_tensor(runs[0]), x, own, heads, "
+               "ctx.seed(3))\n"),),
              ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
-              "[resid_dropout_applied_only_where_its_pattern_is_read]",), "sandbox"),
+              "[resid_dropout_applied_only_at_the_pattern_probes_weights]",
+              "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
+              "[resid_dropout_applied_only_at_the_pattern_probes_weights]"), "sandbox"),
+    # issue 41: plain values that tell a CPU-only build from a GPU build (torch.version.cuda, has_magma, ...) read as
+    # this build's while code runs on a stand-in
+    Mutation("stand-in-build-values", "grader/sandbox/stand_in_cuda.py",
+             (("            with self.build_values.taken_out():\n", "            with contextlib.nullcontext():\n"),),
+             ("tests/sandbox/test_stand_in_build.py",
+              "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
+              "[stand_ins_told_by_torch_version_cuda]"), "sandbox"),
+    # the same values read through the guard (every attribute student code names, while the rules are on) and at the
+    # GPU-world load: the guard's frame taken for the reader, as if the grader read for itself
+    Mutation("stand-in-build-values-through-the-guard", "grader/sandbox/stand_in_cuda.py",
+             (("        while frame is not None and frame.f_code.co_filename.startswith(NOT_WATCHED[1]):\n"
+               "            frame, relayed_by_the_grader = frame.f_back, True\n", ""),),
+             ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
+              "[stand_ins_told_by_cuda_default_generators]",), "sandbox"),
+    # the grader's own reads inside a student's call answered as the student's (the stand-in's values leak into the
+    # grader's bookkeeping)
+    Mutation("stand-in-build-values-not-for-the-grader", "grader/sandbox/stand_in_cuda.py",
+             (("or (not relayed_by_the_grader and self._in_the_boundary())", "or self._in_the_boundary()"),),
+             ("tests/sandbox/test_stand_in_build.py::"
+              "test_the_graders_own_code_keeps_this_builds_values_inside_a_students_call",), "unit"),
     # issue 41 route 9: the judge waits a probe's seconds per reply whatever the submission has left
     Mutation("judge-wait-within-the-submissions-budget", "grader/checks/student_code.py",
              (("judge_many(probe.value, runs, left=self._remaining())", "judge_many(probe.value, runs)"),),

@@ -161,15 +161,18 @@ def combinations(variants: list[str], largest: int = 3) -> list[tuple[str, ...]]
 def attention_dropout_placements(q, k, v, weights: dict, n_heads: int, p: float, seed: int) -> dict[str, torch.Tensor]:
     """The causal module's train() output with only attn_dropout dropping (rate `p`), for each tensor it may be
     applied to: "weights" (after softmax: right), "scores" (before softmax), "heads" (to weights @ V) and "output"
-    (to the module's output after wo, resid_dropout's place: the two layers swapped). The
+    (to the module's output after wo, resid_dropout's place: the two layers swapped), and "both" (the weights, then
+    the output: code that drops with args.dropout itself at both places). The
     dropout mask is drawn as the parent runs a graph's dropout: `bernoulli_(1 - p)` from a generator seeded with
-    `seed`, on a float32 tensor of that place's shape; the arithmetic is float64."""
+    `seed`, on a float32 tensor of that place's shape (for "both", the output's mask next from the same generator);
+    the arithmetic is float64."""
     W = {name: w.double() for name, w in weights.items()}
     B, T, C = q.shape
     d = C // n_heads
 
-    def kept(shape) -> torch.Tensor:  # 0 or 1/(1-p): nn.Dropout's draw (bernoulli_) from a generator seeded so
-        generator = torch.Generator().manual_seed(seed)  # its own, never the global one (threads grade side by side)
+    def kept(shape, generator=None) -> torch.Tensor:  # 0 or 1/(1-p): nn.Dropout's draw (bernoulli_), from a generator
+        if generator is None:  # of its own seeded so, never the global one (threads grade side by side)
+            generator = torch.Generator().manual_seed(seed)
         return (torch.empty(shape).bernoulli_(1 - p, generator=generator) / (1 - p)).double()
 
     split = lambda x: x.view(B, T, n_heads, d).transpose(1, 2)  # noqa: E731  (B, H, T, d)
@@ -177,12 +180,13 @@ def attention_dropout_placements(q, k, v, weights: dict, n_heads: int, p: float,
     scores = xq @ xk.transpose(-2, -1) / math.sqrt(d)  # (B, H, T, T)
     future = causal_future(T)
     outputs = {}
-    for place in ("weights", "scores", "heads", "output"):
+    for place in ("weights", "scores", "heads", "output", "both"):
+        generator = torch.Generator().manual_seed(seed)
         s = scores * kept(scores.shape) if place == "scores" else scores
         a = torch.softmax(s.masked_fill(future, float("-inf")), dim=-1)  # (B, H, T, T)
-        a = a * kept(a.shape) if place == "weights" else a
+        a = a * kept(a.shape, generator) if place in ("weights", "both") else a
         y = a @ xv  # (B, H, T, d)
         y = y * kept(y.shape) if place == "heads" else y
         out = y.transpose(1, 2).reshape(B, T, C) @ W["wo"].T  # (B, T, C)
-        outputs[place] = out * kept(out.shape) if place == "output" else out
+        outputs[place] = out * kept(out.shape, generator) if place in ("output", "both") else out
     return outputs

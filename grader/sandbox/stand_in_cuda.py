@@ -28,8 +28,8 @@ answered or refused, as before the call boundary: torch's own code (the move tha
 tracer's dispatch) meets this build, whose "Torch not compiled with CUDA enabled" is how the device check sees a
 mask sent to a fixed "cuda" (`hardcoded-device`). That case awards no point, so telling it apart gains nothing.
 
-Not covered (docs/isolation.md): the legacy tensor types (`torch.cuda.FloatTensor`, ...) read without a call, and
-plain values the CPU-only build holds (`torch.cuda.default_generators`, `torch.version.cuda`).
+Plain values a CPU-only build holds, read without a call (`torch.version.cuda`, `torch.cuda.default_generators`, the
+legacy tensor types), are answered or refused for the same time and to the same readers (`stand_in_build`).
 """
 from __future__ import annotations
 
@@ -41,6 +41,7 @@ from pathlib import Path
 import torch
 
 from grader.sandbox import call_boundary
+from grader.sandbox.stand_in_build import BuildValues
 
 GPU_RUNTIME = ("torch.cuda", "torch.accelerator", "torch.backends.cuda", "torch.backends.cudnn")
 """The modules whose functions ask the GPU runtime (and their submodules: a name that starts so)."""
@@ -174,6 +175,7 @@ class StandInCuda:
         self.lines: list[str] = []
         self.source_file = ""
         self.beside_a_gpu = False
+        self.build_values = BuildValues(self._reads_for_the_student, self.refusal)
 
     def __call__(self, args: tuple, kwargs: dict):
         key = sys._getframe(1).f_code.co_qualname
@@ -210,6 +212,18 @@ class StandInCuda:
         """Inside a call the worker made into student code, on a stand-in (beside a GPU, the immediate caller decides)."""
         return call_boundary.on_the_students_behalf() and not self.beside_a_gpu
 
+    def _reads_for_the_student(self, frame) -> bool:
+        """Whether a plain value read from `frame` is read on the student's behalf. torch's own code never reads for
+        the student, the student's always does, a relay (the standard library, einops) inside the call boundary. The
+        grader's frames read for the frame above them when that is the student's (the guard reads every attribute
+        student code names), else for the grader itself."""
+        relayed_by_the_grader = False
+        while frame is not None and frame.f_code.co_filename.startswith(NOT_WATCHED[1]):
+            frame, relayed_by_the_grader = frame.f_back, True
+        if frame is None or NOT_WATCHED[0] in frame.f_code.co_filename:
+            return False
+        return from_student_code(frame, self.source_file) or (not relayed_by_the_grader and self._in_the_boundary())
+
     def _trace(self, frame, event, arg):
         """The trace hook for the time of a call on a stand-in: every frame but torch's and the grader's own watches its
         exceptions."""
@@ -240,7 +254,8 @@ class StandInCuda:
             if not beside_a_gpu:
                 with call_boundary.graders_own():  # the audit hook refuses a trace hook set on the student's behalf
                     sys.settrace(self._trace)
-            yield self
+            with self.build_values.taken_out():
+                yield self
         finally:
             if not beside_a_gpu:
                 with call_boundary.graders_own():

@@ -1,66 +1,84 @@
-"""Does "dropout applied" need dropout's own pattern, in its own place? Module outputs on the pattern probe's inputs,
-made here with each dropout placement (and with noise in train(), which only looks random), read back by the check.
-No sandbox: milliseconds."""
+"""Does "dropout applied" need dropout's own pattern, in its own place, read at ordinary weights? Module outputs on
+random weights and inputs (as the dropout check's own train() runs have them), made here with each dropout placement
+(and with noise in train(), which only looks random), read back by the check. No sandbox: milliseconds."""
 import math
 
 import pytest
 import torch
 
-from grader.checks.mha.state import dropout_pattern, pattern_inputs
+from grader.checks.mha.dropout_patterns import dropout_pattern
 
 pytestmark = pytest.mark.unit
 
 # B, T, dim, n_heads: the ends of the ranges the dropout check draws from (T from 5 to 8, heads from 2 to 4, a head_dim
-# from 2 to 8), and two between, one with head_dim past T
-SIZES = [(2, 5, 2 * 2, 2), (4, 8, 4 * 8, 4), (3, 6, 3 * 3, 3), (2, 5, 2 * 7, 2)]
+# from 2 to 5), and two between
+SIZES = [(2, 5, 2 * 2, 2), (4, 8, 4 * 5, 4), (3, 6, 3 * 3, 3), (2, 7, 2 * 5, 2)]
 P = 0.5
 
 
-def dropped(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
-    return x * torch.empty_like(x).bernoulli_(1 - P, generator=g) / (1 - P)
+def weights_and_call(sizes: tuple, seed: int) -> tuple[dict, dict]:
+    B, T, dim, _ = sizes
+    g = torch.Generator().manual_seed(1000 + seed)
+    weights = {name: torch.randn(dim, dim, generator=g) / math.sqrt(dim) for name in ("wq", "wk", "wv", "wo")}
+    x = torch.randn(B, T, dim, generator=g)
+    return weights, {"q": x, "k": x, "v": x}
 
 
-def train_output(sizes: tuple, scale: float, g: torch.Generator, *, on: tuple[str, ...] = (),
-                 noise: float = 0.0) -> torch.Tensor:
-    """The causal module's train() output with dropout where `on` says: "weights" (attn_dropout's place),
-    "heads" (weights @ V), "output" (resid_dropout's place); `noise` adds randn_like scaled noise to the output."""
-    B, T, DIM, HEADS = sizes
-    weights, call = pattern_inputs(sizes, scale)
-    d = DIM // HEADS
-    q, k, v = ((call[name] @ weights[f"w{name}"].T).view(B, T, HEADS, d).transpose(1, 2) for name in "qkv")
+def train_output(sizes: tuple, weights: dict, call: dict, g: torch.Generator, *, on: tuple[str, ...] = (),
+                 noise: float = 0.0, survivors: float = 1 / (1 - P)) -> torch.Tensor:
+    """The causal module's output in float32, with dropout where `on` says: "weights" (attn_dropout's place), "heads"
+    (weights @ V), "output" (resid_dropout's place), each drawn from `g` in that order, kept values scaled by
+    `survivors`; `noise` adds randn scaled noise to the output."""
+    B, T, dim, heads = sizes
+    d = dim // heads
+
+    def dropped(x: torch.Tensor) -> torch.Tensor:
+        return x * torch.empty_like(x).bernoulli_(1 - P, generator=g) * survivors
+
+    q, k, v = ((call[name] @ weights[f"w{name}"].T).view(B, T, heads, d).transpose(1, 2) for name in "qkv")
     scores = (q @ k.transpose(-2, -1) / math.sqrt(d)).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), -math.inf)
     a = torch.softmax(scores, dim=-1)
-    a = dropped(a, g) if "weights" in on else a
+    a = dropped(a) if "weights" in on else a
     y = a @ v
-    y = dropped(y, g) if "heads" in on else y
-    y = y.transpose(1, 2).reshape(B, T, DIM) @ weights["wo"].T
-    y = dropped(y, g) if "output" in on else y
+    y = dropped(y) if "heads" in on else y
+    y = y.transpose(1, 2).reshape(B, T, dim) @ weights["wo"].T
+    y = dropped(y) if "output" in on else y
     return y + noise * torch.randn(y.shape, generator=g)
 
 
-@pytest.mark.parametrize("sizes", SIZES)
-@pytest.mark.parametrize("seed", range(20))
-def test_each_layer_is_read_in_its_own_place_alone_and_together(seed, sizes):
-    g, scale = torch.Generator().manual_seed(seed), 0.5 + seed / 20
-    assert dropout_pattern(train_output(sizes, scale, g, on=("weights",)), sizes, P, scale) == "weights"
-    assert dropout_pattern(train_output(sizes, scale, g, on=("output",)), sizes, P, scale) == "output"
-    assert dropout_pattern(train_output(sizes, scale, g, on=("weights", "output")), sizes, P, scale) == "both"
+def read(out: torch.Tensor, sizes: tuple, weights: dict, call: dict, seed: int) -> str | None:
+    plain = train_output(sizes, weights, call, torch.Generator())
+    return dropout_pattern(out, plain, call, weights, sizes[3], P, seed)
 
 
 @pytest.mark.parametrize("sizes", SIZES)
 @pytest.mark.parametrize("seed", range(20))
-def test_noise_and_no_dropout_show_no_pattern_and_dropped_heads_are_not_weights(seed, sizes):
-    g, scale = torch.Generator().manual_seed(seed), 0.5 + seed / 20
-    assert dropout_pattern(train_output(sizes, scale, g, noise=P * 1e-5), sizes, P, scale) is None
-    assert dropout_pattern(train_output(sizes, scale, g, noise=0.1), sizes, P, scale) is None
-    assert dropout_pattern(train_output(sizes, scale, g), sizes, P, scale) is None
-    assert dropout_pattern(train_output(sizes, scale, g, on=("heads",)), sizes, P, scale) == "output"
-    noisy_weights = train_output(sizes, scale, g, on=("weights",), noise=1e-3)
-    assert dropout_pattern(noisy_weights, sizes, P, scale) is None
+def test_each_layer_is_read_in_its_own_place_at_ordinary_weights(seed, sizes):
+    weights, call = weights_and_call(sizes, seed)
+    g = torch.Generator().manual_seed(seed)
+    for place in ("weights", "output", "heads"):
+        assert read(train_output(sizes, weights, call, g, on=(place,)), sizes, weights, call, seed) == place
+    drawn_from_the_seed = train_output(sizes, weights, call, torch.Generator().manual_seed(seed), on=("weights", "output"))
+    assert read(drawn_from_the_seed, sizes, weights, call, seed) == "both"
 
 
 @pytest.mark.parametrize("sizes", SIZES)
-def test_a_wrong_scale_for_the_survivors_is_no_dropout(sizes):
-    g, scale = torch.Generator().manual_seed(0), 1.0
-    unscaled = train_output(sizes, scale, g, on=("output",)) * (1 - P)  # dropped, survivors never scaled by 1/(1-p)
-    assert dropout_pattern(unscaled, sizes, P, scale) is None
+@pytest.mark.parametrize("seed", range(20))
+def test_noise_and_no_dropout_show_no_pattern(seed, sizes):
+    weights, call = weights_and_call(sizes, seed)
+    g = torch.Generator().manual_seed(seed)
+    assert read(train_output(sizes, weights, call, g, noise=P * 1e-5), sizes, weights, call, seed) is None
+    assert read(train_output(sizes, weights, call, g, noise=0.1), sizes, weights, call, seed) is None
+    assert read(train_output(sizes, weights, call, g), sizes, weights, call, seed) is None
+    noisy_weights = train_output(sizes, weights, call, g, on=("weights",), noise=1e-3)
+    assert read(noisy_weights, sizes, weights, call, seed) is None
+    both_from_another_draw = train_output(sizes, weights, call, g, on=("weights", "output"))
+    assert read(both_from_another_draw, sizes, weights, call, seed) is None
+
+
+@pytest.mark.parametrize("sizes", SIZES)
+@pytest.mark.parametrize("place", ["weights", "output", "heads"])
+def test_a_wrong_scale_for_the_survivors_is_no_dropout(sizes, place):
+    weights, call = weights_and_call(sizes, 0)
+    unscaled = train_output(sizes, weights, call, torch.Generator().manual_seed(0), on=(place,), survivors=1.0)
+    assert read(unscaled, sizes, weights, call, 0) is None

@@ -11,6 +11,7 @@ from grader.checks.common import (GRADIENT_MISTAKES, changed, compare_gradients,
                                   unread_is_not_cut)
 from grader.checks.dtypes import (UNPROMISED_DTYPES, changed_dtype_failure, dtype_handling_advice, is_dtype_handling,
                                   low_precision_passed, promoted_dtype_note, unpromised_dtype_note)
+from grader.checks.mha.dropout_patterns import LAYER_PATTERNS, dropout_pattern
 from grader.checks.mha.probing import (checked_calls, compare, first_error, inputs, linear_weights, model_args,
                                        out_tensor, run)
 from grader.sandbox.requests import MhaRequest, Probe
@@ -93,10 +94,8 @@ def _mask_buffer(ctx: Context) -> Outcome:
 @check("mha.dropout", part="mha", points=1, visibility="hidden",
        title_zh="dropout：train() 时两处都生效，eval() 时不生效", title_en="dropout: both active in train(), none in eval()")
 def dropout(ctx: Context) -> Outcome:
-    # sizes drawn per grading, written nowhere, so no code drops only at the grader's shapes: positions (5 to 8) never
-    # as many as heads (2 to 4), head_dim from 2 to 8, a max_seq_len past T
-    sizes = dropout_sizes(ctx)
-    B, T, dim, heads, max_len = sizes
+    # sizes drawn per grading, written nowhere, so no code drops only at the grader's shapes
+    B, T, dim, heads, max_len = dropout_sizes(ctx)
     weights = linear_weights(ctx, dim, 150)
     x = inputs(ctx, B, T, dim, 151, self_attention=True)
     doing = ("以 dropout=0.5 运行 forward", "running forward with dropout=0.5")
@@ -158,8 +157,8 @@ def dropout(ctx: Context) -> Outcome:
     misplaced = _misplaced_attention_dropout(trained[DROPOUTS[0]], x, weights, heads, seed=ctx.seed(3))
     if misplaced:
         return failed(*misplaced, ["attn-dropout-placement"])
-    for label, layer in enumerate(DROPOUTS, start=7):
-        problem = _own_pattern(ctx, sizes, layer, label, doing)
+    for layer in DROPOUTS:  # read from the very runs above: no probe of its own, so nothing tells the reading apart
+        problem = _own_pattern(layer, trained[layer], plain_eval, x, weights, heads, ctx.seed(3))
         if problem:
             return needs_correct_values(ctx, "mha", problem)
     return passed("train() 时两处 dropout 都生效，eval() 时输出确定且与 dropout=0 相同。",
@@ -168,71 +167,19 @@ def dropout(ctx: Context) -> Outcome:
 
 def dropout_sizes(ctx: Context) -> tuple[int, int, int, int, int]:
     """B, T, dim, n_heads, max_seq_len of every probe the dropout check runs, drawn per grading: T from 5 to 8
-    positions (never as many as the 2 to 4 heads), head_dim from 2 to 5 (never past T: a width past the positions
-    marked the old pattern probe), a max_seq_len past T. The probe that reads each layer's own pattern runs at these
-    very sizes, so no shape tells it from the probes that see the output change: code that drops only where its
-    pattern is read drops at every train() probe."""
+    positions (never as many as the 2 to 4 heads; at most 8, so the 2^T ways to keep a row's attention weights stay
+    few), head_dim from 2 to 5, a max_seq_len past T. Each layer's own pattern is read from the train() runs that see
+    the output change, so no shape, weight or input tells the reading apart from them."""
     B, T, heads, head_dim, room = ctx.sizes("mha.dropout", range(2, 5), range(5, 9), range(2, 5), range(2, 6), range(1, 9))
     return B, T, heads * head_dim, heads, T + room
 
 
-LAYER_PATTERNS = {DROPOUTS[0]: ("weights", "both"), DROPOUTS[1]: ("output", "both")}
-"""What the train() output with only that layer dropping may show (`dropout_pattern`): its own pattern, or both
-layers' where the code drops with args.dropout itself (`F.dropout(x, self.dropout, self.training)`)."""
-
-
-def pattern_inputs(sizes: tuple[int, ...], scale: float) -> tuple[dict, dict]:
-    """(weights, call) whose output reads off how much attention weight each position kept: wq = wk = 0 weigh every
-    visible key alike (1/(t+1) at position t), wv = wo = I, and every value is `scale`, so in eval() every output is
-    `scale`. Any head_dim will do. `sizes`: B, T, dim, n_heads (`dropout_sizes`)."""
-    B, T, dim = sizes[:3]
-    v = torch.full((B, T, dim), scale)
-    identity, zero = torch.eye(dim), torch.zeros(dim, dim)
-    return {name: identity if name in ("wv", "wo") else zero for name in PROJECTIONS}, {"q": v, "k": v, "v": v}
-
-
-def dropout_pattern(out: torch.Tensor, sizes: tuple[int, ...], p: float, scale: float) -> str | None:
-    """Which dropout the causal train() output on `pattern_inputs(scale)` shows, at rate p (s = 1/(1-p)), at
-    position t (n = t + 1 visible keys): "weights" (each head's values alike, s·k/n for the k keys kept), "output"
-    (every value kept ×s or dropped on its own), "both" (s·s·k/n or 0), or None (no dropout's pattern: noise, or
-    nothing dropped)."""
-    B, T, dim, heads = sizes[:4]
-    s = 1 / (1 - p)
-    if tuple(out.shape) != (B, T, dim):
-        return None
-    y = out.double().reshape(B, T, heads, dim // heads) / scale  # (B, T, H, d)
-    if not bool(torch.isfinite(y).all()):
-        return None
-
-    def among(x: torch.Tensor, values) -> bool:
-        return bool(torch.stack([torch.isclose(x, torch.full_like(x, v), rtol=1e-4, atol=1e-5) for v in values]).any(0).all())
-
-    fits = {"weights": True, "output": True, "both": True}
-    for t in range(T):
-        n, at = t + 1, y[:, t]  # (B, H, d)
-        alike = among(at - at[..., :1], [0.0])  # every channel of a head carries the same sum of kept weights
-        fits["weights"] &= alike and among(at * n / s, range(n + 1))
-        fits["output"] &= among(at, [0.0, s])
-        fits["both"] &= among(at * n / (s * s), range(n + 1))
-    seen = next((name for name, fit in fits.items() if fit), None)
-    every_kept = s * s if seen == "both" else s  # each value where nothing was dropped
-    if seen is None or not (bool((y.abs() > 1e-9).any()) and bool(((y - every_kept).abs() > 1e-6).any())):
-        return None  # nothing kept, or nothing dropped: no dropout at work
-    return seen
-
-
-def _own_pattern(ctx: Context, sizes: tuple[int, int, int, int, int], layer: str, label: int, doing) -> Outcome | None:
-    """With only `layer` dropping (p = 0.5), the train() output must show that layer's own pattern where it belongs:
-    output that is merely random (noise added in train()) is no dropout. Run at the check's own `sizes`."""
-    B, T, dim, heads, max_len = sizes
-    scale = 0.5 + float(torch.rand((), generator=ctx.generator(200 + label)))  # the parent's own, like every input
-    weights, call = pattern_inputs(sizes, scale)
-    other = next(name for name in DROPOUTS if name != layer)
-    results, problem = run(ctx, model_args(dim, heads, max_len, dropout=0.5), [dict(call, mode="train", seed=ctx.seed(label))],
-                           True, doing, weights=weights, dropout_p={layer: 0.5, other: 0.0})
-    if problem:
-        return problem
-    seen = dropout_pattern(out_tensor(results[0]), sizes, 0.5, scale)
+def _own_pattern(layer: str, out: torch.Tensor, plain: torch.Tensor, x: dict, weights: dict, heads: int,
+                 seed: int) -> Outcome | None:
+    """With only `layer` dropping (p = 0.5), the train() output `out` (drawn from `seed`) must show that layer's own
+    pattern where it belongs, against the code's own eval() output `plain` on the same weights and inputs: output that
+    is merely random (noise added in train()) is no dropout."""
+    seen = dropout_pattern(out, plain, x, weights, heads, 0.5, seed)
     if seen in LAYER_PATTERNS[layer]:
         return None
     where_zh, where_en = (("softmax 之后的注意力权重", "the attention weights after softmax") if layer == DROPOUTS[0]

@@ -1,0 +1,94 @@
+"""Which dropout a module's train() output shows, read at the dropout check's own weights and inputs: the ordinary,
+secret ones of the very train() runs that see the output change with one layer dropping. No weight, input or shape
+tells the reading apart from those runs (a probe of its own, at weights such as wq = wk = 0, could be told apart by
+tensor operations the judge runs), so code that drops only where its pattern is read drops wherever it is graded.
+
+What the reading needs beyond the code's own eval() output (each head's attention weights and values, for
+attn_dropout's place) is the float64 reference's: where the module's values are wrong, the check says so instead."""
+from __future__ import annotations
+
+import torch
+
+from grader.assignment import DROPOUTS
+from grader.checks import diagnosis, reference
+from grader.checks.common import MODULE_TOLERANCE
+
+LAYER_PATTERNS = {DROPOUTS[0]: ("weights", "both"), DROPOUTS[1]: ("output", "heads", "both")}
+"""The patterns the train() output with only that layer dropping may show: its own (resid_dropout's also on the heads
+before wo, one linear map away), or both layers' where the code drops with args.dropout itself
+(`F.dropout(x, self.dropout, self.training)`)."""
+KEPT_RTOL = 1e-5
+"""float32's room for a kept value against s times the code's own eval() value: the same operations on the same
+numbers, one exact product by s apart."""
+HEADS_RTOL = 1e-3
+"""The same read before wo, through its inverse: float32 rounding grows with wo's condition number."""
+
+
+def dropout_pattern(out: torch.Tensor | None, plain: torch.Tensor | None, call: dict, weights: dict, heads: int,
+                    p: float, seed: int) -> str | None:
+    """The pattern of the causal train() output `out` on `call` with `weights`, at rate p (s = 1/(1-p)), against the
+    code's own eval() output `plain` of the same call: "output" (each value kept ×s or dropped), "heads" (the same on
+    each head's output before wo), "weights" (each head's attention weights kept ×s or dropped key by key: the output
+    rebuilt from the reference's weights and values), "both" (weights, then output, drawn from `seed` in that order,
+    as the judge draws nn.Dropout's masks), or None (no dropout's pattern: noise, or nothing dropped)."""
+    if out is None or plain is None or out.shape != plain.shape or not bool(torch.isfinite(out).all()):
+        return None
+    s, y, e = 1 / (1 - p), out.double(), plain.double()
+    wo = weights["wo"].double()
+    if _each_kept_or_dropped(y, e, s, KEPT_RTOL):
+        return "output"
+    if _each_kept_or_dropped(_before(wo, y), _before(wo, e), s, HEADS_RTOL):
+        return "heads"
+    atol, rtol = MODULE_TOLERANCE[torch.float32]
+    if _attention_weights_dropped(y, call, weights, heads, s, atol, rtol):
+        return "weights"
+    both = reference.attention_dropout_placements(call["q"], call["k"], call["v"], weights, heads, p, seed)["both"]
+    return "both" if diagnosis.close(y, both, atol, rtol) else None
+
+
+def _before(wo: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """What went into `y = x @ wo.T`: x, one solve (wo is the parent's ordinary weight, invertible)."""
+    return torch.linalg.solve(wo, y.reshape(-1, y.shape[-1]).T).T.reshape(y.shape)
+
+
+def _each_kept_or_dropped(y: torch.Tensor, e: torch.Tensor, s: float, rtol: float) -> bool:
+    """Every value of y is 0 or s·e, with at least one of each where they differ."""
+    atol = rtol * float(e.abs().max())
+    dropped = y.abs() <= atol
+    kept = (y - s * e).abs() <= atol + rtol * (s * e).abs()
+    telling = e.abs() > 10 * atol  # where e is about 0, dropped and kept look the same
+    return bool((dropped | kept).all() and (dropped & telling).any() and (kept & ~dropped & telling).any())
+
+
+def _attention_weights_dropped(y: torch.Tensor, call: dict, weights: dict, heads: int, s: float, atol: float,
+                               rtol: float) -> bool:
+    """Whether some choice of kept keys per head and position, with some dropped and some kept, rebuilds y. Each
+    head's output before wo is first matched to the nearest of its 2^T sums s·Σ kept weight·value (T ≤ 8: 256 at
+    most); then, head by head, the sum whose image through wo best fits what the other heads leave of y (a key of
+    tiny weight is told apart there, not before wo, whose inverse can blow float32's rounding past it). The choice is
+    only a guess: the output rebuilt from it and held against y is the verdict."""
+    q, k, v = (call[name].double() for name in "qkv")
+    W = {name: w.double() for name, w in weights.items()}
+    B, T, C = y.shape
+    d = C // heads
+
+    def split(x: torch.Tensor) -> torch.Tensor:  # (B, T, C) -> (B, H, T, d)
+        return x.view(B, T, heads, d).transpose(1, 2)
+
+    values = split(v @ W["wv"].T)  # (B, H, T, d)
+    scores = split(q @ W["wq"].T) @ split(k @ W["wk"].T).transpose(-2, -1) / d ** 0.5  # (B, H, T, T)
+    attention = torch.softmax(scores.masked_fill(reference.causal_future(T), float("-inf")), dim=-1)
+    choices = ((torch.arange(2 ** T)[:, None] >> torch.arange(T)) & 1).double()  # (2^T, T): key j kept or not
+    sums = s * torch.einsum("cj,bhij,bhjd->bhicd", choices, attention, values)  # (B, H, T, 2^T, d)
+    picked = (sums - split(_before(W["wo"], y)).unsqueeze(3)).square().sum(-1).argmin(-1)  # (B, H, T)
+    through_wo = torch.einsum("bhicd,hde->bhice", sums, W["wo"].T.reshape(heads, d, C))  # (B, H, T, 2^T, C)
+    for _ in range(3):
+        for h in range(heads):
+            chosen = through_wo.gather(3, picked[..., None, None].expand(B, heads, T, 1, C)).squeeze(3)  # (B, H, T, C)
+            left = y - (chosen.sum(1) - chosen[:, h])  # (B, T, C): what the other heads leave of y
+            picked[:, h] = (through_wo[:, h] - left.unsqueeze(2)).square().sum(-1).argmin(-1)
+    kept = choices[picked]  # (B, H, T, T)
+    rebuilt = (s * kept * attention @ values).transpose(1, 2).reshape(B, T, C) @ W["wo"].T  # (B, T, C)
+    visible = ~reference.causal_future(T)
+    return bool(diagnosis.close(y, rebuilt, atol, rtol) and (kept[..., visible] == 0).any()
+                and (kept[..., visible] == 1).any())
