@@ -534,6 +534,12 @@ MUTATIONS = [
              (("judge_many(probe.value, runs, left=self._remaining())", "judge_many(probe.value, runs)"),),
              ("tests/judge/test_a_graph_that_ends_the_judge.py::test_the_judge_never_waits_past_what_the_submission_has_left",),
              "sandbox"),
+    # issue 43: whether a module calls attn_dropout is a fact of its code, whether or not its values are right
+    Mutation("dropout-use-judged-with-wrong-values", "grader/checks/mha/state.py",
+             (('    return layer == DROPOUTS[0] and values is not None and not values.passed \\\n',
+               '    return False and values is not None and not values.passed \\\n'),),
+             ("tests/checks/test_compound_and_dtype_verdicts.py::test_each_reconstruction_gets_its_score_and_exactly_its_ids"
+              "[mutants/wrong-input__7]",), "sandbox"),
     # issue 41, red team 3: a student's exception text quoted with its own line breaks writes lines of the report
     Mutation("student-error-quoted-on-one-line", "grader/checks/diagnosis.py",
              (('    return " ⏎ ".join(line for line in said.splitlines() if line.strip())[:limit]\n',

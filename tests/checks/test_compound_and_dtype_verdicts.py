@@ -15,11 +15,12 @@ pytestmark = pytest.mark.sandbox
 
 MUTANTS, CORRECT = SUBMISSIONS / "mutants", SUBMISSIONS / "correct"
 VERDICTS = {
-    # mha.values (2) and the four checks that need its values (0.5 + 1 + 1 + 1) are lost: mha.dropout reads
-    # attn_dropout's pattern through the reference's attention weights, which the multiplied scale makes other
-    MUTANTS / "wrong-input__7.py": (14.5, {"wrong-input", "wrong-scale"}),
-    # the same four, and mha.dropout (1) and mha.causal_no_leak (1): split heads mix positions, so the future leaks
-    MUTANTS / "head-split__6.py": (13.5, {"wrong-input", "head-split"}),
+    # mha.values (2) and the three checks that need its values (0.5 + 1 + 1) are lost; mha.dropout (1) holds: both
+    # layers are called, though attn_dropout's pattern, read through the reference's weights, cannot be read here
+    MUTANTS / "wrong-input__7.py": (15.5, {"wrong-input", "wrong-scale"}),
+    # the same four, and mha.causal_no_leak (1): split heads mix positions, so the future leaks; both dropouts are
+    # called (mha.dropout holds)
+    MUTANTS / "head-split__6.py": (14.5, {"wrong-input", "head-split"}),
     MUTANTS / "mask-dtype.py": (19.0, {"mask-dtype"}),  # sdpa.low_precision (1): raises in float16
     MUTANTS / "mask-dtype__3.py": (19.0, {"mask-dtype"}),  # sdpa.low_precision (1): weights come back in float32
     MUTANTS / "mask-dtype__4.py": (19.5, {"mask-dtype"}),  # mha.low_precision (0.5): raises in float16
