@@ -71,7 +71,7 @@ def needs_correct_values(ctx: Context, part: str, outcome: Outcome, own: tuple[s
     prerequisite = f"{part}.values"
     values = ctx.outcomes.get(prerequisite)
     if outcome.passed or values is None or values.passed or set(own) & set(outcome.mistakes) \
-            or outcome.cause not in ("values", values.cause or "-"):
+            or outcome.cause not in ("values", "forward", values.cause or "-"):
         return outcome
     if "unsupported-op" in values.mistakes:  # the same operator, met here too: the grader's limit, not a wrong value
         return Outcome(False, f"未检查：评分程序无法运行这段代码的一个算子（算子本身没有问题，见 {prerequisite}）。",
