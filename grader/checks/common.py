@@ -105,6 +105,16 @@ def named_backward(ctx: Context, part: str, outcome: Outcome) -> Outcome:
     return outcome
 
 
+GRADIENT_PROBE_FORWARD = ("梯度检查的前向（训练）", "the forward of the gradient probe (training)")
+
+
+def wrong_forward(outcome: Outcome) -> Outcome:
+    """A gradient probe's own forward, run in training, that differs from the reference: the mistake is the forward's
+    (the values check names it), never `wrong-backward`, which `named_backward` gives only to cause "values"."""
+    outcome.cause = "forward"
+    return outcome
+
+
 def non_finite(outcome: Outcome, actual: torch.Tensor | None, expected: torch.Tensor) -> Outcome:
     """A failed comparison where the student's numbers hold NaN or inf and the reference's do not says so first:
     a non-finite output is a failure of its own (it poisons everything after it), whatever else explains it."""

@@ -7,8 +7,8 @@ import torch
 from grader.checks import diagnosis, reference
 from grader.assignment import DROPOUTS, PROJECTIONS
 from grader.checks import Context, Outcome, check, failed, passed
-from grader.checks.common import (GRADIENT_MISTAKES, changed, compare_gradients, named_backward, needs_correct_values,
-                                  unread_is_not_cut)
+from grader.checks.common import (GRADIENT_MISTAKES, GRADIENT_PROBE_FORWARD, changed, compare_gradients, named_backward,
+                                  needs_correct_values, unread_is_not_cut, wrong_forward)
 from grader.checks.dtypes import (UNPROMISED_DTYPES, changed_dtype_failure, dtype_handling_advice, is_dtype_handling,
                                   low_precision_passed, promoted_dtype_note, unpromised_dtype_note)
 from grader.checks.mha.probing import (checked_calls, compare, first_error, in_regimes, inputs, linear_weights,
@@ -31,7 +31,7 @@ def _low_precision(ctx: Context) -> Outcome:
         weights = {k: w.to(dtype) for k, w in linear_weights(ctx, dim, seed).items()}
         call = inputs(ctx, 2, 6, dim, seed + 1, dtype=dtype)
         args = model_args(dim, heads, 16)
-        # float16, which is graded, in both regimes; bfloat16, which only advises, in one (checks.regimes)
+        # float16, which is graded, in both regimes; bfloat16, which only advises, in one
         calls = in_regimes(ctx, f"mha.low_precision {name}", [call, call] if dtype == torch.float16 else [call])
         answer = ctx.student.call(Probe.MHA, MhaRequest(args=args, is_causal=True, calls=calls, weights=weights,
                                                         dtype=name))
@@ -43,8 +43,8 @@ def _low_precision(ctx: Context) -> Outcome:
             notes.append(advice)
             continue
         results, problem = checked_calls(ctx, args, calls, answer, (f"以 {name} 运行", f"running in {name}"))
-        for result in [] if problem else results:
-            problem = problem or compare(out_tensor(result), call, weights, heads, True, ctx.static, (name, name))
+        problem = problem or next(filter(None, (compare(out_tensor(result), call, weights, heads, True, ctx.static,
+                                                        (name, name)) for result in results)), None)
         promoted = None if problem else promoted_dtype_note(ctx, "mha", dtype, {"out": out_tensor(results[0])})
         if failure := changed_dtype_failure(dtype, promoted):  # float16 is graded: a changed dtype costs the check
             return failure
@@ -104,8 +104,8 @@ def dropout(ctx: Context) -> Outcome:
     x = inputs(ctx, B, T, dim, 151, self_attention=True)
     doing = ("以 dropout=0.5 运行 forward", "running forward with dropout=0.5")
     # without any dropout: eval() twice and train() once, each under another seed, must be one and the same output
-    # train() in training, as real training runs it; the eval() calls in both regimes (checks.regimes)
-    calls = [*in_regimes(ctx, "mha.dropout eval", [dict(x, mode="eval", seed=ctx.seed(1)), dict(x, mode="eval", seed=ctx.seed(2))]),
+    # train() in training, as real training runs it; eval() in both regimes (checks.regimes)
+    calls = [*in_regimes(ctx, "mha.dropout eval", [dict(x, mode="eval", seed=ctx.seed(n)) for n in (1, 2)]),
              dict(x, mode="train", seed=ctx.seed(3), regime="training")]
     plain, problem = run(ctx, model_args(dim, heads, max_len, dropout=0.0), calls, True, doing, weights=weights)
     if problem:
@@ -130,7 +130,7 @@ def dropout(ctx: Context) -> Outcome:
         return failed("args.dropout=0 时 train() 的输出仍然随机，与 eval() 不同：某处的 dropout 概率没有用 args.dropout。",
                       "With args.dropout = 0 the train() output is still random and differs from eval(): some dropout "
                       "rate does not come from args.dropout.", ["dropout-hardcoded"])
-    calls = in_regimes(ctx, "mha.dropout eval 0.5", [dict(x, mode="eval", seed=ctx.seed(1)), dict(x, mode="eval", seed=ctx.seed(2))])
+    calls = in_regimes(ctx, "mha.dropout eval 0.5", [dict(x, mode="eval", seed=ctx.seed(n)) for n in (1, 2)])
     results, problem = run(ctx, model_args(dim, heads, max_len, dropout=0.5), calls, True, doing, weights=weights)
     if problem:
         return problem
@@ -142,8 +142,7 @@ def dropout(ctx: Context) -> Outcome:
     trained = {}
     for layer, other in (DROPOUTS, DROPOUTS[::-1]):
         # only this layer drops: its own effect must show in train()
-        calls = [dict(x, mode="train", seed=ctx.seed(3), regime="training"),
-                 dict(x, mode="train", seed=ctx.seed(4), regime="training")]
+        calls = [dict(x, mode="train", seed=ctx.seed(n), regime="training") for n in (3, 4)]
         results, problem = run(ctx, model_args(dim, heads, max_len, dropout=0.5), calls, True, doing, weights=weights,
                                dropout_p={layer: 0.5, other: 0.0})
         if problem:
@@ -335,15 +334,10 @@ def _gradients(ctx: Context) -> Outcome:
     if problem:
         return problem
     result = results[0]
-    # the forward of this very call, which ran in training, at the gradients' tolerance: code that computes otherwise
-    # when its inputs need grad is wrong here, whatever its backward (the values check names the mistake)
+    # this call's forward, at the gradients' tolerance: code that computes otherwise when its inputs need grad is wrong
     expected_out = reference.multi_head_attention(call["q"], call["k"], call["v"], weights, heads, True)
-    problem = None if diagnosis.close(out_tensor(result), expected_out, *tolerance) else compare(
-        out_tensor(result), call, weights, heads, True, ctx.static,
-        ("梯度检查的前向（训练）", "the forward of the gradient probe (training)"))
-    if problem:
-        problem.cause = "forward"  # no backward is judged: never wrong-backward (common.named_backward)
-        return problem
+    if not diagnosis.close(out_tensor(result), expected_out, *tolerance):
+        return wrong_forward(compare(out_tensor(result), call, weights, heads, True, ctx.static, GRADIENT_PROBE_FORWARD))
     leaves = {name: x.clone().requires_grad_(True) for name, x in call.items()}
     params = {name: w.clone().requires_grad_(True) for name, w in weights.items()}
     out = reference.multi_head_attention(leaves["q"], leaves["k"], leaves["v"], params, heads, True)

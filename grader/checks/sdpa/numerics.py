@@ -4,8 +4,8 @@ from __future__ import annotations
 import torch
 
 from grader.checks import diagnosis, reference, Context, Outcome, check, failed, passed
-from grader.checks.common import (GRADIENT_MISTAKES, an_input_is_unread, compare_gradients, named_backward, named_variant,
-                                  needs_correct_values, unread_is_not_cut)
+from grader.checks.common import (GRADIENT_MISTAKES, GRADIENT_PROBE_FORWARD, an_input_is_unread, compare_gradients,
+                                  named_backward, named_variant, needs_correct_values, unread_is_not_cut, wrong_forward)
 from grader.checks.dtypes import (UNPROMISED_DTYPES, changed_dtype_failure, dtype_handling_advice, is_dtype_handling,
                                   low_precision_passed, promoted_dtype_note, unpromised_dtype_note)
 from grader.checks.regimes import SPREAD_LAYOUTS, combinations
@@ -186,11 +186,8 @@ def _gradients(ctx: Context) -> Outcome:
         # the forward of this very call, which ran in training, at the gradients' tolerance: code that computes
         # otherwise when its inputs need grad is wrong here, whatever its backward (the values check names the mistake)
         expected_out, _ = reference.attention(Q, K, V, is_causal)
-        problem = None if diagnosis.close(tensor(answer, "out"), expected_out, *tolerance) else compare(
-            ctx, answer, Q, K, V, is_causal, "梯度检查的前向（训练）", "the forward of the gradient probe (training)")
-        if problem:
-            problem.cause = "forward"  # no backward is judged: never wrong-backward (common.named_backward)
-            return problem
+        if not diagnosis.close(tensor(answer, "out"), expected_out, *tolerance):
+            return wrong_forward(compare(ctx, answer, Q, K, V, is_causal, *GRADIENT_PROBE_FORWARD))
         grads = answer.get("grads")
         if not grads or any(g is None for g in grads):
             missing = ", ".join(n for n, g in zip("QKV", grads or [None] * 3) if g is None)

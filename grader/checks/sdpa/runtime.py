@@ -11,7 +11,6 @@ from grader.checks.common import (TOLERANCE, counted_loops, device_sweep, failed
                                   not_checked_without_a_shape, same_on_cuda)
 from grader.checks.gates import forbidden_api_gate, rules_gate
 from grader.checks.regimes import SPREAD_LAYOUTS, combinations
-from grader.checks.sdpa.behaviour import LAYOUT_WORDS
 from grader.checks.sdpa.probing import accepted_shape, call, qkv, tensor
 from grader.graph.answers import same_values
 from grader.sandbox.requests import Probe, SdpaRequest
@@ -41,7 +40,7 @@ def device(ctx: Context) -> Outcome:
         answer, problem = call(ctx, Q, K, V, layout=layout, regime="training")
         return None if problem else same_on_cuda(tensor(answer, "out"), value, TOLERANCE[Q.dtype])
 
-    cases = [(f"Q{tuple(Q.shape)}, {LAYOUT_WORDS[layout][1]}", layout) for layout in SPREAD_LAYOUTS]
+    cases = [(f"Q{tuple(Q.shape)}, layout={layout}", layout) for layout in SPREAD_LAYOUTS]
     return device_sweep(ctx, cases, run, lambda _, error: diagnosis.device_mistake(ctx.static, error=error),
                         agrees_on_cuda)
 
