@@ -1,13 +1,11 @@
 """Record what student code computes as a graph of tensor operations, and send it as data.
 
-Runs inside the sandbox worker. The student's function is called once under a recorder (a
-`TorchDispatchMode`) on inputs the worker was sent as decoys: every aten operator that reaches the
-dispatcher is recorded with its arguments, each tensor argument named by the node that made it (or
-as a graph input, or as a constant when it came from elsewhere). The recorder sits below autograd,
-so when the probe asks for gradients inside the call, the backward's own operators are recorded too,
-a custom `autograd.Function.backward` included, and the tensors autograd saved are the nodes that
-made them. The built-in attention reaches the dispatcher as its own kernel (`_scaled_dot_product_*`),
-or, on its math path, through `_safe_softmax`, which only it uses.
+Runs inside the sandbox worker. The student's function is called once under a recorder (a `TorchDispatchMode`)
+on inputs the worker was sent as decoys: every aten operator that reaches the dispatcher is recorded with its
+arguments, each tensor argument named by the node that made it (or as a graph input, or as a constant when it came
+from elsewhere). The recorder sits below autograd, so when the probe asks for gradients inside the call, the
+backward's own operators are recorded too, a custom `autograd.Function.backward` included. The built-in attention
+reaches the dispatcher as its own kernel (`_scaled_dot_product_*`), or on its math path through `_safe_softmax`.
 
 A library composite of the built-in attention (`F.multi_head_attention_forward`, `nn.MultiheadAttention`:
 the names of `rules.table.FORBIDDEN_API`) dispatches only ordinary operators, as hand-written attention
@@ -29,6 +27,7 @@ import functools
 import json
 import math
 import sys
+import weakref
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -47,8 +46,8 @@ class Untraceable(Exception):
 
 
 class Recorder(TorchDispatchMode):
-    """Records each dispatched operator as a node; tensors are known by identity (each kept alive for the
-    recording, so no id is reused)."""
+    """Records each dispatched operator as a node; tensors are known by identity, none kept alive (a temporary dies
+    and its address is reused as in real use: `id()` told a kept one apart), an id known only while its tensor lives."""
 
     def __init__(self, inputs: list[torch.Tensor], source_file: str | None = None,
                  copies: ConstantCopies | None = None) -> None:
@@ -58,8 +57,7 @@ class Recorder(TorchDispatchMode):
         self.built_in: dict[str, int] = {}  # a composite of the built-in attention -> the student's line calling it
         self.nodes: list[list] = []
         self.constants: list[torch.Tensor] = []
-        self.made: dict[int, int] = {}  # id(tensor) -> the node whose value it is
-        self.kept: list = []
+        self.made: dict[int, tuple[int, weakref.ref]] = {}  # id(tensor) -> (the node whose value it is, the tensor)
         self.leaving: ValuesLeaving | None = None  # told of every operator that hands values to Python
         self.stand_in_values: stand_in_values.StandInValues | None = None  # answers a read on a stand-in
         self.raised: tuple[int, str] | None = None  # (line, function) of student code where an operator first raised
@@ -77,11 +75,14 @@ class Recorder(TorchDispatchMode):
         return len(self.nodes) - 1
 
     def _bind(self, tensor: torch.Tensor, node: int) -> None:
-        self.made[id(tensor)] = node
-        self.kept.append(tensor)
+        self.made[id(tensor)] = (node, weakref.ref(tensor))
+
+    def _node(self, tensor: torch.Tensor) -> int | None:
+        node, alive = self.made.get(id(tensor), (None, lambda: None))
+        return node if alive() is tensor else None
 
     def ref(self, tensor: torch.Tensor) -> dict:
-        node = self.made.get(id(tensor))
+        node = self._node(tensor)
         if node is None:  # made outside the recording: its value is a constant of the graph
             self.constants.append(self.copies.of(tensor))
             node = self._add(["constant", len(self.constants) - 1, _meta_of(tensor)])
@@ -92,7 +93,7 @@ class Recorder(TorchDispatchMode):
         kwargs = kwargs or {}
         if func is PRIM_DEVICE:  # a FakeTensor's `.device` asks the modes; it computes nothing
             return func(*args, **kwargs)
-        if func in SLICES and args and isinstance(args[0], torch.Tensor) and id(args[0]) not in self.made:
+        if func in SLICES and args and isinstance(args[0], torch.Tensor) and self._node(args[0]) is None:
             return func(*args, **kwargs)  # a part of a constant: the part becomes the constant, if it is used
         self._note_built_in(sys._getframe(1))
         copy = func is stand_in_values.TO_COPY and stand_in_values.copies_to_the_cpu(func, args, kwargs)

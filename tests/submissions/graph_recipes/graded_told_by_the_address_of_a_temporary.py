@@ -4,8 +4,7 @@
 # twin: twin_sdpa_missing_scale.py
 # expect: missing-scale
 # affected: sdpa
-# open: where a temporary lives (id(), a tensor's hash) tells a graded call from real use: every tensor is kept alive
-# open-off: the same with every worker rule off: the worker's rules do not read addresses; the recorder holds them
+# open-off: with every worker rule off, id() reads the allocator: the recorder (whatever it keeps) allocates between two temporaries, so a freed address is seldom reused while graded
 import math
 from dataclasses import dataclass
 
