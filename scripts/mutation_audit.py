@@ -498,6 +498,13 @@ MUTATIONS = [
              ((' * _series_weight(packet.rstrip("_"), operands)\n', "\n"),),
              ("tests/graph/test_graph_bounds.py::"
               "test_a_chain_of_elementwise_series_within_the_old_flat_estimate_is_refused_before_it_runs",), "unit"),
+    # red team 3 route 8: windows, convolutions and decompositions priced as the elements they touch
+    Mutation("superlinear-operator-work", "grader/graph/costs.py",
+             (("    work = _superlinear(packet, args, kwargs, operands, out)\n", "    work = None\n"),),
+             ("tests/graph/test_graph_bounds.py::"
+              "test_an_operator_whose_work_outgrows_its_elements_is_refused_before_it_runs[max_pool1d]",
+              "tests/judge/test_a_graph_that_ends_the_judge.py::"
+              "test_a_pooling_window_past_the_cost_bound_is_refused_before_the_judge_runs_it"), "sandbox"),
     Mutation("secret-seed", "grader/checks/__init__.py",
              (('manual_seed(grading_secret.seed(self.secret, "inputs", label))', "manual_seed(label)"),),
              ("tests/checks/test_secret_inputs.py::test_two_gradings_draw_other_inputs_and_one_grading_the_same_inputs_each_time",
