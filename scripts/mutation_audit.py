@@ -498,6 +498,12 @@ MUTATIONS = [
              ((' * _series_weight(packet.rstrip("_"), operands)\n', "\n"),),
              ("tests/graph/test_graph_bounds.py::"
               "test_a_chain_of_elementwise_series_within_the_old_flat_estimate_is_refused_before_it_runs",), "unit"),
+    # red team 3 route 7: every regrade of the fix search on a clock of its own (95 s and 140 s for one hand-in)
+    Mutation("fix-search-in-the-hand-ins-budget", "grader/grade.py",
+             (("        if self.left() <= 0:\n            raise fixes.OutOfTime()\n"
+               "        return self._cached_report(copy, None, remaining=self.left)",
+               "        return self._cached_report(copy, None)"),),
+             ("tests/fixes/test_fix_search_budget.py",), "sandbox"),
     # red team 3 route 8: windows, convolutions and decompositions priced as the elements they touch
     Mutation("superlinear-operator-work", "grader/graph/costs.py",
              (("    work = _superlinear(packet, args, kwargs, operands, out)\n", "    work = None\n"),),
