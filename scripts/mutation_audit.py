@@ -547,7 +547,7 @@ MUTATIONS = [
              ("tests/report/test_core_report.py::test_a_check_a_failed_gate_zeroes_says_it_is_not_counted_and_why",),
              "unit"),
     Mutation("diagnosis-behind-a-crash", "grader/fixes/__init__.py",
-             (("    checks, after_crashes = behind_errors(grading, report, fixed, found)",
+             (("    checks, after_crashes = behind_errors(grading, report, fixed, found, not_tried)",
                "    checks, after_crashes = report[\"checks\"], []"),),
              ("tests/fixes/test_behind_a_crash.py::"
               "test_what_a_crash_hides_is_named_behind_it_and_the_score_stays[undefined_name_wrong_scale]",), "sandbox"),
