@@ -106,7 +106,10 @@ class Grading:
 
     def left(self) -> float:
         """Seconds the hand-in has left of its one budget (`Limits.submission_seconds`), which its grading, its fix
-        search and what the search looks behind share: a regrade gets what is left, not a clock of its own."""
+        search and what the search looks behind share: a regrade gets what is left, not a clock of its own. The
+        clock starts with `report()`, or with the first regrade of a grading that was never reported."""
+        if self.started is None:
+            self.started = time.monotonic()
         return self.limits.submission_seconds - (time.monotonic() - self.started)
 
     def report(self) -> dict:
