@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json as json_module
+import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,18 +99,33 @@ class Grading:
     use_cuda: bool
     cache: Path | None = None
     static: dict[str, list] = field(init=False)
+    started: float | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.static = static_pass.analyse(self.submission.source)  # the checks and the fix search both read it
 
+    def left(self) -> float:
+        """Seconds the hand-in has left of its one budget (`Limits.submission_seconds`), which its grading, its fix
+        search and what the search looks behind share: a regrade gets what is left, not a clock of its own. The
+        clock starts with `report()`, or with the first regrade of a grading that was never reported."""
+        if self.started is None:
+            self.started = time.monotonic()
+        return self.limits.submission_seconds - (time.monotonic() - self.started)
+
     def report(self) -> dict:
+        self.started = time.monotonic()
         return self._cached_report(self.submission, self.static)
 
     def regrade(self, copy: Submission) -> dict:
-        """An edited copy of the hand-in, graded with the same checks, limits, device and cache."""
-        return self._cached_report(copy, None)
+        """An edited copy of the hand-in, graded with the same checks, limits, device and cache, in what the hand-in
+        has left; `fixes.OutOfTime` where nothing is left, or where the regrade ran out of it (its report, cut
+        short, is neither used nor kept)."""
+        if self.left() <= 0:
+            raise fixes.OutOfTime()
+        return self._cached_report(copy, None, remaining=self.left)
 
-    def _cached_report(self, submission: Submission, static: dict | None) -> dict:
+    def _cached_report(self, submission: Submission, static: dict | None,
+                       remaining: Callable[[], float] | None = None) -> dict:
         """The report of exactly this source (a fix's edited copy is another source, so another key)."""
         cache_key = report_cache.key(submission, [c.id for c in self.checks], self.limits, self.use_cuda,
                                      torch.__version__)
@@ -119,20 +136,22 @@ class Grading:
             cached = report_cache.load(self.cache, cache_key)  # stored by another grader while this one waited
             if cached is not None:
                 return cached
-            report = _run_checks(submission, self.checks, self.limits, self.use_cuda, static)
+            report = _run_checks(submission, self.checks, self.limits, self.use_cuda, static, remaining)
+            if remaining is not None and remaining() <= 0:
+                raise fixes.OutOfTime()
             report_cache.store(self.cache, cache_key, report)
         return report
 
 
 def _run_checks(submission: Submission, checks: list[Check], limits: Limits, use_cuda: bool,
-                static: dict | None = None) -> dict:
+                static: dict | None = None, remaining: Callable[[], float] | None = None) -> dict:
     static = dict(static_pass.analyse(submission.source) if static is None else static)  # a key is added below
     if submission.syntax_errors:
         static.setdefault("syntax-error", [{"line": e["line"], "text": e["text"]} for e in submission.syntax_errors])
     violations = rules.violations(submission.source)
     # a part that breaks the rules is not run at all: its code never gets to touch what the other part measures
     blocked = {part for part in rules.PARTS if rules.for_part(violations, part)}
-    student = StudentCode(submission, limits, use_cuda)
+    student = StudentCode(submission, limits, use_cuda, remaining)
     ctx = Context(student, static, use_cuda, violations, secret=grading_secret.draw(submission.source))
     results = []
     try:

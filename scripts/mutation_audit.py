@@ -558,6 +558,19 @@ MUTATIONS = [
              ((' * _series_weight(packet.rstrip("_"), operands)\n', "\n"),),
              ("tests/graph/test_graph_bounds.py::"
               "test_a_chain_of_elementwise_series_within_the_old_flat_estimate_is_refused_before_it_runs",), "unit"),
+    # red team 3 route 7: every regrade of the fix search on a clock of its own (95 s and 140 s for one hand-in)
+    Mutation("fix-search-in-the-hand-ins-budget", "grader/grade.py",
+             (("        if self.left() <= 0:\n            raise fixes.OutOfTime()\n"
+               "        return self._cached_report(copy, None, remaining=self.left)",
+               "        return self._cached_report(copy, None)"),),
+             ("tests/fixes/test_fix_search_budget.py",), "sandbox"),
+    # red team 3 route 8: windows, convolutions and decompositions priced as the elements they touch
+    Mutation("superlinear-operator-work", "grader/graph/costs.py",
+             (("    work = _superlinear(packet, args, kwargs, operands, out)\n", "    work = None\n"),),
+             ("tests/graph/test_graph_bounds.py::"
+              "test_an_operator_whose_work_outgrows_its_elements_is_refused_before_it_runs[max_pool1d]",
+              "tests/judge/test_a_graph_that_ends_the_judge.py::"
+              "test_a_pooling_window_past_the_cost_bound_is_refused_before_the_judge_runs_it"), "sandbox"),
     Mutation("secret-seed", "grader/checks/__init__.py",
              (('manual_seed(grading_secret.seed(self.secret, "inputs", label))', "manual_seed(label)"),),
              ("tests/checks/test_secret_inputs.py::test_two_gradings_draw_other_inputs_and_one_grading_the_same_inputs_each_time",
@@ -594,7 +607,7 @@ MUTATIONS = [
              ("tests/report/test_core_report.py::test_a_check_a_failed_gate_zeroes_says_it_is_not_counted_and_why",),
              "unit"),
     Mutation("diagnosis-behind-a-crash", "grader/fixes/__init__.py",
-             (("    checks, after_crashes = behind_errors(grading, report, fixed, found)",
+             (("    checks, after_crashes = behind_errors(grading, report, fixed, found, not_tried)",
                "    checks, after_crashes = report[\"checks\"], []"),),
              ("tests/fixes/test_behind_a_crash.py::"
               "test_what_a_crash_hides_is_named_behind_it_and_the_score_stays[undefined_name_wrong_scale]",), "sandbox"),

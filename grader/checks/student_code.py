@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import replace
 
 import torch
@@ -36,7 +37,10 @@ RUNTIME_MISTAKES = rule_mistakes()
 class StudentCode:
     """A submission's code behind the sandbox, for the duration of one grading."""
 
-    def __init__(self, submission: Submission, limits: Limits, use_cuda: bool = False) -> None:
+    def __init__(self, submission: Submission, limits: Limits, use_cuda: bool = False,
+                 remaining: Callable[[], float] | None = None) -> None:
+        """`remaining`: the seconds the hand-in has left, when its clock started before this grading (a fix's
+        regrade shares the hand-in's one budget); by default the submission's whole time from now."""
         self.submission = submission
         self.limits = limits
         self.use_cuda = use_cuda
@@ -57,8 +61,11 @@ class StudentCode:
         self._answered: dict[tuple, dict] = {}  # a graphed probe's message to the worker -> its checked answer
         self._judge: Judge | None = None  # runs this grading's graphs; a fresh one after it failed
         self._started = time.monotonic()
+        self._clock = remaining
 
     def _remaining(self) -> float:
+        if self._clock is not None:
+            return self._clock()
         return self.limits.submission_seconds - (time.monotonic() - self._started)
 
     def _ensure_worker(self) -> Worker:

@@ -11,6 +11,11 @@ MAX_TRIES candidates alone and one regrade of the helpful ones together; where n
 (two bugs behind one check: no scaling and the diagonal masked), one regrade of them all together,
 shown as one joint fix. Each regrade goes through the report cache like any grading.
 
+Time: the search and what it looks behind get what the hand-in has left of its one budget (the 60 s a submission
+may take, grader.grade.Grading.left), never a clock of their own. A regrade that would start with nothing left, or
+that runs out of it, raises `OutOfTime`: the search stops there, keeps what it verified, and the report's
+`fix_search` says in both languages that time cut it short and which fixes were not tried.
+
 Fix credit (the instructor's `--fix-credit FRACTION`, default 0): per part, the part's score
 becomes original + FRACTION * (fixed - original), never less than the original. Per part because
 nbgrader keeps one grade per part (its test cell) and a part is where a fix lives; `checks` keep
@@ -19,7 +24,7 @@ their strict verdicts and points, `score` includes the credit, `fix_credit` says
 from __future__ import annotations
 
 import dataclasses
-from typing import Protocol
+from typing import Any, Protocol
 
 from grader.handin.clean_text import printable
 from grader.handin.places import place as where
@@ -35,6 +40,10 @@ ALWAYS_TRIED = ("bare-matmul", "dropout-lowercase", "misspelled-tensor", "is-cau
 (a crash of one part, say) hid them from the diagnosis."""
 
 
+class OutOfTime(Exception):
+    """A regrade the hand-in's budget had no time left for, or ran out of time in."""
+
+
 class Regrading(Protocol):
     """What the search needs of a grading (grader.grade.Grading): the hand-in, its static pass, and a regrade of an
     edited copy with the same checks, limits and cache."""
@@ -42,6 +51,7 @@ class Regrading(Protocol):
     submission: Submission
     static: dict[str, list]
     checks: list  # grader.checks.Check: the gates tell which parts crashed
+    limits: Any  # grader.sandbox.confinement.Limits: its submission_seconds is the budget the search shares
 
     def regrade(self, copy: Submission) -> dict: ...
 
@@ -98,24 +108,51 @@ def gains(original: dict, regraded: dict) -> tuple[list[str], float]:
     return newly, round(_checks_score(regraded) - _checks_score(original), 4)
 
 
-def search(grading: Regrading, report: dict) -> tuple[list[dict], dict | None]:
-    """Verified fixes (report entries) and the regrade of them all together (None when there is none)."""
+def search(grading: Regrading, report: dict, not_tried: list[str] | None = None) -> tuple[list[dict], dict | None]:
+    """Verified fixes (report entries) and the regrade of them all together (None when there is none). Where the
+    hand-in's time runs out, the search stops with what it verified, and `not_tried` gets the mistake id of each
+    candidate it did not regrade (a joint regrade: its ids joined by "+")."""
     submission = grading.submission
     mistakes = fixable(report, grading.static)
     if not mistakes:
         return [], None
+    not_tried = [] if not_tried is None else not_tried
     tried = candidates(submission.source, mistakes, failing_parts(report))[:MAX_TRIES]
-    helpful = [(c, r) for c in tried if (r := verified(grading, report, c)) is not None]
+    helpful = []
+    for number, candidate in enumerate(tried):
+        try:
+            regraded = verified(grading, report, candidate)
+        except OutOfTime:
+            not_tried += [c.mistake for c in tried[number:]]
+            return _found(submission, report, helpful)
+        if regraded is not None:
+            helpful.append((candidate, regraded))
     if not helpful:
         joint = jointly(tried)
-        regraded = joint and verified(grading, report, joint)
+        try:
+            regraded = joint and verified(grading, report, joint)
+        except OutOfTime:
+            not_tried.append("+".join([joint.mistake, *joint.also]))
+            return [], None
         return ([entry(submission, joint, *gains(report, regraded))], regraded) if regraded else ([], None)
-    best = max((r for _, r in helpful), key=_checks_score)
+    found, best = _found(submission, report, helpful)
     if len(helpful) > 1:
-        together = grading.regrade(edited(submission, [c for c, _ in helpful]))
+        try:
+            together = grading.regrade(edited(submission, [c for c, _ in helpful]))
+        except OutOfTime:
+            not_tried.append("+".join(c.mistake for c, _ in helpful))
+            return found, best
         if _checks_score(together) >= _checks_score(best):
             best = together
-    return [entry(submission, c, *gains(report, r)) for c, r in helpful], best
+    return found, best
+
+
+def _found(submission: Submission, report: dict, helpful: list[tuple[Candidate, dict]]) -> tuple[list[dict], dict | None]:
+    """The entries of the helpful candidates, and the best of their regrades (None when there is none)."""
+    if not helpful:
+        return [], None
+    return ([entry(submission, c, *gains(report, r)) for c, r in helpful],
+            max((r for _, r in helpful), key=_checks_score))
 
 
 def jointly(tried: list[Candidate]) -> Candidate | None:
@@ -187,13 +224,20 @@ def found_behind(report: dict, fixed: dict | None, found: list[dict]) -> list[di
     return [{"mistake": m, "behind": fronts} for m in fixed["mistakes"] if m not in report["mistakes"]]
 
 
-def behind_errors(grading: Regrading, report: dict, fixed: dict | None, found: list[dict]) -> tuple[list[dict], list[dict]]:
+def behind_errors(grading: Regrading, report: dict, fixed: dict | None, found: list[dict],
+                  not_tried: list[str] | None = None) -> tuple[list[dict], list[dict]]:
     """The report's checks, each crash's gate with its `behind_error` and a sentence on it in both languages; and the
     `found_behind` entries of what the mended copies name ({"mistake", "behind": [the crash's ids, or the exception's
-    name when the crash has none]})."""
+    name when the crash has none]}). Where the hand-in's time runs out, no crash is looked behind, and `not_tried`
+    gets "behind:" and the gate check of each crash."""
     gates = {c.id for c in grading.checks if c.gate}
-    looked = crash_behind.look_behind(grading, report, lambda c: grading.regrade(edited(grading.submission, [c])),
-                                      gates, fixed, found)
+    try:
+        looked = crash_behind.look_behind(grading, report, lambda c: grading.regrade(edited(grading.submission, [c])),
+                                          gates, fixed, found)
+    except OutOfTime:
+        if not_tried is not None:
+            not_tried += [f"behind:{gate}" for gate in crash_behind.crashes(report, gates)]
+        return report["checks"], []
     checks, entries = [], []
     for check in report["checks"]:
         behind = looked.get(check["id"])
@@ -212,12 +256,29 @@ def with_fixes(grading: Regrading, report: dict, fraction: float = 0.0) -> dict:
     """`report` (the grading's own) plus `fixes`, `fix_credit` (score raised by the credit, capped at max_score) and
     `found_behind` (named in `mistakes` too, after the report's own): behind the verified fixes, and behind each crash
     of a part (its gate check's `behind_error`)."""
-    found, fixed = search(grading, report)
+    not_tried: list[str] = []
+    found, fixed = search(grading, report, not_tried)
     granted = credit(report, fixed, fraction)
     score = min(report["max_score"], round(_checks_score(report) + granted["points"], 4))
     behind = found_behind(report, fixed, found)
-    checks, after_crashes = behind_errors(grading, report, fixed, found)
+    checks, after_crashes = behind_errors(grading, report, fixed, found, not_tried)
     behind += [b for b in after_crashes if b["mistake"] not in {seen["mistake"] for seen in behind}]
+    searched = {"fix_search": cut_short(not_tried, grading.limits.submission_seconds)} if not_tried else {}
     return {**report, "score": score, "checks": checks, "fixes": found, "fix_credit": granted, "found_behind": behind,
             "mistakes": report["mistakes"] + [m for m in dict.fromkeys(b["mistake"] for b in behind)
-                                              if m not in report["mistakes"]]}
+                                              if m not in report["mistakes"]], **searched}
+
+
+def cut_short(not_tried: list[str], seconds: float) -> dict:
+    """The report's `fix_search` where the hand-in's time ran out in it: what was not tried, said in both languages."""
+    fixes_left = [m for m in not_tried if not m.startswith("behind:")]
+    parts_left = [m.removeprefix("behind:") for m in not_tried if m.startswith("behind:")]
+    zh = [f"以下修改没有尝试：{', '.join(fixes_left)}" if fixes_left else "",
+          f"没有查看这些部分的报错背后还有什么错误：{', '.join(parts_left)}" if parts_left else ""]
+    en = [f"these fixes were not tried: {', '.join(fixes_left)}" if fixes_left else "",
+          f"what the error of these parts hides was not looked for: {', '.join(parts_left)}" if parts_left else ""]
+    return {"cut_short": "time", "not_tried": not_tried,
+            "message_zh": f"修改建议的搜索因时间用尽而提前停止：这份提交的 {seconds:g} 秒评分时间（包括重新评分修改后的副本）"
+                          f"已经用完；{'；'.join(z for z in zh if z)}。",
+            "message_en": f"The search for fixes was cut short by time: this submission's {seconds:g} s (its grading "
+                          f"and every regrade of an edited copy together) ran out; {'; '.join(e for e in en if e)}."}

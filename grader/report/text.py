@@ -25,6 +25,8 @@ def in_language(report: dict, lang: str) -> dict:
                                        "message": c[f"message_{lang}"]} for c in report["checks"]]}
     if "fixes" in report:
         projected["fixes"] = [{**f, "message": f[f"message_{lang}"]} for f in report["fixes"]]
+    if "fix_search" in report:
+        projected["fix_search"] = {**report["fix_search"], "message": report["fix_search"][f"message_{lang}"]}
     return projected
 
 
@@ -44,6 +46,8 @@ def render_text(report: dict, lang: str) -> str:
     fixes = fix_lines(report, langs)
     if fixes:
         out += ["", *fixes]
+    if report.get("fix_search"):
+        out += ["", said(report["fix_search"]["message_zh"], report["fix_search"]["message_en"], langs)]
     for part, title in PARTS.items():
         checks = [c for c in report["checks"] if c["part"] == part]
         if checks:

@@ -47,8 +47,9 @@ def _high_water_kib() -> int:
 
 def in_a_child(route) -> dict:
     """What `route()` raised in a forked child (its class and message), with the child's peak memory growth and
-    CPU time; {"signal": N} when the child died of one. The child may map at most 3 GiB more than it holds, so
-    a route that got through fails there instead of taking the machine's memory."""
+    CPU time; {"signal": N} when the child died of one. The child may map at most 3 GiB more than it holds and
+    spend the budget's CPU time, so a route that got through fails there instead of taking the machine's memory
+    or running for hours."""
     reader, writer = os.pipe()
     child = os.fork()
     if child == 0:
@@ -59,6 +60,9 @@ def in_a_child(route) -> dict:
             with open("/proc/self/statm") as statm:
                 mapped = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
             resource.setrlimit(resource.RLIMIT_AS, (mapped + (3 << 30), resource.RLIM_INFINITY))
+            used = resource.getrusage(resource.RUSAGE_SELF)
+            resource.setrlimit(resource.RLIMIT_CPU, (int(used.ru_utime + used.ru_stime + BUDGET_SECONDS) + 1,
+                                                     resource.RLIM_INFINITY))
             start_kib, start_cpu = _high_water_kib(), time.process_time()
             try:
                 route()
@@ -297,3 +301,27 @@ def test_a_chain_of_elementwise_series_within_the_old_flat_estimate_is_refused_b
     outcome = in_a_child(lambda: run.run(forged, [torch.zeros(1)], [torch.zeros(1)]))
     assert outcome.get("raised") == "GraphTooCostly" and outcome["mistake"] == "submission-too-costly", outcome
     assert outcome["cpu"] < 1.0 and outcome["grown"] < 512 << 20, outcome  # the zeros and at most two passes
+
+
+@pytest.mark.parametrize("nodes", [
+    # a window of 4 Mi elements slid over 16 Mi: about 5 * 10**13 comparisons (red team 3's route 8)
+    [call("aten.zeros.default", [1, 1, 16 << 20]), call("aten.max_pool1d.default", n(1), [4 << 20], [1])],
+    # one kernel size for both dims: a 1024 x 1024 window at each of about a million places
+    [call("aten.zeros.default", [1, 1, 2048, 2048]), call("aten.avg_pool2d.default", n(1), [1024], [1])],
+    # 512 in-channels x a kernel of 64 per output element, 8 million outputs
+    [call("aten.zeros.default", [1, 512, 16384]), call("aten.zeros.default", [512, 512, 64]),
+     call("aten.conv1d.default", n(1), n(2))],
+    # an inverse of a 4096 x 4096 matrix: n**3, where it holds n**2 elements
+    [call("aten.zeros.default", [4096, 4096]), call("aten.linalg_inv.default", n(1))],
+    # 4096 x 4096 distances over 4096 features
+    [call("aten.zeros.default", [1, 4096, 4096]), call("aten._cdist_forward.default", n(1), n(1), 2.0, None)],
+], ids=["max_pool1d", "avg_pool2d", "conv1d", "linalg_inv", "cdist"])
+def test_an_operator_whose_work_outgrows_its_elements_is_refused_before_it_runs(nodes):
+    """Each node reads and writes at most 64 million elements, a hundredth of a graph's 4 * 10**10 multiply-adds at
+    one pass each, and does a thousand times more work than that (a window, a kernel, a cubic decomposition, a
+    product over features). Priced by its work, it is refused as too costly before it runs."""
+    forged = graph([["input", 0], *nodes, ["output", [n(len(nodes))]]])
+    outcome = in_a_child(lambda: run.run(forged, [torch.zeros(1)], [torch.zeros(1)]))
+    assert outcome.get("raised") == "GraphTooCostly" and outcome["mistake"] == "submission-too-costly", outcome
+    assert "multiply-adds" in outcome["message"], outcome
+    assert outcome["cpu"] < 1.0 and outcome["grown"] < 512 << 20, outcome  # the zeros, never the operator

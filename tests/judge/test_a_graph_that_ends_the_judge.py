@@ -30,6 +30,7 @@ from grader.sandbox.worker_process import _process_tree
 pytestmark = pytest.mark.sandbox
 
 FORGED = SUBMISSIONS / "judge" / "reshape_alias_past_its_storage.py"
+POOL_WINDOW = SUBMISSIONS / "judge" / "pool_window_past_the_cost_bound.py"
 HONEST = SUBMISSIONS / "correct" / "additive_finfo_min.py"
 PART_POINTS = {"sdpa": 10.0, "mha": 10.0}  # README: 20 points, 10 a part
 
@@ -47,6 +48,21 @@ def test_the_forged_graph_costs_its_hand_in_part_and_the_grader_lives():
     assert points(report, "sdpa") == 0.0
     assert {"submission-too-costly", "tampering"} & set(report["mistakes"]), report["mistakes"]
     assert points(report, "mha") == PART_POINTS["mha"]
+
+
+def test_a_pooling_window_past_the_cost_bound_is_refused_before_the_judge_runs_it():
+    """Red team 3's route 8: a `max_pool1d` whose 4 Mi window makes it 5 * 10**13 comparisons over 16 Mi elements,
+    forged from the worker with every rule off. Priced as the elements it touches, it ran in the judge until the
+    reply's deadline; priced by its window, the judge refuses it before it runs and says so."""
+    done = subprocess.run([*GRADER_WITHOUT_RULES, "grade", str(POOL_WINDOW), "--json", "--lang", "en"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    refused = [c for c in report["checks"] if "submission-too-costly" in c["mistakes"]]
+    assert refused and {c["part"] for c in refused} == {"sdpa"}, report["mistakes"]
+    assert all("would cost over 4e+10 multiply-adds at aten.max_pool1d" in c["message"] for c in refused), \
+        refused[0]["message"]
+    assert points(report, "sdpa") == 0.0 and points(report, "mha") == PART_POINTS["mha"]
 
 
 @pytest.fixture

@@ -77,7 +77,7 @@ def test_two_graders_of_one_source_compute_its_report_once(tmp_path, monkeypatch
 
     computed = []
 
-    def slow_checks(submission, checks, limits, use_cuda, static=None):
+    def slow_checks(submission, checks, limits, use_cuda, static=None, remaining=None):
         computed.append(threading.get_ident())
         time.sleep(0.3)  # long enough that the second grader arrives while the first computes
         return {"score": 1.0}
