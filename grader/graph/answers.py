@@ -143,7 +143,7 @@ def ops_counted(traced: dict, findings: Findings) -> tuple[int, list[str]]:
         graph = _graph(traced, findings)
     except GraphRefused:
         return 0, []
-    targets = [t for t in graph.targets() if t.startswith("aten.")]
+    targets = [t for t in graph.targets() if t.startswith("aten.") and t.split(".")[1] not in ops.NOT_COUNTED]
     return len(targets), sorted({t.split(".")[1] for t in targets})
 
 

@@ -31,6 +31,10 @@ SPECIAL = frozenset({"getitem"})
 """One element of an operator's list of results (`max.dim`, `native_dropout`, `split`), run by the parent's own code."""
 
 DRAWN_HERE = frozenset({"rand_like", "randn_like", "native_dropout"})
+NOT_COUNTED = frozenset({"detach", "alias", "clone", "view", "_unsafe_view", "_reshape_alias", "expand", "lift_fresh"})
+"""Not counted by the loop check: how many of these one call dispatches depends on its inputs' layout (a view of a
+non-contiguous tensor becomes clone + _unsafe_view) and on autograd (each output saved for the backward is detached),
+not on the code; they compute nothing, so no loop hides in them alone."""
 """Random operators without a generator argument that `run._random` draws as the operator does."""
 
 UNINITIALISED = frozenset({"empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided", "empty_permuted"})
