@@ -18,15 +18,16 @@ import torch
 
 from grader.graph.answers import Findings, ops_counted
 from grader.sandbox import tracing
+from support.paths import CORPUS
 
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
-from corpus.expected import ALL  # noqa: E402
+sys.path.insert(0, str(CORPUS))
+from expected import ALL  # noqa: E402
 
 HONEST = sorted(ROOT.glob("tests/submissions/correct/*.py")) + sorted(
-    ROOT / "tests" / "corpus" / f"{name}.py" for name, row in ALL.items() if not row["fails"])
+    CORPUS / f"{name}.py" for name, row in ALL.items() if not row["fails"])
 
 
 def _load(path: Path):
