@@ -123,6 +123,9 @@ def hardcoded_device(lines: list[bytes], graded: ast.AST) -> list[Splice]:
             continue
         local = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)} | {
             t.id for a in ast.walk(function) if isinstance(a, ast.Assign) for t in a.targets if isinstance(t, ast.Name)}
+        # `.cpu().numpy()` reads values on the CPU as it must on a GPU too: that copy is no device mistake
+        read_on_the_cpu = {id(a.value) for a in ast.walk(function) if isinstance(a, ast.Attribute)
+                           and a.attr in ("numpy", "tolist", "item")}
         for n in ast.walk(function):
             fixed_device = isinstance(n, ast.keyword) and n.arg == "device" and (
                 isinstance(n.value, ast.Constant) and n.value.value in DEVICE_STRINGS
@@ -130,7 +133,7 @@ def hardcoded_device(lines: list[bytes], graded: ast.AST) -> list[Splice]:
             if fixed_device and one_line(n.value):
                 splices.append(replace(n.value, f"{source}.device"))
             elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("cuda", "cpu") \
-                    and not n.args and not n.keywords and one_line(n):
+                    and not n.args and not n.keywords and one_line(n) and id(n) not in read_on_the_cpu:
                 start = n.func.value.end_col_offset
                 splices.append(Splice(n.lineno, start, n.end_col_offset, f".to({source}.device)"))
             elif isinstance(n, ast.Call) and call_name(n) == "to" and len(n.args) == 1 and not n.keywords \
