@@ -157,21 +157,18 @@ def dropout(ctx: Context) -> Outcome:
     misplaced = _misplaced_attention_dropout(trained[DROPOUTS[0]], x, weights, heads, seed=ctx.seed(3))
     if misplaced:
         return failed(*misplaced, ["attn-dropout-placement"])
-    unread = []
+    unread = False
     for layer in DROPOUTS:  # read from the very runs above: no probe of its own, so nothing tells the reading apart
         problem = _own_pattern(layer, trained[layer], plain_eval, x, weights, heads, ctx.seed(3))
         if problem and _read_through_the_reference(ctx, layer, problem):
-            unread.append(layer)  # whether the layer is called stays a fact of the code, judged above
+            unread = True  # whether the layer is called stays a fact of the code, judged above
         elif problem:
             return needs_correct_values(ctx, "mha", problem)
-    if unread:
-        return passed("train() 时两处 dropout 都生效，eval() 时输出确定且与 dropout=0 相同（数值不对，"
-                      "self.attn_dropout 在注意力权重上的样子无法对照参考实现读出，见 mha.values）。",
-                      "Both dropouts act in train(); in eval() the output is deterministic and equals dropout=0 (the values "
-                      "are wrong, so self.attn_dropout's pattern on the attention weights, read through the reference, "
-                      "was not read: see mha.values).")
-    return passed("train() 时两处 dropout 都生效，eval() 时输出确定且与 dropout=0 相同。",
-                  "Both dropouts act in train(); in eval() the output is deterministic and equals dropout=0.")
+    why_zh, why_en = ("（数值不对，self.attn_dropout 在注意力权重上的样子无法对照参考实现读出，见 mha.values）",
+                      " (the values are wrong, so self.attn_dropout's pattern on the attention weights, read through "
+                      "the reference, was not read: see mha.values)") if unread else ("", "")
+    return passed(f"train() 时两处 dropout 都生效，eval() 时输出确定且与 dropout=0 相同{why_zh}。",
+                  f"Both dropouts act in train(); in eval() the output is deterministic and equals dropout=0{why_en}.")
 
 
 def _read_through_the_reference(ctx: Context, layer: str, problem: Outcome) -> bool:
