@@ -58,7 +58,8 @@ def class_files(every: int) -> list[Path]:
 def write_class(folder: Path, files: list[Path]) -> None:
     folder.mkdir(parents=True)
     for path in files:
-        shutil.copyfile(path, folder / f"{path.stem}.py")
+        # "wrong-scale__2" would read as student "wrong-scale" handing in twice (`<student_id>_<name>`): one id each
+        shutil.copyfile(path, folder / f"{path.stem.replace('_', '-')}.py")
 
 
 def clean_env() -> dict[str, str]:

@@ -63,16 +63,16 @@ def instrumented(tally: Tally):
     original_judge_many = Judge.judge_many
     measured: set[int] = set()
 
-    def call(self, probe, fields, seconds):
+    def call(self, probe, fields, seconds, *args, **options):
         tally.worker_calls[probe] += 1
         if fields.get("device") in STAND_INS:
             tally.stand_in_calls[probe] += 1
-        return original_call(self, probe, fields, seconds)
+        return original_call(self, probe, fields, seconds, *args, **options)
 
-    def judge_many(self, probe, runs):
+    def judge_many(self, probe, runs, **options):
         tally.judge_calls[probe] += 1
         tally.judge_runs[probe] += len(runs)
-        return original_judge_many(self, probe, runs)
+        return original_judge_many(self, probe, runs, **options)
 
     def close(self):
         process = getattr(self, "process", None)
@@ -83,12 +83,12 @@ def instrumented(tally: Tally):
             tally.processes[party] += 1
         return original_close(self)
 
-    def worker_answer(self, probe, fields, seconds):
+    def worker_answer(self, probe, fields, seconds, *args, **options):
         sent = student_code.message_fields(probe, fields)
         key = student_code._message_key(probe, sent) if probe in student_code.GRAPHED else None
         if key is not None and key in self._answered:
             tally.reused += 1
-        return original_answer(self, probe, fields, seconds)
+        return original_answer(self, probe, fields, seconds, *args, **options)
 
     Worker.call, Worker.close, student_code.StudentCode._worker_answer = call, close, worker_answer
     Judge.judge_many = judge_many
