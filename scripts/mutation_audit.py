@@ -557,6 +557,11 @@ MUTATIONS = [
                "        return self._cached_report(copy, None, remaining=self.left)",
                "        return self._cached_report(copy, None)"),),
              ("tests/fixes/test_fix_search_budget.py",), "sandbox"),
+    # a report read from the cache was free: the fix search after it got the whole budget, unlike the run it stands for
+    Mutation("cached-report-charges-its-seconds", "grader/grade.py",
+             (("        self.started = (self.started if self.started is not None else time.monotonic()) - seconds\n", ""),),
+             ("tests/report/test_core_report_cache.py::test_a_cached_report_costs_the_budget_the_seconds_it_took",),
+             "unit"),
     # red team 3 route 8: windows, convolutions and decompositions priced as the elements they touch
     Mutation("superlinear-operator-work", "grader/graph/costs.py",
              (("    work = _superlinear(packet, args, kwargs, operands, out)\n", "    work = None\n"),),

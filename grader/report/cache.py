@@ -43,20 +43,24 @@ def key(submission: Submission, check_ids: list[str], limits: Limits, cuda: bool
     return hashlib.sha256(material.encode()).hexdigest()
 
 
-def load(root: Path | None, cache_key: str) -> dict | None:
-    """The report cached under `cache_key` in the folder `root`, if any (none without a folder)."""
+def load(root: Path | None, cache_key: str) -> tuple[dict, float] | None:
+    """(the report cached under `cache_key` in the folder `root`, the seconds its grading took), if any (none
+    without a folder)."""
     path = root / f"{cache_key}.json" if root else None
     if path is None or not path.is_file():
         return None
-    return json.loads(path.read_text(encoding="utf-8"))
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    return stored["report"], stored["seconds"]
 
 
-def store(root: Path | None, cache_key: str, report: dict) -> None:
+def store(root: Path | None, cache_key: str, report: dict, seconds: float) -> None:
+    """Keep `report` with the `seconds` its grading took: a hand-in's fix search shares one time budget with its
+    grading (grader.grade.Grading.left), so a report read from here is charged as if it had run again."""
     if root is None:
         return
     root.mkdir(parents=True, exist_ok=True)
     temporary = root / f".{cache_key}.{os.getpid()}.tmp"
-    temporary.write_text(json.dumps(report, ensure_ascii=False), encoding="utf-8")
+    temporary.write_text(json.dumps({"report": report, "seconds": seconds}, ensure_ascii=False), encoding="utf-8")
     temporary.replace(root / f"{cache_key}.json")  # atomic: parallel graders never see half a file
 
 

@@ -93,3 +93,34 @@ def test_two_graders_of_one_source_compute_its_report_once(tmp_path, monkeypatch
         grader.join()
     assert reports == [{"score": 1.0}] * 2 and len(computed) == 1, computed
     assert [path.suffix for path in tmp_path.iterdir()] == [".json"], "the folder keeps the report, no lock file"
+
+
+def test_a_cached_report_costs_the_budget_the_seconds_it_took(tmp_path, monkeypatch):
+    """The fix search shares the hand-in's one budget with its grading: graded again from the cache, the original's
+    seconds (and each cached regrade's) are charged as when they ran, so the search gets the same time, not 60 s."""
+    from grader import grade
+    from grader.checks import checks_for
+
+    clock = [1000.0]
+    monkeypatch.setattr(grade.time, "monotonic", lambda: clock[0])
+    seconds = {CELLS[1]: 35.0, CELLS[1] + "  # edited": 20.0}
+
+    def checks(submission, checks, limits, use_cuda, static=None, remaining=None):
+        clock[0] += next(cost for cell, cost in seconds.items() if submission.source.rstrip().endswith(cell))
+        return {"score": 1.0}
+
+    limits = Limits(visible=["/usr"], submission_seconds=60)
+    submission = submission_from_cells(CELLS, "a.ipynb", is_notebook=True)
+    edited = submission_from_cells([CELLS[0], CELLS[1] + "  # edited"], "a.ipynb", is_notebook=True)
+    monkeypatch.setattr(grade, "_run_checks", checks)
+    afresh = grade.Grading(submission, checks_for(), limits, False, tmp_path)
+    afresh.report()
+    afresh.regrade(edited)
+    assert afresh.left() == 5.0
+
+    seconds.update({cell: 0.0 for cell in seconds})  # were anything run again, it would now cost nothing
+    again = grade.Grading(submission, checks_for(), limits, False, tmp_path)
+    assert again.report() == {"score": 1.0}
+    assert again.left() == 25.0
+    again.regrade(edited)
+    assert again.left() == 5.0
