@@ -11,6 +11,8 @@ from pathlib import Path
 import torch
 
 from grader import fixes, rules, static_pass
+from grader.assignment import PART_IDS
+from grader.fixes import reach as edit_reach
 from grader.handin import parent_budget
 from grader.report import cache as report_cache
 from grader.checks.student_code import StudentCode
@@ -19,7 +21,7 @@ from grader.checks import secret as grading_secret
 from grader.sandbox.confinement import Limits
 from grader.errors import UsageError
 from grader.process import probe_seconds_from_env
-from grader.report.json_report import build_report, refused_report
+from grader.report.json_report import build_report, refused_report, spliced
 from grader.report.text import in_language, render_text
 from grader.sandbox.worker_process import SandboxUnavailable, python_paths
 from grader.handin.source import Refusal, Submission, load_submission
@@ -100,6 +102,7 @@ class Grading:
     cache: Path | None = None
     static: dict[str, list] = field(init=False)
     started: float | None = field(init=False, default=None)
+    reported: dict | None = field(init=False, default=None)  # the hand-in's own report, once `report()` made it
 
     def __post_init__(self) -> None:
         self.static = static_pass.analyse(self.submission.source)  # the checks and the fix search both read it
@@ -114,30 +117,36 @@ class Grading:
 
     def report(self) -> dict:
         self.started = time.monotonic()
-        return self._cached_report(self.submission, self.static)
+        self.reported = self._cached_report(self.submission, self.static)
+        return self.reported
 
     def regrade(self, copy: Submission) -> dict:
         """An edited copy of the hand-in, graded with the same checks, limits, device and cache, in what the hand-in
         has left; `fixes.OutOfTime` where nothing is left, or where the regrade ran out of it (its report, cut
-        short, is neither used nor kept)."""
+        short, is neither used nor kept). Only the checks of the parts the edit can reach run (grader.fixes.reach);
+        the others' verdicts are the reported grading's."""
         if self.left() <= 0:
             raise fixes.OutOfTime()
-        return self._cached_report(copy, None, remaining=self.left)
+        reached = edit_reach.parts_reached(self.submission.source, copy.source)
+        run = [check for check in self.checks if check.part in reached or check.part not in PART_IDS]
+        if self.reported is None or len(run) == len(self.checks):
+            return self._cached_report(copy, None, remaining=self.left)
+        return spliced(self.reported, self._cached_report(copy, None, remaining=self.left, checks=run), reached)
 
     def _cached_report(self, submission: Submission, static: dict | None,
-                       remaining: Callable[[], float] | None = None) -> dict:
+                       remaining: Callable[[], float] | None = None, checks: list[Check] | None = None) -> dict:
         """The report of exactly this source (a fix's edited copy is another source, so another key). A cached
         report costs the hand-in's budget the seconds it took when it ran: the fix search after it gets the same
         time, and so the same fixes, whether the class is graded afresh or again (idempotent)."""
-        cache_key = report_cache.key(submission, [c.id for c in self.checks], self.limits, self.use_cuda,
-                                     torch.__version__)
+        checks = self.checks if checks is None else checks
+        cache_key = report_cache.key(submission, [c.id for c in checks], self.limits, self.use_cuda, torch.__version__)
         cached = report_cache.load(self.cache, cache_key)
         if cached is None:
             with report_cache.claimed(self.cache, cache_key):
                 cached = report_cache.load(self.cache, cache_key)  # stored by another grader while this one waited
                 if cached is None:
                     started = time.monotonic()
-                    report = _run_checks(submission, self.checks, self.limits, self.use_cuda, static, remaining)
+                    report = _run_checks(submission, checks, self.limits, self.use_cuda, static, remaining)
                     if remaining is not None and remaining() <= 0:
                         raise fixes.OutOfTime()
                     report_cache.store(self.cache, cache_key, report, time.monotonic() - started)

@@ -553,15 +553,35 @@ MUTATIONS = [
               "test_a_chain_of_elementwise_series_within_the_old_flat_estimate_is_refused_before_it_runs",), "unit"),
     # red team 3 route 7: every regrade of the fix search on a clock of its own (95 s and 140 s for one hand-in)
     Mutation("fix-search-in-the-hand-ins-budget", "grader/grade.py",
-             (("        if self.left() <= 0:\n            raise fixes.OutOfTime()\n"
-               "        return self._cached_report(copy, None, remaining=self.left)",
-               "        return self._cached_report(copy, None)"),),
+             (("        if self.left() <= 0:\n            raise fixes.OutOfTime()\n", ""),
+              ("            return self._cached_report(copy, None, remaining=self.left)\n",
+               "            return self._cached_report(copy, None)\n"),
+              ("self._cached_report(copy, None, remaining=self.left, checks=run)",
+               "self._cached_report(copy, None, checks=run)")),
              ("tests/fixes/test_fix_search_budget.py",), "sandbox"),
     # a report read from the cache was free: the fix search after it got the whole budget, unlike the run it stands for
     Mutation("cached-report-charges-its-seconds", "grader/grade.py",
              (("        self.started = (self.started if self.started is not None else time.monotonic()) - seconds\n", ""),),
              ("tests/report/test_core_report_cache.py::test_a_cached_report_costs_the_budget_the_seconds_it_took",),
              "unit"),
+    # issue 42: a fix's regrade runs only the parts its edit can reach, and keeps the original's verdicts for the others
+    Mutation("regrade-runs-the-parts-an-edit-reaches", "grader/grade.py",
+             (("        reached = edit_reach.parts_reached(self.submission.source, copy.source)\n",
+               "        reached = set(PART_IDS)\n"),),
+             ("tests/fixes/test_regrade_reach.py::test_a_fixs_regrade_runs_the_part_it_edits_and_reports_what_a_full_"
+              "regrade_reports",), "sandbox"),
+    Mutation("edit-reach-follows-callers", "grader/fixes/reach.py",
+             (("        pending.extend(uses[current])\n", ""),),
+             ("tests/fixes/test_regrade_reach.py::test_an_edit_reaches_every_part_that_can_call_it",), "unit"),
+    Mutation("edit-reach-code-run-at-load", "grader/fixes/reach.py",
+             (("    if edited & at_load:\n        return every\n", ""),),
+             ("tests/fixes/test_regrade_reach.py::test_an_edit_that_runs_at_load_or_cannot_be_read_reaches_every_part",),
+             "unit"),
+    Mutation("regrade-splice-takes-the-fresh-part", "grader/report/json_report.py",
+             (('checks.append(fresh.get(check["id"], check) if check["part"] in parts else check)',
+               "checks.append(check)"),),
+             ("tests/fixes/test_regrade_reach.py::test_a_fixs_regrade_runs_the_part_it_edits_and_reports_what_a_full_"
+              "regrade_reports",), "sandbox"),
     # red team 3 route 8: windows, convolutions and decompositions priced as the elements they touch
     Mutation("superlinear-operator-work", "grader/graph/costs.py",
              (("    work = _superlinear(packet, args, kwargs, operands, out)\n", "    work = None\n"),),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from grader.assignment import PART_IDS
 from grader.handin import places
 from grader.catalog import REVIEW_BY_HAND, explain, fix_first
 from grader.checks import Check, Outcome
@@ -78,7 +79,11 @@ def build_report(results: list[tuple[Check, Outcome]], extras: dict | None = Non
     for c, o in results:
         if c.gate and not o.passed:
             failed_gates.setdefault(c.part, []).append(c.id)
-    checks = [check_entry(c, o, failed_gates.get(c.part, [])) for c, o in results]
+    return summarised([check_entry(c, o, failed_gates.get(c.part, [])) for c, o in results], extras)
+
+
+def summarised(checks: list[dict], extras: dict | None = None) -> dict:
+    """The report of these check entries: the score, the mistakes and the review list are theirs."""
     mistakes = fix_first(m for c in checks for m in c["mistakes"])
     report = {
         "score": round(sum(c["points"] for c in checks), 4),
@@ -92,6 +97,22 @@ def build_report(results: list[tuple[Check, Outcome]], extras: dict | None = Non
         report["review"] = review
     report.update(extras or {})
     return report
+
+
+def spliced(original: dict, regraded: dict, parts: set[str]) -> dict:
+    """A regrade that ran only `parts`' checks (grader.fixes.reach), completed with the original's entries of the
+    other parts, in the original's order. Checks of no part (integrity) come from the run that failed them, or from
+    the regrade; the regrade's extras are kept."""
+    fresh = {c["id"]: c for c in regraded["checks"]}
+    checks = []
+    for check in original["checks"]:
+        if check["part"] in PART_IDS:
+            checks.append(fresh.get(check["id"], check) if check["part"] in parts else check)
+        else:  # of no part (integrity): both runs had it, and a failure in either is kept
+            checks.append(fresh.get(check["id"], check) if check["passed"] else check)
+    extras = {key: value for key, value in regraded.items() if key not in ("score", "max_score", "checks", "mistakes",
+                                                                          "advice", "review")}
+    return summarised(checks, extras)
 
 
 def refused_report(refusal: Refusal, checks: list[Check]) -> dict:

@@ -1,0 +1,81 @@
+"""Which parts an edit of the fix search can reach: a regrade runs only their checks (grader.grade.Grading.regrade).
+
+Read from the code, before and after the edit: each changed line lies in one top-level definition (a function or a
+class, its decorators included) or in code that runs when the module loads. A part reaches its graded name and,
+through the names each definition uses, every definition it can call. An edit reaches a part when its definition is
+among those; it reaches every part when it lies outside any definition, or in a definition that code run at load
+names (that code may call it, and what it leaves behind is shared).
+
+Reading less than the whole program is safe here: a part the edit cannot reach keeps the original's verdict, so its
+points are the original's and a fix earns no credit there (grader.fixes.credit is per part); the checks of the parts
+it reaches run afresh and decide whether the fix helps.
+"""
+from __future__ import annotations
+
+import ast
+import difflib
+
+from grader.assignment import GRADED_NAME
+
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def parts_reached(before: str, after: str) -> set[str]:
+    """The ids of the parts whose behaviour the change from `before` to `after` can alter (all of them where either
+    text does not parse)."""
+    every = set(GRADED_NAME)
+    old_lines, new_lines = before.splitlines(), after.splitlines()
+    changed_old, changed_new = set(), set()
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False).get_opcodes():
+        if tag != "equal":  # an insertion changes the code around its place: the line before it and after it count
+            changed_old.update(range(i1 + 1, i2 + 1) if i2 > i1 else (i1, i1 + 1))
+            changed_new.update(range(j1 + 1, j2 + 1) if j2 > j1 else (j1, j1 + 1))
+    reached: set[str] = set()
+    for text, changed in ((before, changed_old), (after, changed_new)):
+        if changed:
+            reached |= _reached_in(text, changed, every)
+    return reached
+
+
+def _reached_in(text: str, changed: set[int], every: set[str]) -> set[str]:
+    try:
+        module = ast.parse(text)
+    except SyntaxError:
+        return every
+    spans: dict[str, tuple[int, int]] = {}  # definition name -> its first and last line
+    uses: dict[str, set[str]] = {}  # definition name -> the names it reads
+    at_load: set[str] = set()  # names read by code that runs when the module loads
+    for node in module.body:
+        if isinstance(node, DEFINITIONS):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            spans[node.name] = (first, node.end_lineno or node.lineno)
+            uses[node.name] = _names(node)
+        else:
+            at_load |= _names(node)
+    edited = set()
+    for line in changed:
+        owner = next((name for name, (first, last) in spans.items() if first <= line <= last), None)
+        if owner is None:
+            if 1 <= line <= len(text.splitlines()):  # a changed line outside every definition runs at load
+                return every
+            continue
+        edited.add(owner)
+    if edited & at_load:
+        return every
+    return {part for part, name in GRADED_NAME.items() if edited & _closure(name, uses)}
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _closure(name: str, uses: dict[str, set[str]]) -> set[str]:
+    """`name` and every top-level definition it can reach through the names it reads."""
+    seen, pending = set(), [name]
+    while pending:
+        current = pending.pop()
+        if current in seen or current not in uses:
+            continue
+        seen.add(current)
+        pending.extend(uses[current])
+    return seen
