@@ -107,7 +107,7 @@ def test_a_cached_report_costs_the_budget_the_seconds_it_took(tmp_path, monkeypa
 
     def checks(submission, checks, limits, use_cuda, static=None, remaining=None):
         clock[0] += next(cost for cell, cost in seconds.items() if submission.source.rstrip().endswith(cell))
-        return {"score": 1.0}
+        return {"score": 1.0, "max_score": 1.0, "checks": []}
 
     limits = Limits(visible=["/usr"], submission_seconds=60)
     submission = submission_from_cells(CELLS, "a.ipynb", is_notebook=True)
@@ -120,7 +120,7 @@ def test_a_cached_report_costs_the_budget_the_seconds_it_took(tmp_path, monkeypa
 
     seconds.update({cell: 0.0 for cell in seconds})  # were anything run again, it would now cost nothing
     again = grade.Grading(submission, checks_for(), limits, False, tmp_path)
-    assert again.report() == {"score": 1.0}
+    assert again.report() == {"score": 1.0, "max_score": 1.0, "checks": []}
     assert again.left() == 25.0
     again.regrade(edited)
     assert again.left() == 5.0
