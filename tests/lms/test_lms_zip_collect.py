@@ -326,14 +326,19 @@ def test_feedback_return_zip_uses_the_names_the_lms_bulk_upload_expects(tmp_path
             assert lms_exports.CANVAS_NAME.match(name)["user"] == lms_id[student], name
 
 
-def test_a_notebook_nested_too_deep_for_nbformat_is_graded_and_autograde_exits_0(tmp_path):
-    """A correct notebook whose metadata nests 800 levels deep (nbformat's RecursionError) beside a correct plain one:
-    does `nbgrader autograde` exit 0 with both graded in full, and a feedback page for each?"""
+@pytest.fixture(scope="module")
+def class_run_whole(tmp_path_factory):
+    """One course through zip_collect, autograde and generate_feedback, for the tests that need nbgrader's whole run
+    (three nbgrader processes, each importing nbgrader and torch): in its archive a correct notebook whose metadata
+    nests 800 levels deep (nbformat's RecursionError) beside a correct plain one; in its source/ the unbuilt
+    self-check file `grader build` would complete in release/."""
     import json
 
     from support.nbgrader_course import Course, correct_notebook
 
-    course = Course.create(tmp_path / "course")
+    course = Course.create(tmp_path_factory.mktemp("whole-run") / "course")
+    unbuilt = course.root / "source" / ASSIGNMENT / "selfcheck.py"
+    unbuilt.write_text("raise NameError(\"name 'module_allowed' is not defined\")\n", encoding="utf-8")
     honest = json.dumps(correct_notebook(course))
     deep = honest[:-1] + ', "deep": ' + '{"a": ' * 800 + "1" + "}" * 800 + "}"
     archive = course.root / "downloaded" / ASSIGNMENT / "archive"
@@ -341,33 +346,34 @@ def test_a_notebook_nested_too_deep_for_nbformat_is_graded_and_autograde_exits_0
     (archive / "s1_attention.ipynb").write_text(deep, encoding="utf-8")
     (archive / "s2_attention.ipynb").write_text(honest, encoding="utf-8")
     collect = course.nbgrader("zip_collect", ASSIGNMENT)
-    assert "Cut down: 's1_attention.ipynb' nests deeper than 64 levels" in collect.output
     autograde = course.nbgrader("autograde", ASSIGNMENT, check=False)
+    feedback = course.nbgrader("generate_feedback", ASSIGNMENT, check=False)
+    return course, deep, collect, autograde, feedback
+
+
+def test_a_notebook_nested_too_deep_for_nbformat_is_graded_and_autograde_exits_0(class_run_whole):
+    """A correct notebook whose metadata nests 800 levels deep (nbformat's RecursionError) beside a correct plain one:
+    does `nbgrader autograde` exit 0 with both graded in full, and a feedback page for each?"""
+    course, deep, collect, autograde, feedback = class_run_whole
+    assert "Cut down: 's1_attention.ipynb' nests deeper than 64 levels" in collect.output
     assert autograde.returncode == 0, autograde.output
     assert course.total("s1") == course.total("s2") == 20.0
-    course.nbgrader("generate_feedback", ASSIGNMENT)
+    assert feedback.returncode == 0, feedback.output
     assert all((course.root / "feedback" / s / ASSIGNMENT / "attention.html").is_file() for s in ("s1", "s2"))
+    archive = course.root / "downloaded" / ASSIGNMENT / "archive"
     assert (archive / "s1_attention.ipynb").read_text(encoding="utf-8") == deep
 
 
-def test_autograded_and_feedback_folders_get_no_unbuilt_selfcheck_from_source(tmp_path):
+def test_autograded_and_feedback_folders_get_no_unbuilt_selfcheck_from_source(class_run_whole):
     """source/attention/ holds the unbuilt self-check files (`grader build` completes them in release/): after
-    autograde and generate_feedback, are none of them in the student's autograded/ or feedback/ folder?"""
-    import json
-
-    from support.nbgrader_course import Course, correct_notebook
-
-    course = Course.create(tmp_path / "course")
-    unbuilt = course.root / "source" / ASSIGNMENT / "selfcheck.py"
-    unbuilt.write_text("raise NameError(\"name 'module_allowed' is not defined\")\n", encoding="utf-8")
-    submitted_folder = course.root / "submitted" / "s1" / ASSIGNMENT
-    submitted_folder.mkdir(parents=True)
-    (submitted_folder / "attention.ipynb").write_text(json.dumps(correct_notebook(course)), encoding="utf-8")
-    course.nbgrader("autograde", ASSIGNMENT)
-    course.nbgrader("generate_feedback", ASSIGNMENT)
-    assert (course.root / "feedback" / "s1" / ASSIGNMENT / "attention.html").is_file()
-    for step in ("autograded", "feedback"):
-        assert not (course.root / step / "s1" / ASSIGNMENT / "selfcheck.py").exists(), step
+    autograde and generate_feedback, are none of them in a student's autograded/ or feedback/ folder?"""
+    course, _, _, autograde, feedback = class_run_whole
+    assert autograde.returncode == 0 and feedback.returncode == 0, autograde.output + feedback.output
+    assert (course.root / "source" / ASSIGNMENT / "selfcheck.py").is_file()
+    for student in ("s1", "s2"):
+        assert (course.root / "feedback" / student / ASSIGNMENT / "attention.html").is_file()
+        for step in ("autograded", "feedback"):
+            assert not (course.root / step / student / ASSIGNMENT / "selfcheck.py").exists(), (step, student)
 
 
 def test_grades_back_to_blackboard_and_a_missing_column_refused_through_the_exporter(tmp_path):
