@@ -186,7 +186,12 @@ class Recorder(TorchDispatchMode):
         if isinstance(value, float):
             return value if math.isfinite(value) else {"float": repr(value)}
         if isinstance(value, (list, tuple)):
-            return [self.value(item) for item in value]
+            items = []
+            for item in value:  # sizes and tensors, most items, read here as above
+                kind = type(item)
+                items.append(item if kind is int or kind is bool or item is None else
+                             self.ref(item) if kind is torch.Tensor else self.value(item))
+            return items
         if isinstance(value, dict):
             return {"kwargs": {str(key): self.value(item) for key, item in value.items()}}
         if isinstance(value, torch.dtype):
@@ -202,7 +207,7 @@ class Recorder(TorchDispatchMode):
 
 INDEX = torch.ops.aten.index.Tensor
 
-SLICES = frozenset({torch.ops.aten.slice.Tensor, torch.ops.aten.select.int})
+SLICES = (torch.ops.aten.slice.Tensor, torch.ops.aten.select.int)  # a tuple: `in` compares by identity, in C
 """Views that pick part of a tensor. Of a tensor made outside the recording, the part alone is sent, as the
 constant the graph reads (a module-level mask for 1024 positions sliced to T x T sends T x T values)."""
 
@@ -221,7 +226,21 @@ memory directly; `int()`, `float()`, an index and `complex()` are bound by hand 
 before the dispatcher on the FakeTensor stand-in of a CPU-only build."""
 
 
-@functools.lru_cache(maxsize=4096)
+def _once_per_operator(read):
+    """`read(func)` kept per operator by its identity: an operator's own hash is a Python method, called at every
+    operator the recorder sees where a cache keyed by it is asked."""
+    known: dict[int, tuple] = {}
+
+    def cached(func):
+        entry = known.get(id(func))
+        if entry is None or entry[0] is not func:  # the entry keeps its operator alive, so no other has its id
+            entry = known[id(func)] = (func, read(func))
+        return entry[1]
+
+    return functools.wraps(read)(cached)
+
+
+@_once_per_operator
 def reads_values(func) -> bool:
     """Whether an operator hands a tensor's values to Python: it returns no tensor, only Python values (a number,
     a bool), and is not a query of shape or layout. This is the root of `.item()`, `bool()`, `int()`, `float()`,
@@ -345,6 +364,6 @@ def _composites() -> dict:
 BUILT_IN_COMPOSITES = _composites()
 
 
-@functools.lru_cache(maxsize=4096)
+@_once_per_operator
 def _target(func) -> str:
     return f"{func.namespace}.{func.overloadpacket.__name__}.{func._overloadname}"
