@@ -734,6 +734,10 @@ MUTATIONS = [
              (('        key = (probe, run["answer_id"], fingerprint(run["fields"]))',
                '        key = (probe, 0, fingerprint(run["fields"]))'),),
              ("tests/judge/test_repeated_runs.py::test_a_run_on_other_values_or_of_another_answer_is_made_afresh",), "unit"),
+    Mutation("given-weights-not-sent-back", "grader/sandbox/graph_probes.py",
+             (('    given = {f"{layer}.weight" for layer in weights or {}}', "    given = set()"),),
+             ("tests/sandbox/test_given_weights_not_sent_back.py::"
+              "test_the_weights_a_request_gives_are_not_sent_back_and_the_rest_of_the_state_is",), "unit"),
 ]
 
 
