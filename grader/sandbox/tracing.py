@@ -102,7 +102,7 @@ class Recorder(TorchDispatchMode):
                 return answered
             if not copy:  # an unanswered copy raises on the stand-in, as the move it is
                 self.leaving.saw(args, kwargs)
-        entry = ["call", _target(func), self.value(list(args)), {"kwargs": self.value(kwargs)["kwargs"]}]
+        entry = ["call", _target(func), self.value(args), {"kwargs": self.value(kwargs)["kwargs"] if kwargs else {}}]
         try:
             result = self._indexed_by_a_mask(func, args, kwargs)
             if result is None:
@@ -179,19 +179,21 @@ class Recorder(TorchDispatchMode):
         kind = type(value)
         if kind is int or kind is bool or value is None:  # most arguments: sizes and dims, before the checks below
             return value
-        if isinstance(value, torch.Tensor):
-            return self.ref(value)
-        if isinstance(value, (bool, int, str)):  # an int subclass (an enum) or a string
-            return value
-        if isinstance(value, float):
-            return value if math.isfinite(value) else {"float": repr(value)}
-        if isinstance(value, (list, tuple)):
+        if kind is list or kind is tuple or not isinstance(value, torch.Tensor) and isinstance(value, (list, tuple)):
             items = []
             for item in value:  # sizes and tensors, most items, read here as above
                 kind = type(item)
                 items.append(item if kind is int or kind is bool or item is None else
                              self.ref(item) if kind is torch.Tensor else self.value(item))
             return items
+        if kind is dict:  # an operator's keyword arguments
+            return {"kwargs": {str(key): self.value(item) for key, item in value.items()}}
+        if isinstance(value, torch.Tensor):
+            return self.ref(value)
+        if isinstance(value, (bool, int, str)):  # an int subclass (an enum) or a string
+            return value
+        if isinstance(value, float):
+            return value if math.isfinite(value) else {"float": repr(value)}
         if isinstance(value, dict):
             return {"kwargs": {str(key): self.value(item) for key, item in value.items()}}
         if isinstance(value, torch.dtype):
