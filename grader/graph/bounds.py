@@ -206,7 +206,7 @@ def plan(target: str, packet: str, operator_, args: list, kwargs: dict) -> Plan:
             _refuse_size(target, elements)
         weight = max((DTYPE_WEIGHT.get(t.dtype, 4) for t in tensors), default=1)
         return Plan((), TOUCHED_WEIGHT * weight * elements, elements * 16)
-    by_rule = _by_rule(target, packet, operator_, args, tensors)
+    by_rule = _by_rule(packet, operator_, args, tensors)
     if by_rule is not None:
         allocated = sum(m.storage_bytes for m in by_rule if m.new_storage)
         for made in by_rule:
@@ -231,9 +231,9 @@ def _sized_by_a_mask(packet: str, args: list, planned: Plan) -> Plan:
     return planned
 
 
-def _by_rule(target: str, packet: str, operator_, args: list, tensors: list[torch.Tensor]) -> tuple[Made, ...] | None:
+def _by_rule(packet: str, operator_, args: list, tensors: list[torch.Tensor]) -> tuple[Made, ...] | None:
     """The results by torch's own tags or by definition (module docstring); None where meta must tell."""
-    rule = _rule(target, packet, operator_)
+    rule = _rule(packet, operator_)
     if rule is None or not tensors or not isinstance(args[0] if args else None, (torch.Tensor, int, float, bool)):
         return None
     if rule == "inplace" and isinstance(args[0], torch.Tensor):
@@ -251,19 +251,8 @@ def _by_rule(target: str, packet: str, operator_, args: list, tensors: list[torc
     return None
 
 
-def _rule(target: str, packet: str, operator_) -> str | None:
-    """The rule that shapes a target's results, read once per target (a name, hashed in C, where the operator's
-    own hash is Python's)."""
-    rule = _RULES.get(target, _RULES)
-    if rule is _RULES:
-        rule = _RULES[target] = _rule_of(packet, operator_)
-    return rule
-
-
-_RULES: dict[str, str | None] = {}
-
-
-def _rule_of(packet: str, operator_) -> str | None:
+@functools.lru_cache(maxsize=4096)
+def _rule(packet: str, operator_) -> str | None:
     tags = operator_.tags
     if torch.Tag.inplace in tags and torch.Tag.inplace_view not in tags:
         return "inplace"

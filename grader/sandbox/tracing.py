@@ -1,24 +1,23 @@
 """Record what student code computes as a graph of tensor operations, and send it as data.
 
-Runs inside the sandbox worker. The student's function is called once under a recorder (a `TorchDispatchMode`)
-on inputs the worker was sent as decoys: every aten operator that reaches the dispatcher is recorded with its
-arguments, each tensor argument named by the node that made it (or as a graph input, or as a constant when it came
-from elsewhere). The recorder sits below autograd, so when the probe asks for gradients inside the call, the
-backward's own operators are recorded too, a custom `autograd.Function.backward` included. The built-in attention
-reaches the dispatcher as its own kernel (`_scaled_dot_product_*`), or on its math path through `_safe_softmax`.
+Runs inside the sandbox worker. The student's function is called once under a recorder (a `TorchDispatchMode`) on
+inputs the worker was sent as decoys: every aten operator that reaches the dispatcher is recorded with its arguments,
+each tensor argument named by the node that made it (or as a graph input, or as a constant when it came from
+elsewhere). The recorder sits below autograd, so when the probe asks for gradients inside the call, the backward's
+own operators are recorded too, a custom `autograd.Function.backward` included. The built-in attention reaches the
+dispatcher as its own kernel (`_scaled_dot_product_*`), or on its math path through `_safe_softmax`.
 
-A library composite of the built-in attention (`F.multi_head_attention_forward`, `nn.MultiheadAttention`:
-the names of `rules.table.FORBIDDEN_API`) dispatches only ordinary operators, as hand-written attention
-does; the recorder notes each such composite found on the Python stack of an operator it records, with the
-student's line that called it (`built_in` in the graph), which the parent names `forbidden-api`.
+A library composite of the built-in attention (`F.multi_head_attention_forward`, `nn.MultiheadAttention`: the names
+of `rules.table.FORBIDDEN_API`) dispatches only ordinary operators, as hand-written attention does; the recorder
+notes each such composite found on the Python stack of an operator it records, with the student's line that called it
+(`built_in` in the graph), which the parent names `forbidden-api`.
 
-The graph goes to the parent as JSON bytes (`encode`), which checks it as hostile data and runs it
-on inputs of its own (`grader/graph/`): nothing the worker computes is believed. Code that computes
-outside the recorder leaves a constant in the graph, wrong on the parent's inputs. The graphs of one
-answer (each call of a module) share one copy of a constant they all read (`ConstantCopies`): torch.save
-writes a tensor object once however often the answer names it, so a module-level mask costs the answer
-its size once, not once per call; and where a graph's first use of such a tensor is a slice, only the slice is
-sent (`SLICES`).
+The graph goes to the parent as JSON bytes (`encode`), which checks it as hostile data and runs it on inputs of its
+own (`grader/graph/`): nothing the worker computes is believed. Code that computes outside the recorder leaves a
+constant in the graph, wrong on the parent's inputs. The graphs of one answer (each call of a module) share one copy
+of a constant they all read (`ConstantCopies`): torch.save writes a tensor object once however often the answer names
+it, so a module-level mask costs the answer its size once, not once per call; and where a graph's first use of such a
+tensor is a slice, only the slice is sent (`SLICES`).
 """
 from __future__ import annotations
 
@@ -180,13 +179,9 @@ class Recorder(TorchDispatchMode):
         if kind is int or kind is bool or value is None:  # most arguments: sizes and dims, before the checks below
             return value
         if kind is list or kind is tuple or not isinstance(value, torch.Tensor) and isinstance(value, (list, tuple)):
-            items = []
-            for item in value:  # sizes and tensors, most items, read here as above
-                kind = type(item)
-                items.append(item if kind is int or kind is bool or item is None else
-                             self.ref(item) if kind is torch.Tensor else self.value(item))
-            return items
-        if kind is dict:  # an operator's keyword arguments
+            return [item if (kind := type(item)) is int or kind is bool or item is None else  # sizes, tensors: here
+                    self.ref(item) if kind is torch.Tensor else self.value(item) for item in value]
+        if isinstance(value, dict):
             return {"kwargs": {str(key): self.value(item) for key, item in value.items()}}
         if isinstance(value, torch.Tensor):
             return self.ref(value)
@@ -194,8 +189,6 @@ class Recorder(TorchDispatchMode):
             return value
         if isinstance(value, float):
             return value if math.isfinite(value) else {"float": repr(value)}
-        if isinstance(value, dict):
-            return {"kwargs": {str(key): self.value(item) for key, item in value.items()}}
         if isinstance(value, torch.dtype):
             return {"dtype": str(value).removeprefix("torch.")}
         if isinstance(value, torch.device):
@@ -228,21 +221,7 @@ memory directly; `int()`, `float()`, an index and `complex()` are bound by hand 
 before the dispatcher on the FakeTensor stand-in of a CPU-only build."""
 
 
-def _once_per_operator(read):
-    """`read(func)` kept per operator by its identity: an operator's own hash is a Python method, called at every
-    operator the recorder sees where a cache keyed by it is asked."""
-    known: dict[int, tuple] = {}
-
-    def cached(func):
-        entry = known.get(id(func))
-        if entry is None or entry[0] is not func:  # the entry keeps its operator alive, so no other has its id
-            entry = known[id(func)] = (func, read(func))
-        return entry[1]
-
-    return functools.wraps(read)(cached)
-
-
-@_once_per_operator
+@functools.lru_cache(maxsize=4096)
 def reads_values(func) -> bool:
     """Whether an operator hands a tensor's values to Python: it returns no tensor, only Python values (a number,
     a bool), and is not a query of shape or layout. This is the root of `.item()`, `bool()`, `int()`, `float()`,
@@ -366,6 +345,6 @@ def _composites() -> dict:
 BUILT_IN_COMPOSITES = _composites()
 
 
-@_once_per_operator
+@functools.lru_cache(maxsize=4096)
 def _target(func) -> str:
     return f"{func.namespace}.{func.overloadpacket.__name__}.{func._overloadname}"
