@@ -750,6 +750,19 @@ MUTATIONS = [
              ("tests/rules/test_strings_meeting_device_text.py::"
               "test_the_word_where_it_can_meet_a_devices_text_is_read_as_probing_for_the_stand_in"
               "[held in a name, then compared]",), "unit"),
+    # issue 42: a run the judge made again in one grading is answered from its reply only when nothing differs
+    Mutation("judge-run-reply-by-fields", "grader/judge/serve.py",
+             (("{value.stride()}{value.storage_offset()}", ""),),
+             ("tests/judge/test_repeated_runs.py::test_fields_that_differ_in_anything_a_graph_reads_have_other_fingerprints",),
+             "unit"),
+    Mutation("judge-run-reply-by-answer", "grader/judge/serve.py",
+             (('        key = (probe, run["answer_id"], fingerprint(run["fields"]))',
+               '        key = (probe, 0, fingerprint(run["fields"]))'),),
+             ("tests/judge/test_repeated_runs.py::test_a_run_on_other_values_or_of_another_answer_is_made_afresh",), "unit"),
+    Mutation("given-weights-not-sent-back", "grader/sandbox/graph_probes.py",
+             (('    given = {f"{layer}.weight" for layer in weights or {}}', "    given = set()"),),
+             ("tests/sandbox/test_given_weights_not_sent_back.py::"
+              "test_the_weights_a_request_gives_are_not_sent_back_and_the_rest_of_the_state_is",), "unit"),
 ]
 
 

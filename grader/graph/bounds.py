@@ -328,11 +328,14 @@ def _signature(packet: str, args: list, kwargs: dict):
 
 
 def _key(value):
+    kind = type(value)
+    if kind is int or kind is bool or kind is str or value is None:  # sizes and dims, most of a key
+        return kind, value
     if isinstance(value, torch.Tensor):
         return (value.dtype, tuple(value.shape), value.stride(), value.storage_offset(),
                 value.untyped_storage().nbytes())
     if isinstance(value, (list, tuple)):
-        return (type(value).__name__, *(_key(v) for v in value))
+        return (kind.__name__, *[(int, v) if type(v) is int else _key(v) for v in value])
     if type(value) is float and value != value:
         return "nan"
     return type(value), value  # 2, 2.0 and True are equal keys, and may give results of other dtypes

@@ -9,6 +9,7 @@ raises `GraphRefused` with the reason, and the part is graded without that graph
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import re
@@ -51,6 +52,11 @@ class Graph:
     def calls(self) -> list[Node]:
         return [node for node in self.nodes if node.kind == "call"]
 
+    @functools.cached_property
+    def references(self) -> tuple[tuple[int, ...], ...]:
+        """Per node, the earlier nodes its arguments name, in order (each call's graph is read several times)."""
+        return tuple(tuple(_references([node.args, node.kwargs], [])) for node in self.nodes)
+
     def targets(self) -> list[str]:
         return [node.target for node in self.calls()]
 
@@ -59,6 +65,18 @@ class Graph:
 class Ref:
     """An argument that is an earlier node's result."""
     node: int
+
+
+def _references(value, found: list[int]) -> list[int]:
+    if isinstance(value, Ref):
+        found.append(value.node)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _references(item, found)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _references(item, found)
+    return found
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,7 +137,7 @@ def _node(entry, position: int, constants: int) -> Node:
         return Node("input", index=entry[1])
     if kind == "constant" and len(entry) == 3 and type(entry[1]) is int and 0 <= entry[1] < constants:
         return Node("constant", index=entry[1], meta=_constant_meta(entry[2], position))
-    if kind == "call" and len(entry) == 4 and type(entry[1]) is str and TARGET.match(entry[1]):
+    if kind == "call" and len(entry) == 4 and type(entry[1]) is str and _well_formed_target(entry[1]):
         args = _argument(entry[2], position, 0)
         kwargs = _argument(entry[3], position, 0)
         if type(args) is not list or type(kwargs) is not dict:
@@ -129,6 +147,18 @@ def _node(entry, position: int, constants: int) -> Node:
         outputs = _argument(entry[1], position, 0)
         return Node("output", args=tuple(outputs) if type(outputs) is list else (outputs,))
     raise GraphRefused(f"node {position} is not a node the tracer writes")
+
+
+@functools.lru_cache(maxsize=MAX_NODES)
+def _ref(node: int) -> Ref:
+    """One Ref per node index, shared by every graph (a Ref is immutable)."""
+    return Ref(node)
+
+
+@functools.lru_cache(maxsize=4096)
+def _well_formed_target(target: str) -> bool:
+    """A graph names a few dozen targets thousands of times: each is matched once."""
+    return TARGET.match(target) is not None
 
 
 def _constant_meta(meta, position: int) -> dict:
@@ -151,12 +181,23 @@ def _argument(value, position: int, depth: int):
         return value
     if kind is dict and len(value) == 1 and "n" in value:
         if type(value["n"]) is int and 0 <= value["n"] < position:
-            return Ref(value["n"])
+            return _ref(value["n"])
         raise GraphRefused(f"node {position}: an argument the tracer never writes")
     if kind is list:
         if len(value) > MAX_LIST:
             raise GraphRefused(f"node {position}: a list of {len(value)} items")
-        return [_argument(item, position, depth + 1) for item in value]
+        if depth >= MAX_DEPTH:
+            return [_argument(item, position, depth + 1) for item in value]
+        items = []
+        for item in value:  # the commonest items, references and sizes, read here as `_argument` reads them
+            kind = type(item)
+            if kind is int and -(1 << 63) <= item < 1 << 63:
+                items.append(item)
+            elif kind is dict and len(item) == 1 and type(item.get("n")) is int and 0 <= item["n"] < position:
+                items.append(_ref(item["n"]))
+            else:
+                items.append(_argument(item, position, depth + 1))
+        return items
     if value is None or kind is bool or kind is float:
         return value
     if kind is str:

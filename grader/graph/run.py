@@ -121,6 +121,12 @@ def _leaves(values, found: list | None = None) -> list:
 
 
 @functools.lru_cache(maxsize=1024)
+def _seeded(target: str) -> bool:
+    """Whether the operator draws random numbers (torch tags it `nondeterministic_seeded`), read once per name."""
+    return torch.Tag.nondeterministic_seeded in _operator(target).tags
+
+
+@functools.lru_cache(maxsize=1024)
 def _packet(target: str) -> str:
     return target.split(".")[1] if "." in target else target
 
@@ -136,6 +142,11 @@ class _Run:
         self.allocated = 0
 
     def argument(self, value):
+        kind = type(value)  # what the decoder makes, the commonest first
+        if kind is Ref:
+            return self.values[value.node]
+        if kind is int or kind is float or kind is bool or value is None:
+            return value
         if isinstance(value, Ref):
             return self.values[value.node]
         if isinstance(value, Tagged):
@@ -169,8 +180,9 @@ class _Run:
     def step(self, position: int, node: Node):
         if self.devices:
             self.devices.label(node.target, position, list(node.args), node.kwargs, self.values)
-        args = [self.argument(a) for a in node.args]
-        kwargs = {key: self.argument(v) for key, v in node.kwargs.items()}
+        values = self.values
+        args = [values[a.node] if type(a) is Ref else self.argument(a) for a in node.args]
+        kwargs = {key: self.argument(v) for key, v in node.kwargs.items()} if node.kwargs else {}
         planned = self.planned(node.target, args, kwargs)
         try:
             result = _call(node.target, args, kwargs, self.generator)
@@ -236,7 +248,7 @@ def _call(target: str, args: list, kwargs: dict, generator: torch.Generator):
         return args[0][args[1]]
     operator_ = _operator(target)
     packet = _packet(target)
-    if torch.Tag.nondeterministic_seeded in operator_.tags:
+    if _seeded(target):
         return _random(packet, operator_, args, kwargs, generator)
     grown = _storage_bytes(args[0]) if args and isinstance(args[0], torch.Tensor) else None
     result = operator_(*args, **kwargs)

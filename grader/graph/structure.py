@@ -43,31 +43,18 @@ FOUND = ("wrong-input", "missing-scale", "wrong-scale", "head-split")
 """Every id this module can name (the parent keeps only these from the judge's answer)."""
 
 
-def _refs(value, found: list | None = None) -> list[int]:
-    found = [] if found is None else found
-    if isinstance(value, Ref):
-        found.append(value.node)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _refs(item, found)
-    elif isinstance(value, dict):
-        for item in value.values():
-            _refs(item, found)
-    return found
-
-
 class _Reading:
     def __init__(self, graph: Graph, roles: dict[int, str]) -> None:
         self.graph = graph
         self.reads: list[frozenset[str]] = []  # per node: the roles (q, wk, ...) whose values flow into it
-        for node in graph.nodes:
+        for node, references in zip(graph.nodes, graph.references):
             if node.kind == "input":
                 self.reads.append(frozenset([roles[node.index]]) if node.index in roles else frozenset())
             elif node.kind == "call" and node.target not in SHAPE_ONLY:
-                self.reads.append(frozenset().union(*(self.reads[r] for r in _refs([node.args, node.kwargs]))))
+                self.reads.append(frozenset().union(*(self.reads[r] for r in references)))
             else:
                 self.reads.append(frozenset())
-        self.output = next((r for r in _refs(graph.nodes[-1].args)[:1]), None) if graph.nodes else None
+        self.output = next((r for r in graph.references[-1][:1]), None) if graph.nodes else None
 
     def ancestors(self, start: int) -> set[int]:
         seen, stack = set(), [start]
@@ -78,7 +65,7 @@ class _Reading:
             seen.add(position)
             node = self.graph.nodes[position]
             if node.kind == "call" and node.target not in SHAPE_ONLY:
-                stack.extend(_refs([node.args, node.kwargs]))
+                stack.extend(self.graph.references[position])
         return seen
 
     def scale(self, scores: int) -> float | None:

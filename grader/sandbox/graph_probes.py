@@ -186,9 +186,12 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
         answer["error"] = describe_error(error, lines)
         return answer
     names = [name for name, _ in named]
+    values = [before[name] if name in before else tracing.value_for_the_parent(t) for name, t in named]
+    # the parent runs the graph with its own weights where the request gives them (graph.answers._state): those
+    # values are not sent back (about 120 kB an answer); a stand-in's reads below still answer from them here
+    given = {f"{layer}.weight" for layer in weights or {}}
     answer["state"] = {"names": names, "parameters": len(list(module.parameters())),
-                       "values": [before[name] if name in before else tracing.value_for_the_parent(t)
-                                  for name, t in named],
+                       "values": [NOT_SENT if name in given else value for name, value in zip(names, values)],
                        "meta": [tracing._meta_of(t) for _, t in named]}
     copies = tracing.ConstantCopies()  # a constant every call reads (a module-level mask) is sent once
     for call in calls:
@@ -205,16 +208,18 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
 
             n_grad = 3 + answer["state"]["parameters"]
             with _device_guard(device, lines) as cuda:
-                values = [call[name] for name in ("q", "k", "v")] + answer["state"]["values"] + \
-                    ([cotangent] if grad else [])
+                values_here = [call[name] for name in ("q", "k", "v")] + values + ([cotangent] if grad else [])
                 recorded = _recorded(_joint(forward, n_grad, grad, seen), inputs + state + extra, 3, device, lines,
-                                     values, copies)
+                                     values_here, copies)
             _note_unanswered(recorded, cuda, built_asking)
             answer["calls"].append({**recorded, **_facts(seen)})
         except BaseException as error:
             answer["calls"].append({"error": describe_error(error, lines), **_facts(seen)})
     return answer
 
+
+NOT_SENT = torch.empty(0)
+"""In place of a value the parent has of its own."""
 
 PROBES = {"sdpa": sdpa, "mha": mha, "mha_interface": probes.mha_interface}
 

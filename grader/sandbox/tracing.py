@@ -1,24 +1,23 @@
 """Record what student code computes as a graph of tensor operations, and send it as data.
 
-Runs inside the sandbox worker. The student's function is called once under a recorder (a `TorchDispatchMode`)
-on inputs the worker was sent as decoys: every aten operator that reaches the dispatcher is recorded with its
-arguments, each tensor argument named by the node that made it (or as a graph input, or as a constant when it came
-from elsewhere). The recorder sits below autograd, so when the probe asks for gradients inside the call, the
-backward's own operators are recorded too, a custom `autograd.Function.backward` included. The built-in attention
-reaches the dispatcher as its own kernel (`_scaled_dot_product_*`), or on its math path through `_safe_softmax`.
+Runs inside the sandbox worker. The student's function is called once under a recorder (a `TorchDispatchMode`) on
+inputs the worker was sent as decoys: every aten operator that reaches the dispatcher is recorded with its arguments,
+each tensor argument named by the node that made it (or as a graph input, or as a constant when it came from
+elsewhere). The recorder sits below autograd, so when the probe asks for gradients inside the call, the backward's
+own operators are recorded too, a custom `autograd.Function.backward` included. The built-in attention reaches the
+dispatcher as its own kernel (`_scaled_dot_product_*`), or on its math path through `_safe_softmax`.
 
-A library composite of the built-in attention (`F.multi_head_attention_forward`, `nn.MultiheadAttention`:
-the names of `rules.table.FORBIDDEN_API`) dispatches only ordinary operators, as hand-written attention
-does; the recorder notes each such composite found on the Python stack of an operator it records, with the
-student's line that called it (`built_in` in the graph), which the parent names `forbidden-api`.
+A library composite of the built-in attention (`F.multi_head_attention_forward`, `nn.MultiheadAttention`: the names
+of `rules.table.FORBIDDEN_API`) dispatches only ordinary operators, as hand-written attention does; the recorder
+notes each such composite found on the Python stack of an operator it records, with the student's line that called it
+(`built_in` in the graph), which the parent names `forbidden-api`.
 
-The graph goes to the parent as JSON bytes (`encode`), which checks it as hostile data and runs it
-on inputs of its own (`grader/graph/`): nothing the worker computes is believed. Code that computes
-outside the recorder leaves a constant in the graph, wrong on the parent's inputs. The graphs of one
-answer (each call of a module) share one copy of a constant they all read (`ConstantCopies`): torch.save
-writes a tensor object once however often the answer names it, so a module-level mask costs the answer
-its size once, not once per call; and where a graph's first use of such a tensor is a slice, only the slice is
-sent (`SLICES`).
+The graph goes to the parent as JSON bytes (`encode`), which checks it as hostile data and runs it on inputs of its
+own (`grader/graph/`): nothing the worker computes is believed. Code that computes outside the recorder leaves a
+constant in the graph, wrong on the parent's inputs. The graphs of one answer (each call of a module) share one copy
+of a constant they all read (`ConstantCopies`): torch.save writes a tensor object once however often the answer names
+it, so a module-level mask costs the answer its size once, not once per call; and where a graph's first use of such a
+tensor is a slice, only the slice is sent (`SLICES`).
 """
 from __future__ import annotations
 
@@ -102,7 +101,7 @@ class Recorder(TorchDispatchMode):
                 return answered
             if not copy:  # an unanswered copy raises on the stand-in, as the move it is
                 self.leaving.saw(args, kwargs)
-        entry = ["call", _target(func), self.value(list(args)), {"kwargs": self.value(kwargs)["kwargs"]}]
+        entry = ["call", _target(func), self.value(args), {"kwargs": self.value(kwargs)["kwargs"] if kwargs else {}}]
         try:
             result = self._indexed_by_a_mask(func, args, kwargs)
             if result is None:
@@ -179,16 +178,17 @@ class Recorder(TorchDispatchMode):
         kind = type(value)
         if kind is int or kind is bool or value is None:  # most arguments: sizes and dims, before the checks below
             return value
+        if kind is list or kind is tuple or not isinstance(value, torch.Tensor) and isinstance(value, (list, tuple)):
+            return [item if (kind := type(item)) is int or kind is bool or item is None else  # sizes, tensors: here
+                    self.ref(item) if kind is torch.Tensor else self.value(item) for item in value]
+        if isinstance(value, dict):
+            return {"kwargs": {str(key): self.value(item) for key, item in value.items()}}
         if isinstance(value, torch.Tensor):
             return self.ref(value)
         if isinstance(value, (bool, int, str)):  # an int subclass (an enum) or a string
             return value
         if isinstance(value, float):
             return value if math.isfinite(value) else {"float": repr(value)}
-        if isinstance(value, (list, tuple)):
-            return [self.value(item) for item in value]
-        if isinstance(value, dict):
-            return {"kwargs": {str(key): self.value(item) for key, item in value.items()}}
         if isinstance(value, torch.dtype):
             return {"dtype": str(value).removeprefix("torch.")}
         if isinstance(value, torch.device):
@@ -202,7 +202,7 @@ class Recorder(TorchDispatchMode):
 
 INDEX = torch.ops.aten.index.Tensor
 
-SLICES = frozenset({torch.ops.aten.slice.Tensor, torch.ops.aten.select.int})
+SLICES = (torch.ops.aten.slice.Tensor, torch.ops.aten.select.int)  # a tuple: `in` compares by identity, in C
 """Views that pick part of a tensor. Of a tensor made outside the recording, the part alone is sent, as the
 constant the graph reads (a module-level mask for 1024 positions sliced to T x T sends T x T values)."""
 
