@@ -4,7 +4,9 @@ The parts' checks run in one worker, sdpa's first: a definition that stores into
 changes what every definition reading it sees afterwards, with no call between them. A regrade that kept the reading
 part's original verdict let a hand-in whose multi-head attention compensates, through such a variable, for the bug
 the fix mends in sdpa show that fix as verified and take its credit, where a regrade of both parts finds the fix
-breaks the other part and earns nothing (15.0 without the fix, 19.0 with --fix-credit 1 before the defence).
+breaks the other part and earns nothing (15.0 without the fix, 19.0 with --fix-credit 1 before the defence). The
+other way round, a multi-head attention that answers wrongly once sdpa has run got its own fix verified by a regrade
+of its part alone, where sdpa never ran (20.0 instead of 10.0).
 """
 import json
 
@@ -88,6 +90,28 @@ def test_a_fix_that_breaks_the_part_reading_its_state_earns_no_credit(monkeypatc
     monkeypatch.delenv("ATTENTION_KIT_REPORT_CACHE", raising=False)
     report = grade_submission(path, fix_credit=1.0)
     assert report["fixes"] == [] and report["fix_credit"]["points"] == 0 and report["score"] == 15.0, \
+        (report["score"], report["fixes"], report["fix_credit"])
+    monkeypatch.setattr(reach, "parts_reached", lambda before, after: {"sdpa", "mha"})
+    assert json.dumps(grade_submission(path, fix_credit=1.0), sort_keys=True) == json.dumps(report, sort_keys=True)
+
+
+def _wrong_after_sdpa_ran() -> str:
+    """The dropout-lowercase mutant (its fix is in multi-head attention) whose multi-head attention returns zeros once
+    sdpa has left a mark in a module-level list."""
+    text = (SUBMISSIONS / "mutants" / "dropout-lowercase.py").read_text()
+    text = edit(text, "@dataclass", "STATE = []\n\n\n@dataclass")
+    text = edit(text, "    return torch.matmul(p_attn, V), p_attn\n", "    STATE.append(1)\n    return torch.matmul(p_attn, V), p_attn\n")
+    return edit(text, "        output = self.resid_dropout(output)\n        return output\n",
+                "        output = self.resid_dropout(output)\n        return output * 0 if STATE else output\n")
+
+
+@pytest.mark.sandbox
+def test_a_fix_of_the_reading_part_is_regraded_after_the_part_that_writes_what_it_reads(monkeypatch, tmp_path):
+    path = tmp_path / "wrong_after_sdpa_ran.py"
+    path.write_text(_wrong_after_sdpa_ran())
+    monkeypatch.delenv("ATTENTION_KIT_REPORT_CACHE", raising=False)
+    report = grade_submission(path, fix_credit=1.0)
+    assert report["fixes"] == [] and report["fix_credit"]["points"] == 0 and report["score"] == 10.0, \
         (report["score"], report["fixes"], report["fix_credit"])
     monkeypatch.setattr(reach, "parts_reached", lambda before, after: {"sdpa", "mha"})
     assert json.dumps(grade_submission(path, fix_credit=1.0), sort_keys=True) == json.dumps(report, sort_keys=True)
