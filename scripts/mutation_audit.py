@@ -577,6 +577,11 @@ MUTATIONS = [
              (("    if edited & at_load:\n        return every\n", ""),),
              ("tests/fixes/test_regrade_reach.py::test_an_edit_that_runs_at_load_or_cannot_be_read_reaches_every_part",),
              "unit"),
+    # red team of issue 42: state one part writes into (a module-level dict) and the other reads, with no call between
+    Mutation("edit-reach-shared-state", "grader/fixes/reach.py",
+             (("        uses.setdefault(target, set()).update(name for name, read in reads.items() if target in read)\n",
+               "        pass\n"),),
+             ("tests/fixes/test_regrade_reach_shared_state.py",), "sandbox"),
     Mutation("regrade-splice-takes-the-fresh-part", "grader/report/json_report.py",
              (('checks.append(fresh.get(check["id"], check) if check["part"] in parts else check)',
                "checks.append(check)"),),

@@ -6,6 +6,11 @@ through the names each definition uses, every definition it can call. An edit re
 among those; it reaches every part when it lies outside any definition, or in a definition that code run at load
 names (that code may call it, and what it leaves behind is shared).
 
+State a definition writes into is shared: where one stores into a module-level variable or a class, or calls a
+method of one (`STATE["attend"] = ...`, `CACHE.append(...)`, `MultiHeadAttention.scale = ...`), every definition that
+reads it reaches every other, since the checks of one part see what another part's checks left there in the worker
+(and see nothing where that part's checks did not run).
+
 Reading less than the whole program is safe here: a part the edit cannot reach keeps the original's verdict, so its
 points are the original's and a fix earns no credit there (grader.fixes.credit is per part); the checks of the parts
 it reaches run afresh and decide whether the fix helps.
@@ -45,13 +50,20 @@ def _reached_in(text: str, changed: set[int], every: set[str]) -> set[str]:
     spans: dict[str, tuple[int, int]] = {}  # definition name -> its first and last line
     uses: dict[str, set[str]] = {}  # definition name -> the names it reads
     at_load: set[str] = set()  # names read by code that runs when the module loads
+    variables: set[str] = set()  # bound by code run at load (an import is not: a module's state is not the hand-in's)
+    writes: dict[str, set[str]] = {}  # definition name -> the top-level names it may change the object of
     for node in module.body:
         if isinstance(node, DEFINITIONS):
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
             spans[node.name] = (first, node.end_lineno or node.lineno)
             uses[node.name] = _names(node)
+            writes[node.name] = _written(node)
         else:
             at_load |= _names(node)
+            variables |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    reads = {name: set(read) for name, read in uses.items()}
+    for target in set().union(*writes.values()) & (variables | set(spans)):  # state one definition writes into
+        uses.setdefault(target, set()).update(name for name, read in reads.items() if target in read)
     edited = set()
     for line in changed:
         owner = next((name for name, (first, last) in spans.items() if first <= line <= last), None)
@@ -67,6 +79,28 @@ def _reached_in(text: str, changed: set[int], every: set[str]) -> set[str]:
 
 def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _written(node: ast.AST) -> set[str]:
+    """The names whose objects `node` may change: stored into (`X[k] = `, `X.a = `, `del X.a`), a method called on
+    (`X.append(...)`), or declared `global`."""
+    written = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Global):
+            written.update(n.names)
+        elif isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            written.add(_root(n))
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            written.add(_root(n.func))
+    written.discard(None)
+    return written
+
+
+def _root(node: ast.expr) -> str | None:
+    """The name an attribute or item chain starts from (`STATE` of `STATE["a"].b`), None if it starts elsewhere."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _closure(name: str, uses: dict[str, set[str]]) -> set[str]:
