@@ -305,13 +305,33 @@ MUTATIONS = [
               "[cuda_if_available_in_forward]",), "sandbox"),
     # issue 41: torch.cuda answers as on one GPU from the student's first line, not from the probe's call only
     Mutation("stand-in-world-at-load", "grader/sandbox/worker.py",
-             (("    on_a_gpu_machine = None if use_cuda else AsOnAGpuMachine(source, guard)\n",
-               "    on_a_gpu_machine = None\n"),),
+             (("    other_machines = OtherMachines(source, guard, answered_as_a_gpu=not use_cuda)\n",
+               "    other_machines = OtherMachines(source, guard, answered_as_a_gpu=False)\n"),),
              ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
               "[mask_device_read_from_cuda_at_module_load]",
               "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
               "[mask_device_read_from_cuda_in_a_default_argument]",
               "tests/sandbox/test_gpu_world_from_the_first_line.py"), "sandbox"),
+    # issue 41: each world of another machine has its own load of the file, kept for its later calls, and what its
+    # load is refused is charged to both parts
+    Mutation("world-state-per-machine", "grader/sandbox/worker.py",
+             (("            self.worlds[device] = World(self.source, self.guard, self.answered_as_a_gpu)\n"
+               "        return self.worlds[device]\n",
+               "            self.worlds[device] = next(iter(self.worlds.values()), None) or World(\n"
+               "                self.source, self.guard, self.answered_as_a_gpu)\n"
+               "        return self.worlds[device]\n"),),
+             ("tests/sandbox/test_each_world_its_own_module_state.py::"
+              "test_what_one_world_kept_at_module_level_no_other_world_meets",), "sandbox"),
+    Mutation("world-load-kept", "grader/sandbox/worker.py",
+             (("    if device in other_machines.worlds:\n        return other_machines.worlds[device], None\n", ""),
+              ("        if device not in self.worlds:\n            self.worlds[device] = World(",
+               "        if True:\n            self.worlds[device] = World(")),
+             ("tests/sandbox/test_each_world_its_own_module_state.py::"
+              "test_what_one_world_kept_at_module_level_no_other_world_meets",), "sandbox"),
+    Mutation("world-load-charged-to-both-parts", "grader/checks/student_code.py",
+             (('        self._attribute_refusals(PART_IDS, loaded.get("refused", []))\n', ""),),
+             ("tests/sandbox/test_each_world_its_own_module_state.py::"
+              "test_what_a_worlds_load_is_refused_costs_both_parts_as_the_plain_loads_does",), "sandbox"),
     Mutation("stand-in-world-at-build", "grader/sandbox/graph_probes.py",
              (("        with probes.answered_world(device, lines) as cuda:\n",
                "        with probes.answered_world(\"cpu\", lines) as cuda:\n"),),
