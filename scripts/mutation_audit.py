@@ -33,6 +33,7 @@ class Mutation:
 
 NEW_ROOT = "_enter_new_root(libc, limits.visible, cuda, read_only=\"read-only-binds\" in on, capped=\"tmpfs-caps\" in on)"
 ALONE = "tests/sandbox/test_sandbox_layers_alone.py::test_the_"
+RULES_OFF = "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
 MUTATIONS = [
     Mutation("causal-exactness", "grader/checks/sdpa/behaviour.py",
              (("if (leaked != 0).any():", "if (leaked.abs() > 1e-6).any():"),),
@@ -745,6 +746,44 @@ MUTATIONS = [
              ("tests/rules/test_strings_meeting_device_text.py::"
               "test_the_word_where_it_can_meet_a_devices_text_is_read_as_probing_for_the_stand_in"
               "[held in a name, then compared]",), "unit"),
+    # issue 41, red team 3: no plain property of a probe's inputs (requires_grad, is_leaf, grad mode, contiguity, the
+    # parameters' requires_grad) tells it from real use (grader/checks/regimes.py)
+    Mutation("training-inputs-not-leaves", "grader/sandbox/graph_probes.py",
+             (("        tensors = [t.detach().requires_grad_(True).clone() for t in tensors]",
+               "        tensors = [t.detach().requires_grad_(True) for t in tensors]"),),
+             ("tests/sandbox/test_input_regimes.py::test_in_training_the_inputs_need_grad_and_are_made_by_an_operation",
+              f"{RULES_OFF}[sdpa_scale_left_out_for_inputs_that_are_not_leaves]"), "sandbox"),
+    Mutation("training-inputs-need-grad", "grader/sandbox/graph_probes.py",
+             (('    if regime == "training":\n        tensors = [t.detach().requires_grad_(True).clone() for t in tensors]\n',
+               ""),),
+             (f"{RULES_OFF}[sdpa_scale_left_out_when_inputs_need_grad]",
+              f"{RULES_OFF}[mha_head_loop_only_when_q_needs_grad]"), "sandbox"),
+    Mutation("inference-without-grad", "grader/sandbox/graph_probes.py",
+             (('            with _device_guard(device, lines) as cuda, torch.set_grad_enabled(regime == "training"):',
+               "            with _device_guard(device, lines) as cuda, torch.set_grad_enabled(True):"),),
+             (f"{RULES_OFF}[mha_head_loop_only_under_no_grad]",), "sandbox"),
+    Mutation("parameters-need-grad", "grader/sandbox/graph_probes.py",
+             (("t.detach().requires_grad_(position < n_parameters and", "t.detach().requires_grad_(False and"),),
+             (f"{RULES_OFF}[mha_resid_dropout_applied_only_while_weights_need_no_grad]",), "sandbox"),
+    Mutation("regimes-take-turns", "grader/checks/regimes.py",
+             (("chosen.append(REGIMES[(starts[kind] + taken[kind]) % len(REGIMES)])", "chosen.append(REGIMES[starts[kind]])"),),
+             ("tests/checks/test_regimes.py::test_two_calls_of_a_kind_meet_both_regimes",), "unit"),
+    Mutation("heads-layout-spread", "grader/checks/regimes.py",
+             (('SPREAD_LAYOUTS = ("heads", "contiguous")', 'SPREAD_LAYOUTS = ("contiguous",)'),),
+             (f"{RULES_OFF}[sdpa_mask_on_the_cpu_unless_contiguous]",
+              f"{RULES_OFF}[sdpa_position_loop_for_non_contiguous_inputs]"), "sandbox"),
+    Mutation("device-stand-in-in-training", "grader/checks/sdpa/runtime.py",
+             (('device=where, layout=layout,\n                                                          regime="training")',
+               'device=where, layout=layout,\n                                                          regime="inference")'),),
+             (f"{RULES_OFF}[sdpa_mask_on_the_cpu_when_inputs_need_grad]",), "sandbox"),
+    Mutation("dropout-trained-in-training", "grader/checks/mha/state.py",
+             (('        calls = [dict(x, mode="train", seed=ctx.seed(n), regime="training") for n in (3, 4)]',
+               '        calls = [dict(x, mode="train", seed=ctx.seed(n)) for n in (3, 4)]'),),
+             (f"{RULES_OFF}[mha_resid_dropout_applied_only_to_inputs_that_need_no_grad]",), "sandbox"),
+    Mutation("gradient-probe-forward", "grader/checks/sdpa/numerics.py",
+             (('        if not diagnosis.close(tensor(answer, "out"), expected_out, *tolerance):',
+               "        if False:"),),
+             ("tests/checks/test_gradient_probe_forward.py",), "sandbox"),
 ]
 
 
