@@ -772,6 +772,13 @@ MUTATIONS = [
              (('SPREAD_LAYOUTS = ("heads", "contiguous")', 'SPREAD_LAYOUTS = ("contiguous",)'),),
              (f"{RULES_OFF}[sdpa_mask_on_the_cpu_unless_contiguous]",
               f"{RULES_OFF}[sdpa_position_loop_for_non_contiguous_inputs]"), "sandbox"),
+    Mutation("layout-on-the-fake-stand-in", "grader/sandbox/graph_probes.py",
+             (("    with fake_gpu.active() if any(fake_gpu.is_fake(t) for t in tensors) else contextlib.nullcontext():\n"
+               "        return [laid_out(t, layout) for t in tensors]\n",
+               "    return [laid_out(t, layout) for t in tensors]\n"),),
+             ("tests/sandbox/test_input_regimes.py::"
+              "test_every_layout_reaches_the_code_on_each_stand_in_with_the_cpus_strides[fake-cuda]",
+              "tests/rules/test_runtime_rules.py::test_honest_idiom_earns_full_marks[functools_cached_mask]"), "sandbox"),
     Mutation("device-stand-in-in-training", "grader/checks/sdpa/runtime.py",
              (('device=where, layout=layout,\n                                                          regime="training")',
                'device=where, layout=layout,\n                                                          regime="inference")'),),

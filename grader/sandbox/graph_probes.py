@@ -12,6 +12,7 @@ the call's tensors, then with gradients d(out)/d(each input tensor) (None where 
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 
 import torch
@@ -127,7 +128,10 @@ def in_regime(tensors: list, regime: str, layout: str = "contiguous") -> list:
     nor `grad_fn` tells a probe from a training step); in inference, plain."""
     if regime == "training":
         tensors = [t.detach().requires_grad_(True).clone() for t in tensors]
-    return [laid_out(t, layout) for t in tensors]
+    # a FakeTensor's copy into a layout goes through the stand-in's own bindings: torch binds `contiguous` by hand
+    # with a device guard, which a CPU-only build lacks for "cuda"
+    with fake_gpu.active() if any(fake_gpu.is_fake(t) for t in tensors) else contextlib.nullcontext():
+        return [laid_out(t, layout) for t in tensors]
 
 
 def sdpa(namespace, lines, *, Q, K, V, is_causal=None, device="cpu", grad=False, cotangent=None,

@@ -9,6 +9,7 @@ import torch
 
 from grader.graph.layouts import laid_out
 from grader.sandbox.graph_probes import in_regime, regime_on
+from grader.sandbox.probes import _place
 
 pytestmark = pytest.mark.unit
 
@@ -47,3 +48,15 @@ def test_the_fake_stand_in_runs_in_inference_and_a_request_without_a_regime_foll
     assert regime_on("training", False, "fake-cuda") == "inference"
     assert regime_on("training", False, "meta") == "training"
     assert regime_on(None, True, "cpu") == "training" and regime_on(None, False, "cpu") == "inference"
+
+
+@pytest.mark.parametrize("device", ["meta", "fake-cuda"])
+def test_every_layout_reaches_the_code_on_each_stand_in_with_the_cpus_strides(device):
+    """On the FakeTensor, torch's own `contiguous` has no kernel of "cuda" in a CPU-only build: a layout made there
+    outside the stand-in's bindings raised in the grader's code, so every call in that layout judged nothing."""
+    x = torch.randn(2, 3, 5, 4)
+    for layout in ("contiguous", "heads", "columns"):
+        for regime in ("training", "inference"):
+            q, = in_regime([_place(x, device)], regime_on(regime, False, device), layout)
+            assert q.stride() == laid_out(x, layout).stride(), (layout, regime)
+            assert q.device.type == {"meta": "meta", "fake-cuda": "cuda"}[device]
