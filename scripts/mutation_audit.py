@@ -33,6 +33,7 @@ class Mutation:
 
 NEW_ROOT = "_enter_new_root(libc, limits.visible, cuda, read_only=\"read-only-binds\" in on, capped=\"tmpfs-caps\" in on)"
 ALONE = "tests/sandbox/test_sandbox_layers_alone.py::test_the_"
+RULES_OFF = "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
 MUTATIONS = [
     Mutation("causal-exactness", "grader/checks/sdpa/behaviour.py",
              (("if (leaked != 0).any():", "if (leaked.abs() > 1e-6).any():"),),
@@ -305,13 +306,33 @@ MUTATIONS = [
               "[cuda_if_available_in_forward]",), "sandbox"),
     # issue 41: torch.cuda answers as on one GPU from the student's first line, not from the probe's call only
     Mutation("stand-in-world-at-load", "grader/sandbox/worker.py",
-             (("    on_a_gpu_machine = None if use_cuda else AsOnAGpuMachine(source, guard)\n",
-               "    on_a_gpu_machine = None\n"),),
+             (("    other_machines = OtherMachines(source, guard, answered_as_a_gpu=not use_cuda)\n",
+               "    other_machines = OtherMachines(source, guard, answered_as_a_gpu=False)\n"),),
              ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
               "[mask_device_read_from_cuda_at_module_load]",
               "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
               "[mask_device_read_from_cuda_in_a_default_argument]",
               "tests/sandbox/test_gpu_world_from_the_first_line.py"), "sandbox"),
+    # issue 41: each world of another machine has its own load of the file, kept for its later calls, and what its
+    # load is refused is charged to both parts
+    Mutation("world-state-per-machine", "grader/sandbox/worker.py",
+             (("            self.worlds[device] = World(self.source, self.guard, self.answered_as_a_gpu)\n"
+               "        return self.worlds[device]\n",
+               "            self.worlds[device] = next(iter(self.worlds.values()), None) or World(\n"
+               "                self.source, self.guard, self.answered_as_a_gpu)\n"
+               "        return self.worlds[device]\n"),),
+             ("tests/sandbox/test_each_world_its_own_module_state.py::"
+              "test_what_one_world_kept_at_module_level_no_other_world_meets",), "sandbox"),
+    Mutation("world-load-kept", "grader/sandbox/worker.py",
+             (("    if device in other_machines.worlds:\n        return other_machines.worlds[device], None\n", ""),
+              ("        if device not in self.worlds:\n            self.worlds[device] = World(",
+               "        if True:\n            self.worlds[device] = World(")),
+             ("tests/sandbox/test_each_world_its_own_module_state.py::"
+              "test_what_one_world_kept_at_module_level_no_other_world_meets",), "sandbox"),
+    Mutation("world-load-charged-to-both-parts", "grader/checks/student_code.py",
+             (('        self._attribute_refusals(PART_IDS, loaded.get("refused", []))\n', ""),),
+             ("tests/sandbox/test_each_world_its_own_module_state.py::"
+              "test_what_a_worlds_load_is_refused_costs_both_parts_as_the_plain_loads_does",), "sandbox"),
     Mutation("stand-in-world-at-build", "grader/sandbox/graph_probes.py",
              (("        with probes.answered_world(device, lines) as cuda:\n",
                "        with probes.answered_world(\"cpu\", lines) as cuda:\n"),),
@@ -768,6 +789,51 @@ MUTATIONS = [
              (('    given = {f"{layer}.weight" for layer in weights or {}}', "    given = set()"),),
              ("tests/sandbox/test_given_weights_not_sent_back.py::"
               "test_the_weights_a_request_gives_are_not_sent_back_and_the_rest_of_the_state_is",), "unit"),
+    # issue 41, red team 3: no plain property of a probe's inputs (requires_grad, is_leaf, grad mode, contiguity, the
+    # parameters' requires_grad) tells it from real use (grader/checks/regimes.py)
+    Mutation("training-inputs-not-leaves", "grader/sandbox/graph_probes.py",
+             (("        tensors = [t.detach().requires_grad_(True).clone() for t in tensors]",
+               "        tensors = [t.detach().requires_grad_(True) for t in tensors]"),),
+             ("tests/sandbox/test_input_regimes.py::test_in_training_the_inputs_need_grad_and_are_made_by_an_operation",
+              f"{RULES_OFF}[sdpa_scale_left_out_for_inputs_that_are_not_leaves]"), "sandbox"),
+    Mutation("training-inputs-need-grad", "grader/sandbox/graph_probes.py",
+             (('    if regime == "training":\n        tensors = [t.detach().requires_grad_(True).clone() for t in tensors]\n',
+               ""),),
+             (f"{RULES_OFF}[sdpa_scale_left_out_when_inputs_need_grad]",
+              f"{RULES_OFF}[mha_head_loop_only_when_q_needs_grad]"), "sandbox"),
+    Mutation("inference-without-grad", "grader/sandbox/graph_probes.py",
+             (('            with _device_guard(device, lines) as cuda, torch.set_grad_enabled(regime == "training"):',
+               "            with _device_guard(device, lines) as cuda, torch.set_grad_enabled(True):"),),
+             (f"{RULES_OFF}[mha_head_loop_only_under_no_grad]",), "sandbox"),
+    Mutation("parameters-need-grad", "grader/sandbox/graph_probes.py",
+             (("t.detach().requires_grad_(position < n_parameters and", "t.detach().requires_grad_(False and"),),
+             (f"{RULES_OFF}[mha_resid_dropout_applied_only_while_weights_need_no_grad]",), "sandbox"),
+    Mutation("regimes-take-turns", "grader/checks/regimes.py",
+             (("chosen.append(REGIMES[(starts[kind] + taken[kind]) % len(REGIMES)])", "chosen.append(REGIMES[starts[kind]])"),),
+             ("tests/checks/test_regimes.py::test_two_calls_of_a_kind_meet_both_regimes",), "unit"),
+    Mutation("heads-layout-spread", "grader/checks/regimes.py",
+             (('SPREAD_LAYOUTS = ("heads", "contiguous")', 'SPREAD_LAYOUTS = ("contiguous",)'),),
+             (f"{RULES_OFF}[sdpa_mask_on_the_cpu_unless_contiguous]",
+              f"{RULES_OFF}[sdpa_position_loop_for_non_contiguous_inputs]"), "sandbox"),
+    Mutation("layout-on-the-fake-stand-in", "grader/sandbox/graph_probes.py",
+             (("    with fake_gpu.active() if any(fake_gpu.is_fake(t) for t in tensors) else contextlib.nullcontext():\n"
+               "        return [laid_out(t, layout) for t in tensors]\n",
+               "    return [laid_out(t, layout) for t in tensors]\n"),),
+             ("tests/sandbox/test_input_regimes.py::"
+              "test_every_layout_reaches_the_code_on_each_stand_in_with_the_cpus_strides[fake-cuda]",
+              "tests/rules/test_runtime_rules.py::test_honest_idiom_earns_full_marks[functools_cached_mask]"), "sandbox"),
+    Mutation("device-stand-in-in-training", "grader/checks/sdpa/runtime.py",
+             (('device=where, layout=layout,\n                                                          regime="training")',
+               'device=where, layout=layout,\n                                                          regime="inference")'),),
+             (f"{RULES_OFF}[sdpa_mask_on_the_cpu_when_inputs_need_grad]",), "sandbox"),
+    Mutation("dropout-trained-in-training", "grader/checks/mha/state.py",
+             (('        calls = [dict(x, mode="train", seed=ctx.seed(n), regime="training") for n in (3, 4)]',
+               '        calls = [dict(x, mode="train", seed=ctx.seed(n)) for n in (3, 4)]'),),
+             (f"{RULES_OFF}[mha_resid_dropout_applied_only_to_inputs_that_need_no_grad]",), "sandbox"),
+    Mutation("gradient-probe-forward", "grader/checks/sdpa/numerics.py",
+             (('        if not diagnosis.close(tensor(answer, "out"), expected_out, *tolerance):',
+               "        if False:"),),
+             ("tests/checks/test_gradient_probe_forward.py",), "sandbox"),
 ]
 
 

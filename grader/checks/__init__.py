@@ -34,7 +34,8 @@ class Outcome:
     where: dict | None = None  # the line of student code involved
     figure: dict | None = None  # {"student": [[...]], "expected": [[...]]}: one attention matrix each, to draw
     advice: list[str] = field(default_factory=list)  # mistake ids explained without costing points
-    cause: str = ""  # "values" (numbers differ from the reference) or "error:<type>:<ids>": see common.needs_correct_values
+    cause: str = ""  # "values" (numbers differ from the reference), "forward" (so did a gradient probe's forward) or
+    # "error:<type>:<ids>": see common.needs_correct_values
     error: str = ""  # the exception the student's code raised, as one line: a report quotes it once (report.repeated_messages)
 
 

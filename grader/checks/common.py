@@ -71,7 +71,7 @@ def needs_correct_values(ctx: Context, part: str, outcome: Outcome, own: tuple[s
     prerequisite = f"{part}.values"
     values = ctx.outcomes.get(prerequisite)
     if outcome.passed or values is None or values.passed or set(own) & set(outcome.mistakes) \
-            or outcome.cause not in ("values", values.cause or "-"):
+            or outcome.cause not in ("values", "forward", values.cause or "-"):
         return outcome
     if "unsupported-op" in values.mistakes:  # the same operator, met here too: the grader's limit, not a wrong value
         return Outcome(False, f"未检查：评分程序无法运行这段代码的一个算子（算子本身没有问题，见 {prerequisite}）。",
@@ -102,6 +102,16 @@ def named_backward(ctx: Context, part: str, outcome: Outcome) -> Outcome:
     if outcome.passed or outcome.mistakes or values is None or not values.passed or outcome.cause != "values":
         return outcome
     outcome.mistakes = ["wrong-backward"]
+    return outcome
+
+
+GRADIENT_PROBE_FORWARD = ("梯度检查的前向（训练）", "the forward of the gradient probe (training)")
+
+
+def wrong_forward(outcome: Outcome) -> Outcome:
+    """A gradient probe's own forward, run in training, that differs from the reference: the mistake is the forward's
+    (the values check names it), never `wrong-backward`, which `named_backward` gives only to cause "values"."""
+    outcome.cause = "forward"
     return outcome
 
 

@@ -174,6 +174,10 @@ class StudentCode:
         if not _fields_read_here_are_plain(answer):
             self.close()
             raise WorkerFailure("tampering", "a forged answer: the fields every answer carries have wrong types")
+        # a world of another machine loaded for this request (grader/sandbox/worker.py): done while loading, both parts
+        loaded = answer.get("world_loaded", {})
+        self._attribute_tampering(PART_IDS, loaded.get("tampered", []))
+        self._attribute_refusals(PART_IDS, loaded.get("refused", []))
         if "answer_too_large" in answer:  # the worker's own word, which costs only this hand-in's part
             self.forbidden_by_probe[probe.part] |= set(answer.get("forbidden_calls", []))
             self.tampered.update(answer.get("tampered", []))
@@ -321,7 +325,9 @@ def _is_list_of(value, kind: type) -> bool:
 def _fields_read_here_are_plain(answer: dict) -> bool:
     """The fields this adapter reads from every answer have the types the worker sends."""
     calls = answer.get("calls", [])
+    loaded = answer.get("world_loaded", {})
     return (all(_is_list_of(answer.get(key, []), str) for key in ("forbidden_calls", "tampered", "op_names", "refused"))
+            and type(loaded) is dict and all(_is_list_of(loaded.get(key, []), str) for key in ("tampered", "refused"))
             and type(answer.get("cuda_peak_bytes", 0)) is int and _is_list_of(calls, dict)
             and all(_is_list_of(call.get("op_names", []), str) for call in calls))
 

@@ -18,6 +18,7 @@ from grader.assignment import PROJECTIONS
 from grader.graph import bounds, decode, ops, run
 from grader.graph.decode import GraphRefused
 from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS
+from grader.graph.layouts import laid_out
 from grader.graph.run import GraphFailed
 from grader.graph.structure import of_call as structural_mismatches
 
@@ -177,7 +178,7 @@ def _facts(traced: dict) -> list:
 def sdpa(traced: dict, fields: dict, findings: Findings) -> dict:
     """Part 1's answer from its graph: out, weights, and with `grad` d(out)/d(Q, K, V) from the joint graph."""
     answer = {"structure": traced.get("structure") if isinstance(traced.get("structure"), dict) else {}}
-    inputs = _placed([fields["Q"], fields["K"], fields["V"]], fields["device"], fields["transpose_inputs"])
+    inputs = _placed([fields["Q"], fields["K"], fields["V"]], fields["device"], fields["layout"])
     extra = [_to(fields["cotangent"], fields["device"])] if fields["grad"] else []
     if fields["count_ops"] and "error" not in traced:
         answer["ops"], answer["op_names"] = ops_counted(traced, findings)
@@ -234,9 +235,8 @@ def _to(tensor: torch.Tensor, device: str) -> torch.Tensor:
     return tensor if device in STAND_INS or device == CPU_BESIDE_A_GPU else tensor.to(device)
 
 
-def _placed(tensors: list, device: str, transposed: bool) -> list:
-    placed = [_to(t, device) for t in tensors]
-    return [t.transpose(-1, -2).contiguous().transpose(-1, -2) for t in placed] if transposed else placed
+def _placed(tensors: list, device: str, layout: str) -> list:
+    return [laid_out(_to(t, device), layout) for t in tensors]
 
 
 def mha(traced: dict, fields: dict, findings: Findings) -> dict:

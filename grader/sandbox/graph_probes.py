@@ -12,12 +12,14 @@ the call's tensors, then with gradients d(out)/d(each input tensor) (None where 
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 
 import torch
 
 from grader.graph import decode, run
 from grader.graph.devices import STAND_INS
+from grader.graph.layouts import laid_out
 from grader.sandbox import fake_gpu, probes, stand_in_values, tracing
 from grader.sandbox.probes import (SUBMISSION_FILE, _build, _device_guard, _graded, _moved, _place, _seed,
                                    _structure, describe_error)
@@ -111,18 +113,39 @@ def _joint(call, n_inputs: int, grad: bool, seen: dict):
     return flat
 
 
+def regime_on(regime: str | None, grad: bool, device: str) -> str:
+    """The regime a call runs in: the request's (training with gradients, inference without, where it names none),
+    save on the FakeTensor stand-in, which computes no gradients (`fake_gpu`): always inference there, while the meta
+    stand-in carries the training regime."""
+    if device == "fake-cuda":
+        return "inference"
+    return regime or ("training" if grad else "inference")
+
+
+def in_regime(tensors: list, regime: str, layout: str = "contiguous") -> list:
+    """The inputs as real use hands them over in `regime` (requests.REGIMES), laid out in `layout`: in training, made
+    by an operation from leaves that need grad, as a projection makes them (so neither `requires_grad` nor `is_leaf`
+    nor `grad_fn` tells a probe from a training step); in inference, plain."""
+    if regime == "training":
+        tensors = [t.detach().requires_grad_(True).clone() for t in tensors]
+    # a FakeTensor's copy into a layout goes through the stand-in's own bindings: torch binds `contiguous` by hand
+    # with a device guard, which a CPU-only build lacks for "cuda"
+    with fake_gpu.active() if any(fake_gpu.is_fake(t) for t in tensors) else contextlib.nullcontext():
+        return [laid_out(t, layout) for t in tensors]
+
+
 def sdpa(namespace, lines, *, Q, K, V, is_causal=None, device="cpu", grad=False, cotangent=None,
-         transpose_inputs=False) -> dict:
-    """Trace scaled_dot_product_attention once on the decoys; gradients in the same graph when asked."""
+         layout="contiguous", regime=None) -> dict:
+    """Trace scaled_dot_product_attention once on the decoys, in its regime and layout; gradients in the same graph
+    when asked."""
     function = _graded(namespace, "scaled_dot_product_attention")
     kwargs = {} if is_causal is None else {"is_causal": is_causal}
     seen: dict = {}
+    regime = regime_on(regime, grad, device)
     try:
-        inputs = [_place(t, device) for t in (Q, K, V)]
-        if transpose_inputs:
-            inputs = [t.transpose(-1, -2).contiguous().transpose(-1, -2) for t in inputs]
+        inputs = in_regime([_place(t, device) for t in (Q, K, V)], regime, layout)
         extra = [_place(cotangent, device)] if grad else []
-        with _device_guard(device, lines) as cuda:
+        with _device_guard(device, lines) as cuda, torch.set_grad_enabled(regime == "training"):
             recorded = _recorded(_joint(lambda q, k, v: function(q, k, v, **kwargs), 3, grad, seen), inputs + extra, 3,
                                  device, lines, [Q, K, V, *([cotangent] if grad else [])])
         _note_unanswered(recorded, cuda)
@@ -194,20 +217,25 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
                        "values": [NOT_SENT if name in given else value for name, value in zip(names, values)],
                        "meta": [tracing._meta_of(t) for _, t in named]}
     copies = tracing.ConstantCopies()  # a constant every call reads (a module-level mask) is sent once
+    n_parameters = answer["state"]["parameters"]
     for call in calls:
         seen: dict = {}
         try:
             module.train(call.get("mode", "eval") == "train")
             _seed(call.get("seed", 0))
-            inputs = [_place(call[name], device) for name in ("q", "k", "v")]
-            state = [t.detach() for _, t in named]
+            regime = regime_on(call.get("regime"), grad, device)
+            inputs = in_regime([_place(call[name], device) for name in ("q", "k", "v")], regime)
+            # the parameters need grad in every regime, as a model's do (under no_grad too); the stand-in's FakeTensors
+            # compute no gradients
+            state = [t.detach().requires_grad_(position < n_parameters and device != "fake-cuda"
+                                               and t.is_floating_point()) for position, (_, t) in enumerate(named)]
             extra = [_place(cotangent, device)] if grad else []
 
             def forward(q, k, v, *tensors):
                 return torch.func.functional_call(module, dict(zip(names, tensors)), (q, k, v))
 
-            n_grad = 3 + answer["state"]["parameters"]
-            with _device_guard(device, lines) as cuda:
+            n_grad = 3 + n_parameters
+            with _device_guard(device, lines) as cuda, torch.set_grad_enabled(regime == "training"):
                 values_here = [call[name] for name in ("q", "k", "v")] + values + ([cotangent] if grad else [])
                 recorded = _recorded(_joint(forward, n_grad, grad, seen), inputs + state + extra, 3, device, lines,
                                      values_here, copies)

@@ -15,11 +15,17 @@ import torch
 
 from grader.assignment import DROPOUTS, MODEL_ARGS, MODEL_ARGS_TYPES, PROJECTIONS
 from grader.errors import GraderError
+from grader.graph.layouts import LAYOUTS
 
 DEVICES = ("cpu", "cuda", "meta", "fake-cuda", "cpu-beside-a-gpu")  # meta and a FakeTensor stand in for a GPU
 # (`probes._place`); the last is the CPU of a machine with a GPU (grader/graph/devices.CPU_BESIDE_A_GPU)
 DTYPES = ("float16", "bfloat16", "float32", "float64")
 MODES = ("eval", "train")
+REGIMES = ("training", "inference")
+"""How real use hands code its inputs (`graph_probes.in_regime`): `training`, with gradients on, the inputs made by
+an operation from leaves that need grad (as a projection makes them) and the module's parameters needing grad;
+`inference`, under `torch.no_grad()`, plain inputs, the parameters still needing grad as in a trained model. A
+request without one is in `training` where it asks for gradients and in `inference` elsewhere."""
 FIELD_TYPES = {"int": int, "float": float}
 
 
@@ -101,7 +107,8 @@ class SdpaRequest:
     cotangent: torch.Tensor | None = None  # d(loss)/d(out), needed with grad
     count_ops: bool = False
     gradcheck: bool = False
-    transpose_inputs: bool = False  # send non-contiguous views with the same values
+    layout: str = "contiguous"  # how Q, K, V lie in memory (grader/graph/layouts.py), with the same values
+    regime: str | None = None  # REGIMES; None: training with grad, inference without
 
     def __post_init__(self) -> None:
         Q, K, V = self.Q, self.K, self.V
@@ -113,8 +120,15 @@ class SdpaRequest:
                  "Q and K must share d_k; K and V must share their length")
         _require(self.is_causal is None or _is(self.is_causal, bool), self, "is_causal must be None or a bool")
         _require(self.device in DEVICES, self, f"device must be one of {DEVICES}")
-        _check_flags(self, ("grad", "count_ops", "gradcheck", "transpose_inputs"))
+        _check_flags(self, ("grad", "count_ops", "gradcheck"))
+        _require(self.layout in LAYOUTS, self, f"layout must be one of {LAYOUTS}")
+        _check_regime(self, self.regime)
         _check_cotangent(self, (*Q.shape[:-1], V.shape[-1]))
+
+
+def _check_regime(request, regime) -> None:
+    _require(regime is None or regime in REGIMES, request, f"a regime must be None or one of {REGIMES}")
+    _require(not request.grad or regime in (None, "training"), request, "gradients are taken in the training regime")
 
 
 def _check_cotangent(request, shape: tuple[int, ...]) -> None:
@@ -130,7 +144,7 @@ class MhaRequest:
     """Build `MultiHeadAttention(ModelArgs(**args)[, is_causal])` and run forward on each of `calls`.
 
     A call is a dict {"q", "k", "v"} of (B, T, dim) tensors, with an optional "mode" (eval or
-    train) and "seed"; the checks read their own calls back beside the answer's results.
+    train), "seed" and "regime" (REGIMES); the checks read their own calls back beside the answer's results.
     """
 
     args: dict
@@ -173,8 +187,8 @@ class MhaRequest:
 
 
 def _check_call(request, call, dim: int) -> None:
-    _require(_is(call, dict) and {"q", "k", "v"} <= set(call) <= {"q", "k", "v", "mode", "seed"}, request,
-             "a call must be a dict of q, k, v and optionally mode and seed")
+    _require(_is(call, dict) and {"q", "k", "v"} <= set(call) <= {"q", "k", "v", "mode", "seed", "regime"}, request,
+             "a call must be a dict of q, k, v and optionally mode, seed and regime")
     q, k, v = call["q"], call["k"], call["v"]
     _require(all(_float_tensor(t) and t.dim() == 3 and t.shape[-1] == dim for t in (q, k, v)), request,
              f"a call's q, k and v must be floating-point (B, T, {dim}) tensors")
@@ -182,6 +196,7 @@ def _check_call(request, call, dim: int) -> None:
              "a call's q, k and v must share B; k and v must share T")
     _require(call.get("mode", "eval") in MODES, request, f"a call's mode must be one of {MODES}")
     _require(_is(call.get("seed", 0), int), request, "a call's seed must be an int")
+    _check_regime(request, call.get("regime"))
 
 
 @_request

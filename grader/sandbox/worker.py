@@ -134,23 +134,56 @@ def load_student(source: str, guard: Guard | None) -> tuple[dict, list[dict]]:
     return namespace, errors
 
 
-class AsOnAGpuMachine:
-    """The submission loaded a second time with torch.cuda answered as on one GPU from its first line
-    (`stand_in_cuda`): what module-level code and default arguments read of torch.cuda there is what a GPU machine
-    shows them. The stand-in probes and the CPU beside a GPU use it; the CPU's probes keep the plain load, whose
-    errors alone are reported (the same file fails the same way twice). `asked`: where loading asked what the
-    stand-in cannot answer, noted on every call it traces."""
+class World:
+    """One load of the submission for one world a probe may ask for, registered as the student's module while
+    a call runs in it. `asked`: where loading asked what the stand-in cannot answer, noted on every call it traces."""
+
+    def __init__(self, source: str, guard: Guard | None, answered_as_a_gpu: bool) -> None:
+        registered = sys.modules.get(STUDENT_MODULE)
+        with (stand_in_cuda.swap().active(SUBMISSION_FILE, source.splitlines()) if answered_as_a_gpu
+              else contextlib.nullcontext()) as cuda:
+            self.namespace, _ = load_student(source, guard)
+        self.module = sys.modules.get(STUDENT_MODULE)
+        self.asked = cuda.asked if cuda is not None else None
+        sys.modules[STUDENT_MODULE] = registered
+
+    @contextlib.contextmanager
+    def registered(self):
+        outside = sys.modules.get(STUDENT_MODULE)
+        sys.modules[STUDENT_MODULE] = self.module
+        try:
+            yield self
+        finally:
+            sys.modules[STUDENT_MODULE] = outside
+
+
+class OtherMachines:
+    """The worlds that stand for another machine than the worker's: each stand-in for a GPU (meta, the FakeTensor)
+    and the CPU beside a GPU. Each has a load of the submission of its own, made at its first call and kept for its
+    later ones (loading costs a few milliseconds, not per call): what the code keeps at module level (a cache, an
+    `lru_cache`, a class attribute, a module-level tensor) in one world is never met in another, as no two machines
+    share it. Both stand-ins read as `cuda:0`, so a cache keyed by the device's text would otherwise hand one
+    stand-in the other's tensors. On a CPU-only build torch.cuda answers as on one GPU from the first line of each
+    load (`stand_in_cuda`): what module-level code and default arguments read of it there is what a GPU machine
+    shows them; on a GPU it answers for itself. The CPU's probes (and a GPU's) keep the plain load, whose errors
+    alone are reported (the same file fails the same way in every load)."""
 
     DEVICES = (*STAND_INS, CPU_BESIDE_A_GPU)
 
-    def __init__(self, source: str, guard: Guard | None) -> None:
-        with stand_in_cuda.swap().active(SUBMISSION_FILE, source.splitlines()) as cuda:
-            self.namespace, _ = load_student(source, guard)
-        self.asked = cuda.asked
+    def __init__(self, source: str, guard: Guard | None, answered_as_a_gpu: bool) -> None:
+        self.source, self.guard, self.answered_as_a_gpu = source, guard, answered_as_a_gpu
+        self.worlds: dict[str, World] = {}
 
-    def serves(self, request: dict) -> bool:
+    def device(self, request: dict) -> str | None:
+        """The world a request runs in, when it is one of these."""
         args = request.get("args")
-        return isinstance(args, dict) and args.get("device") in self.DEVICES
+        device = args.get("device") if isinstance(args, dict) else None
+        return device if device in self.DEVICES else None
+
+    def world(self, device: str) -> World:
+        if device not in self.worlds:
+            self.worlds[device] = World(self.source, self.guard, self.answered_as_a_gpu)
+        return self.worlds[device]
 
 
 def encode(answer: dict) -> bytes:
@@ -161,24 +194,40 @@ def encode(answer: dict) -> bytes:
     return buffer.getvalue()
 
 
-def _answer(request: dict, namespace: dict, lines: list[str], on_a_gpu_machine: AsOnAGpuMachine | None) -> dict:
+def _answer(request: dict, namespace: dict, lines: list[str], world: World | None) -> dict:
     """A request the probe cannot take is the grader's bug, answered apart from what student code raised."""
     problem = graph_probes.request_problem(request["probe"], request["args"])
     if problem is not None:
         return {"bad_request": problem}
-    as_on_a_gpu = on_a_gpu_machine is not None and on_a_gpu_machine.serves(request)
     try:
-        with call_boundary.students_call():  # all the probe runs is on the student's behalf (hooks, __getattr__...)
-            answer = graph_probes.PROBES[request["probe"]](
-                on_a_gpu_machine.namespace if as_on_a_gpu else namespace, lines, **request["args"])
+        with world.registered() if world else contextlib.nullcontext(), \
+                call_boundary.students_call():  # all the probe runs is on the student's behalf (hooks, __getattr__...)
+            answer = graph_probes.PROBES[request["probe"]](world.namespace if world else namespace, lines,
+                                                           **request["args"])
     except BaseException as error:
         return {"error": describe_error(error, lines)}
-    if as_on_a_gpu and isinstance(answer, dict):
-        graph_probes.unanswered_at_load(answer, on_a_gpu_machine.asked)
+    if world and isinstance(answer, dict):
+        graph_probes.unanswered_at_load(answer, world.asked)
     return answer
 
 
-ANSWER_RECORDS = ("forbidden_calls", "tampered", "refused", "cuda_peak_bytes")
+def _world_for(request: dict, other_machines: OtherMachines, runtime: Runtime,
+               guard: Guard | None) -> tuple[World | None, dict | None]:
+    """The world a request runs in (None: the plain load), and when this request made its load, what the guards
+    refused and what was patched while it loaded: done while loading, so the parent charges both parts with it, as
+    for the plain load."""
+    device = other_machines.device(request)
+    if device is None:
+        return None, None
+    if device in other_machines.worlds:
+        return other_machines.worlds[device], None
+    tampered_before = set(runtime.tampered())
+    world = other_machines.world(device)
+    return world, {"refused": guard.seen() if guard else [],
+                   "tampered": [item for item in runtime.tampered() if item not in tampered_before]}
+
+
+ANSWER_RECORDS = ("forbidden_calls", "tampered", "refused", "cuda_peak_bytes", "world_loaded")
 """What every answer carries about the worker, kept when an answer too large to send is replaced."""
 MAX_LOAD_ERRORS = 20  # the parent reports the first few; the rest would only be repeats
 
@@ -204,8 +253,7 @@ def worker_main(connection, limits: Limits, source: str, use_cuda: bool, guards:
         generated_code.install(guard)
         library_formats.install(guard)
     worker_pid = os.getpid()
-    # loaded first, so the plain load stays the registered module; on a GPU torch.cuda answers for itself
-    on_a_gpu_machine = None if use_cuda else AsOnAGpuMachine(source, guard)
+    other_machines = OtherMachines(source, guard, answered_as_a_gpu=not use_cuda)
     namespace, load_errors = load_student(source, guard)
     if os.getpid() != worker_pid:  # a fork that escaped the denial must never answer
         os._exit(0)
@@ -225,7 +273,10 @@ def worker_main(connection, limits: Limits, source: str, use_cuda: bool, guards:
         runtime.forbidden_calls.clear()
         if guard:
             guard.refused.clear()
-        answer = _answer(request, namespace, lines, on_a_gpu_machine)
+        world, world_loaded = _world_for(request, other_machines, runtime, guard)
+        answer = _answer(request, namespace, lines, world)
+        if world_loaded is not None:
+            answer["world_loaded"] = world_loaded
         if os.getpid() != worker_pid:
             os._exit(0)
         answer["forbidden_calls"] = sorted(runtime.forbidden_calls)

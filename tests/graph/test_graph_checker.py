@@ -254,7 +254,7 @@ def _part_one_on_the_stand_in(function) -> dict:
     traced = {"graph": text, "constants": constants, "structure": {"kind": "tuple", "length": 2},
               "outputs": [{"kind": "tensor"}, {"kind": "tensor"}]}
     fields = {"Q": torch.randn(2, 4, 8), "K": torch.randn(2, 4, 8), "V": torch.randn(2, 4, 8), "device": "meta",
-              "transpose_inputs": False, "grad": False, "count_ops": False, "gradcheck": False, "cotangent": None}
+              "layout": "contiguous", "grad": False, "count_ops": False, "gradcheck": False, "cotangent": None}
     return answers.sdpa(traced, fields, answers.Findings())
 
 

@@ -112,7 +112,7 @@ def test_what_the_parent_reads_from_the_graph_itself_is_not_sent(student):
     assert not {"count_ops", "gradcheck"} & set(worker.sent[0][1])
 
 
-@pytest.mark.parametrize("other", [dict(is_causal=False), dict(is_causal=None), dict(transpose_inputs=True),
+@pytest.mark.parametrize("other", [dict(is_causal=False), dict(is_causal=None), dict(layout="heads"), dict(regime="training"),
                                    dict(T=6), dict(dtype=torch.float32)])
 def test_a_request_that_changes_the_message_goes_to_the_worker(student, other):
     code, worker = student

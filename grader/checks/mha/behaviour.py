@@ -10,8 +10,9 @@ from grader.assignment import DROPOUTS, PROJECTIONS
 from grader.checks import Context, Outcome, check, failed, passed
 from grader.checks.common import changed, failed_with_error, named_variant, perturbed, resource_failure
 from grader.checks.gates import attention_verdict, nan_mistakes
-from grader.checks.mha.probing import (CONFIGS, compare, diagnose_numbers, inputs, linear_weights, model_args,
-                                       out_tensor, probe_shapes, run, structural_ids)
+from grader.checks.mha.probing import (CONFIGS, compare, diagnose_numbers, in_regimes, inputs, linear_weights,
+                                       model_args, out_tensor, probe_shapes, run, structural_ids)
+from grader.checks.regimes import regimes
 from grader.sandbox.requests import MhaInterfaceRequest, Probe
 
 # (B, T, dim, n_heads, max_seq_len): every size (T, dim, n_heads, head_dim = 12) unlike each of VALUE_CONFIGS', so a
@@ -27,8 +28,9 @@ VALUE_CONFIGS = [CONFIGS[0], CONFIGS[3], CONFIGS[4]]
        title_en="it computes attention (the output follows q and k and mixes positions)")
 def computes_attention(ctx: Context) -> Outcome:
     evidence = []
+    chosen = regimes(ctx, "mha.computes_attention", [None] * len(EVIDENCE))
     for seed, (B, T, dim, heads, max_len, is_causal) in enumerate(EVIDENCE, start=190):
-        base = inputs(ctx, B, T, dim, seed)
+        base = dict(inputs(ctx, B, T, dim, seed), regime=chosen[seed - 190])
         g = ctx.generator(seed + 100)
         # one position of q changed as well as of v: code reading its inputs in another order (`forward(v, k, q)`)
         # mixes what it takes for values, the grader's q, across positions; that is attention with a wrong input
@@ -116,7 +118,8 @@ def causal_no_leak(ctx: Context) -> Outcome:
     for x in second.values():
         x[:, cut:] = torch.randn(x[:, cut:].shape, generator=g) * 3
     weights = linear_weights(ctx, dim, 112)
-    results, problem = run(ctx, model_args(dim, 4, 16), [first, second], True,
+    # in the two regimes: code keyed on how its inputs come gives two outputs before the cut that differ
+    results, problem = run(ctx, model_args(dim, 4, 16), in_regimes(ctx, "mha.causal_no_leak", [first, second]), True,
                            ("运行因果 forward", "running the causal forward"), weights=weights)
     if problem:
         return problem
@@ -168,7 +171,8 @@ def values(ctx: Context) -> Outcome:
     for seed, (B, T, dim, heads, max_len) in enumerate(VALUE_CONFIGS, start=120):
         weights = linear_weights(ctx, dim, seed)
         for is_causal in (True, False):
-            calls = [inputs(ctx, B, T, dim, seed + 50), inputs(ctx, B, T, dim, seed + 60, self_attention=True)]
+            calls = in_regimes(ctx, f"mha.values {seed} {is_causal}", [
+                inputs(ctx, B, T, dim, seed + 50), inputs(ctx, B, T, dim, seed + 60, self_attention=True)])
             results, problem = run(ctx, model_args(dim, heads, max_len), calls, is_causal,
                                    ("运行 forward", "running forward"), weights=weights)
             if problem:

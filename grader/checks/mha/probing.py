@@ -14,6 +14,7 @@ from grader.graph import structure
 from grader.checks.common import (MODULE_TOLERANCE, failed_with_error, named_variant, nan_from_an_infinity, non_finite,
                                   resource_failure,
                                   unidentified, where_largest)
+from grader.checks.regimes import regimes
 from grader.sandbox.requests import MhaRequest, Probe
 
 # (B, T, dim, n_heads, max_seq_len): T = 1, T = max_seq_len, B = 1 (with T = 1 and with
@@ -29,6 +30,11 @@ def model_args(dim=32, n_heads=4, max_seq_len=16, dropout=0.0) -> dict:
 def linear_weights(ctx: Context, dim: int, seed: int) -> dict:
     g = ctx.generator(seed)
     return {name: torch.randn(dim, dim, generator=g) / math.sqrt(dim) for name in PROJECTIONS}
+
+
+def in_regimes(ctx: Context, label: str, calls: list[dict]) -> list[dict]:
+    """The calls, each in a regime, the two taking turns from a start drawn per grading (checks.regimes)."""
+    return [dict(call, regime=regime) for call, regime in zip(calls, regimes(ctx, label, [None] * len(calls)))]
 
 
 def inputs(ctx: Context, B: int, T: int, dim: int, seed: int, self_attention: bool = False, dtype=torch.float32):
@@ -81,10 +87,13 @@ def probe_shapes(ctx: Context) -> list[tuple[tuple, Outcome | None, bool]]:
     configuration from it."""
     if "mha" not in ctx.probed:
         results = []
+        # each configuration's two calls in the two regimes, the first drawn per grading (checks.regimes)
+        chosen = iter(regimes(ctx, "mha.shapes", [None] * 2 * len(CONFIGS)))
         for seed, (B, T, dim, heads, max_len) in enumerate(CONFIGS, start=100):
             problem, ran = None, True
             for is_causal in (True, False):
-                outputs, problem = run(ctx, model_args(dim, heads, max_len), [inputs(ctx, B, T, dim, seed)], is_causal,
+                call = dict(inputs(ctx, B, T, dim, seed), regime=next(chosen))
+                outputs, problem = run(ctx, model_args(dim, heads, max_len), [call], is_causal,
                                        (f"运行 forward（B={B}, T={T}, dim={dim}, n_heads={heads}, is_causal={is_causal}）",
                                         f"running forward (B={B}, T={T}, dim={dim}, n_heads={heads}, is_causal={is_causal})"))
                 ran = ran and not problem

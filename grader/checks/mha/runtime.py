@@ -11,6 +11,7 @@ from grader.checks import diagnosis, Context, Outcome, check
 from grader.checks.common import (MODULE_TOLERANCE, counted_loops, device_sweep, failed_with_error,
                                   loop_stages, not_checked_without_a_shape, same_on_cuda)
 from grader.checks.gates import forbidden_api_gate, rules_gate
+from grader.checks.regimes import regimes
 from grader.checks.mha.probing import accepted_config, first_error, inputs, linear_weights, model_args, out_tensor
 from grader.sandbox.requests import MhaInterfaceRequest, MhaRequest, Probe
 
@@ -28,9 +29,12 @@ def device(ctx: Context) -> Outcome:
     # (an unsliced mask), so what the draw picks never decides whether the device question can be asked
     dim, max_len = heads * head_dim, T + (room if config[4] > config[1] else 0)
     weights, call, args = linear_weights(ctx, dim, 170), inputs(ctx, B, T, dim, 171), model_args(dim, heads, max_len)
+    training = dict(call, regime="training")
 
     def run(is_causal: bool, where: str):
-        answer = ctx.student.call(Probe.MHA, MhaRequest(args=args, is_causal=is_causal, calls=[call], weights=weights,
+        # in training (the meta stand-in, a GPU); the FakeTensor stand-in computes no gradients and takes the
+        # inference regime, so each case meets both (checks.regimes)
+        answer = ctx.student.call(Probe.MHA, MhaRequest(args=args, is_causal=is_causal, calls=[training], weights=weights,
                                                         device=where))
         return first_error(answer), (answer.get("calls") or [{}])[0].get("out", {})
 
@@ -39,7 +43,7 @@ def device(ctx: Context) -> Outcome:
         return diagnosis.device_mistake(ctx.static, interface.get("plain_tensor_attributes", []), error)
 
     def agrees_on_cuda(is_causal: bool, value):
-        answer = ctx.student.call(Probe.MHA, MhaRequest(args=args, is_causal=is_causal, calls=[call], weights=weights))
+        answer = ctx.student.call(Probe.MHA, MhaRequest(args=args, is_causal=is_causal, calls=[training], weights=weights))
         cpu = None if first_error(answer) else out_tensor(answer["calls"][0])
         return same_on_cuda(cpu, value, MODULE_TOLERANCE[call["q"].dtype])
 
@@ -57,11 +61,14 @@ def vectorized(ctx: Context) -> Outcome:
     max_len = max(sizes["T"] for stage in stages for sizes in stage)
     labels = {tuple(sizes.values()): "B={B},H={H},T={T}".format(**sizes) for stage in stages for sizes in stage}
     seeds = {key: seed for seed, key in enumerate(labels, start=180)}
+    # each size's calls in one regime, the two taking turns over the sizes (checks.regimes): a loop run only for
+    # inputs handed over one way changes the count either way
+    chosen = dict(zip(labels, regimes(ctx, "mha.vectorized", [None] * len(labels))))
 
     def count(sizes: dict) -> int | Outcome:
         B, H, T = sizes["B"], sizes["H"], sizes["T"]
         seed, dim = seeds[B, H, T], H * head_dim
-        call = inputs(ctx, B, T, dim, seed)
+        call = dict(inputs(ctx, B, T, dim, seed), regime=chosen[B, H, T])
         answer = ctx.student.call(Probe.MHA, MhaRequest(args=model_args(dim, H, max_len), is_causal=True,
                                                         calls=[call, call], count_ops=True,
                                                         weights=linear_weights(ctx, dim, seed)))

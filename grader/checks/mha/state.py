@@ -7,13 +7,13 @@ import torch
 from grader.checks import diagnosis, reference
 from grader.assignment import DROPOUTS, PROJECTIONS
 from grader.checks import Context, Outcome, check, failed, passed
-from grader.checks.common import (GRADIENT_MISTAKES, changed, compare_gradients, named_backward, needs_correct_values,
-                                  unread_is_not_cut)
+from grader.checks.common import (GRADIENT_MISTAKES, GRADIENT_PROBE_FORWARD, changed, compare_gradients, named_backward,
+                                  needs_correct_values, unread_is_not_cut, wrong_forward)
 from grader.checks.dtypes import (UNPROMISED_DTYPES, changed_dtype_failure, dtype_handling_advice, is_dtype_handling,
                                   low_precision_passed, promoted_dtype_note, unpromised_dtype_note)
 from grader.checks.mha.dropout_patterns import LAYER_PATTERNS, dropout_pattern
-from grader.checks.mha.probing import (checked_calls, compare, first_error, inputs, linear_weights, model_args,
-                                       out_tensor, run)
+from grader.checks.mha.probing import (checked_calls, compare, first_error, in_regimes, inputs, linear_weights,
+                                       model_args, out_tensor, run)
 from grader.sandbox.requests import MhaRequest, Probe
 
 
@@ -32,7 +32,9 @@ def _low_precision(ctx: Context) -> Outcome:
         weights = {k: w.to(dtype) for k, w in linear_weights(ctx, dim, seed).items()}
         call = inputs(ctx, 2, 6, dim, seed + 1, dtype=dtype)
         args = model_args(dim, heads, 16)
-        answer = ctx.student.call(Probe.MHA, MhaRequest(args=args, is_causal=True, calls=[call], weights=weights,
+        # float16, which is graded, in both regimes; bfloat16, which only advises, in one
+        calls = in_regimes(ctx, f"mha.low_precision {name}", [call, call] if dtype == torch.float16 else [call])
+        answer = ctx.student.call(Probe.MHA, MhaRequest(args=args, is_causal=True, calls=calls, weights=weights,
                                                         dtype=name))
         error = first_error(answer)
         advice = dtype_handling_advice(ctx, error, name, "mha") if error else None
@@ -41,8 +43,9 @@ def _low_precision(ctx: Context) -> Outcome:
         if advice:
             notes.append(advice)
             continue
-        results, problem = checked_calls(ctx, args, [call], answer, (f"以 {name} 运行", f"running in {name}"))
-        problem = problem or compare(out_tensor(results[0]), call, weights, heads, True, ctx.static, (name, name))
+        results, problem = checked_calls(ctx, args, calls, answer, (f"以 {name} 运行", f"running in {name}"))
+        problem = problem or next(filter(None, (compare(out_tensor(result), call, weights, heads, True, ctx.static,
+                                                        (name, name)) for result in results)), None)
         promoted = None if problem else promoted_dtype_note(ctx, "mha", dtype, {"out": out_tensor(results[0])})
         if failure := changed_dtype_failure(dtype, promoted):  # float16 is graded: a changed dtype costs the check
             return failure
@@ -67,7 +70,7 @@ def mask_buffer(ctx: Context) -> Outcome:
 def _mask_buffer(ctx: Context) -> Outcome:
     dim, heads, max_len = 32, 4, 10
     weights = linear_weights(ctx, dim, 130)
-    calls = [inputs(ctx, 1, T, dim, 131 + T) for T in range(1, max_len + 1)]
+    calls = in_regimes(ctx, "mha.mask_buffer", [inputs(ctx, 1, T, dim, 131 + T) for T in range(1, max_len + 1)])
     results, problem = run(ctx, model_args(dim, heads, max_len), calls, True,
                            ("在 state_dict 往返后对每个长度 T ≤ max_seq_len 运行 forward",
                             "running forward for every length T <= max_seq_len after a state_dict round trip"),
@@ -100,8 +103,9 @@ def dropout(ctx: Context) -> Outcome:
     x = inputs(ctx, B, T, dim, 151, self_attention=True)
     doing = ("以 dropout=0.5 运行 forward", "running forward with dropout=0.5")
     # without any dropout: eval() twice and train() once, each under another seed, must be one and the same output
-    calls = [dict(x, mode="eval", seed=ctx.seed(1)), dict(x, mode="eval", seed=ctx.seed(2)),
-             dict(x, mode="train", seed=ctx.seed(3))]
+    # train() in training, as real training runs it; eval() in both regimes (checks.regimes)
+    calls = [*in_regimes(ctx, "mha.dropout eval", [dict(x, mode="eval", seed=ctx.seed(n)) for n in (1, 2)]),
+             dict(x, mode="train", seed=ctx.seed(3), regime="training")]
     plain, problem = run(ctx, model_args(dim, heads, max_len, dropout=0.0), calls, True, doing, weights=weights)
     if problem:
         return problem
@@ -125,7 +129,7 @@ def dropout(ctx: Context) -> Outcome:
         return failed("args.dropout=0 时 train() 的输出仍然随机，与 eval() 不同：某处的 dropout 概率没有用 args.dropout。",
                       "With args.dropout = 0 the train() output is still random and differs from eval(): some dropout "
                       "rate does not come from args.dropout.", ["dropout-hardcoded"])
-    calls = [dict(x, mode="eval", seed=ctx.seed(1)), dict(x, mode="eval", seed=ctx.seed(2))]
+    calls = in_regimes(ctx, "mha.dropout eval 0.5", [dict(x, mode="eval", seed=ctx.seed(n)) for n in (1, 2)])
     results, problem = run(ctx, model_args(dim, heads, max_len, dropout=0.5), calls, True, doing, weights=weights)
     if problem:
         return problem
@@ -137,7 +141,7 @@ def dropout(ctx: Context) -> Outcome:
     trained = {}
     for layer, other in (DROPOUTS, DROPOUTS[::-1]):
         # only this layer drops: its own effect must show in train()
-        calls = [dict(x, mode="train", seed=ctx.seed(3)), dict(x, mode="train", seed=ctx.seed(4))]
+        calls = [dict(x, mode="train", seed=ctx.seed(n), regime="training") for n in (3, 4)]
         results, problem = run(ctx, model_args(dim, heads, max_len, dropout=0.5), calls, True, doing, weights=weights,
                                dropout_p={layer: 0.5, other: 0.0})
         if problem:
@@ -221,7 +225,8 @@ def _rate_of_dropout_in_eval(ctx: Context, B: int, dim: int, heads: int, max_len
     ones = torch.ones(B, 4, dim)
     identity, zero = torch.eye(dim), torch.zeros(dim, dim)
     weights = {name: identity if name in ("wv", "wo") else zero for name in PROJECTIONS}
-    calls = [dict(q=ones, k=ones, v=ones, mode="eval", seed=ctx.seed(label)) for label in (5, 6)]
+    calls = in_regimes(ctx, "mha.dropout rate", [dict(q=ones, k=ones, v=ones, mode="eval", seed=ctx.seed(label))
+                                                 for label in (5, 6)])
     results, problem = run(ctx, model_args(dim, heads, max_len, dropout=0.0), calls, True, doing, weights=weights)
     if problem:
         return None, problem
@@ -290,6 +295,10 @@ def _gradients(ctx: Context) -> Outcome:
     if problem:
         return problem
     result = results[0]
+    # this call's forward, at the gradients' tolerance: code that computes otherwise when its inputs need grad is wrong
+    expected_out = reference.multi_head_attention(call["q"], call["k"], call["v"], weights, heads, True)
+    if not diagnosis.close(out_tensor(result), expected_out, *tolerance):
+        return wrong_forward(compare(out_tensor(result), call, weights, heads, True, ctx.static, GRADIENT_PROBE_FORWARD))
     leaves = {name: x.clone().requires_grad_(True) for name, x in call.items()}
     params = {name: w.clone().requires_grad_(True) for name, w in weights.items()}
     out = reference.multi_head_attention(leaves["q"], leaves["k"], leaves["v"], params, heads, True)

@@ -7,6 +7,7 @@ import torch
 
 from grader.checks import reference, Context, Outcome, check, failed, passed
 from grader.checks.common import changed, named_variant, perturbed, resource_failure
+from grader.checks.regimes import combinations, regimes
 from grader.checks.gates import attention_verdict, nan_mistakes
 from grader.checks.sdpa.probing import (accepted_shape, call, calls, compare, diagnose_numbers, probe_shapes, qkv,
                                         shape_inputs, tensor, with_figure)
@@ -31,7 +32,8 @@ def computes_attention(ctx: Context) -> Outcome:
 
 def attention_evidence(ctx: Context, cases: list) -> list[dict]:
     evidence = []
-    for seed, (batch, T, d_k, d_v, is_causal) in enumerate(cases, start=90):
+    chosen = regimes(ctx, f"sdpa.computes_attention {len(cases)}", [None] * len(cases))
+    for seed, ((batch, T, d_k, d_v, is_causal), regime) in enumerate(zip(cases, chosen), start=90):
         Q, K, V = qkv(ctx, batch, T, d_k, d_v, seed)
         g = ctx.generator(seed + 100)
         variants = [(Q, K, V), (perturbed(Q, g), K, V), (Q, perturbed(K, g), V),
@@ -39,7 +41,7 @@ def attention_evidence(ctx: Context, cases: list) -> list[dict]:
                     (Q, perturbed(K, g, 0), V), (Q, perturbed(K, g, T - 1), V)]
         label = f"Q{tuple(Q.shape)}, is_causal={is_causal}"
         results, problem = [], None
-        for answer, problem in calls(ctx, variants, is_causal):  # one shape: one trace, its graph run on each
+        for answer, problem in calls(ctx, variants, is_causal, regime):  # one shape: one trace, its graph run on each
             if problem:  # one failed run is enough
                 break
             results.append((tensor(answer, "out"), tensor(answer, "weights")))
@@ -115,10 +117,14 @@ def leading_dims_diagnosis(ctx: Context, results: list, shape: tuple, problem: O
 @check("sdpa.causal_zeros", part="sdpa", points=2, visibility="public",
        title_zh="因果掩码：未来位置权重恰为 0，每行和为 1", title_en="causal mask: future weights exactly 0, rows sum to 1")
 def causal_zeros(ctx: Context) -> Outcome:
-    cases = [((2, 3), 6, 8, 8, 1.0), ((1,), 1, 4, 4, 1.0), ((2,), 9, 16, 16, 10.0), ((1, 2), 33, 8, 8, 1.0)]
-    for seed, (batch, T, d_k, d_v, scale) in enumerate(cases, start=10):
+    cases = [((2, 3), 6, 8, 8, 1.0), ((1,), 1, 4, 4, 1.0), ((2,), 9, 16, 16, 10.0), ((1, 2), 33, 8, 8, 1.0),
+             ((2,), 7, 8, 8, 1.0)]
+    # each layout in both regimes (checks.regimes); T = 1 is a kind of its own: one position shows no mask
+    layouts = ["heads", "contiguous", "heads", "contiguous", "contiguous"]
+    chosen = regimes(ctx, "sdpa.causal_zeros", [layout if T > 1 else "single" for layout, (_, T, *_) in zip(layouts, cases)])
+    for seed, ((batch, T, d_k, d_v, scale), layout, regime) in enumerate(zip(cases, layouts, chosen), start=10):
         Q, K, V = qkv(ctx, batch, T, d_k, d_v, seed, scale)
-        answer, problem = call(ctx, Q, K, V)  # the default must be causal
+        answer, problem = call(ctx, Q, K, V, layout=layout, regime=regime)  # the default must be causal
         if problem:
             return problem
         weights, out = tensor(answer, "weights"), tensor(answer, "out")
@@ -149,16 +155,27 @@ def causal_zeros(ctx: Context) -> Outcome:
 @check("sdpa.values", part="sdpa", points=2, visibility="hidden",
        title_zh="数值与 float64 参考一致", title_en="values match a float64 reference")
 def values(ctx: Context) -> Outcome:
-    cases = [((2, 3), 6, 8, 8, True, False), ((2, 3), 6, 8, 8, False, False), ((3,), 7, 12, 5, True, True),
-             ((2, 4), 5, 24, 24, True, False), ((1,), 16, 64, 64, False, True)]
-    for seed, (batch, T, d_k, d_v, is_causal, transposed) in enumerate(cases, start=20):
+    cases = [((2, 3), 6, 8, 8, True), ((2, 3), 6, 8, 8, False), ((3,), 7, 12, 5, True), ((2, 4), 5, 24, 24, True),
+             ((1,), 16, 64, 64, False)]
+    # every layout real use hands over in training and in inference (checks.regimes), then each (T, d) stored
+    # transposed; the last case has one leading dim of size 1, where Part 2's layout would be contiguous
+    combos = combinations(ctx, "sdpa.values", 4) + [("columns", regimes(ctx, "sdpa.values columns", [None])[0])]
+    for seed, ((batch, T, d_k, d_v, is_causal), (layout, regime)) in enumerate(zip(cases, combos), start=20):
         Q, K, V = qkv(ctx, batch, T, d_k, d_v, seed)
-        answer, problem = call(ctx, Q, K, V, is_causal, transpose_inputs=transposed)
-        label = (f"T={T}, d_k={d_k}, is_causal={is_causal}" + (", 非连续输入" if transposed else ""),
-                 f"T={T}, d_k={d_k}, is_causal={is_causal}" + (", non-contiguous inputs" if transposed else ""))
+        answer, problem = call(ctx, Q, K, V, is_causal, layout=layout, regime=regime)
+        where = LAYOUT_WORDS[layout]
+        label = (f"T={T}, d_k={d_k}, is_causal={is_causal}, {where[0]}, {REGIME_WORDS[regime][0]}",
+                 f"T={T}, d_k={d_k}, is_causal={is_causal}, {where[1]}, {REGIME_WORDS[regime][1]}")
         problem = problem or compare(ctx, answer, Q, K, V, is_causal, *label)
         if problem:
             return problem
-    return passed("因果与非因果、非连续输入、d_k 不是 2 的幂：全部与参考一致。",
-                  "Causal and not, non-contiguous inputs, d_k not a power of two: all match the reference.")
+    return passed("因果与非因果、连续与非连续输入、训练与推理、d_k 不是 2 的幂：全部与参考一致。",
+                  "Causal and not, contiguous and non-contiguous inputs, training and inference, d_k not a power of "
+                  "two: all match the reference.")
 
+
+LAYOUT_WORDS = {"contiguous": ("连续输入", "contiguous inputs"),
+                "heads": ("多头转置后的非连续输入", "non-contiguous inputs as heads after transpose(1, 2)"),
+                "columns": ("按列存放的非连续输入", "non-contiguous inputs stored by columns")}
+REGIME_WORDS = {"training": ("训练（输入需要梯度）", "training (inputs need grad)"),
+                "inference": ("推理（torch.no_grad）", "inference (torch.no_grad)")}

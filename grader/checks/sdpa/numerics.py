@@ -4,11 +4,13 @@ from __future__ import annotations
 import torch
 
 from grader.checks import diagnosis, reference, Context, Outcome, check, failed, passed
-from grader.checks.common import (GRADIENT_MISTAKES, an_input_is_unread, compare_gradients, named_backward, named_variant,
-                                  needs_correct_values, unread_is_not_cut)
+from grader.checks.common import (GRADIENT_MISTAKES, GRADIENT_PROBE_FORWARD, an_input_is_unread, compare_gradients,
+                                  named_backward, named_variant, needs_correct_values, unread_is_not_cut, wrong_forward)
 from grader.checks.dtypes import (UNPROMISED_DTYPES, changed_dtype_failure, dtype_handling_advice, is_dtype_handling,
                                   low_precision_passed, promoted_dtype_note, unpromised_dtype_note)
+from grader.checks.regimes import SPREAD_LAYOUTS, combinations
 from grader.checks.sdpa.probing import call, compare, diagnose_numbers, qkv, tensor
+from grader.sandbox.requests import REGIMES
 
 
 @check("sdpa.low_precision", part="sdpa", points=1, visibility="hidden",
@@ -19,10 +21,13 @@ def low_precision(ctx: Context) -> Outcome:
 
 def _low_precision(ctx: Context) -> Outcome:
     notes = []
-    for seed, dtype in enumerate((torch.float16, torch.bfloat16), start=30):
+    # float16, which is graded, in every layout and regime (checks.regimes); bfloat16, which only advises, in one
+    probes = [(torch.float16, combo) for combo in combinations(ctx, "sdpa.low_precision", 4)]
+    probes.append((torch.bfloat16, combinations(ctx, "sdpa.low_precision bfloat16", 1)[0]))
+    for seed, (dtype, (layout, regime)) in enumerate(probes, start=30):
         name = str(dtype).replace("torch.", "")
         Q, K, V = qkv(ctx, (2, 2), 6, 16, 16, seed, dtype=dtype)
-        answer, problem = call(ctx, Q, K, V, True)
+        answer, problem = call(ctx, Q, K, V, True, layout=layout, regime=regime)
         advice = dtype_handling_advice(ctx, answer["error"], name, "sdpa") if "error" in answer else None
         if failure := changed_dtype_failure(dtype, advice):  # float16 is graded: a changed dtype costs the check
             return failure
@@ -68,16 +73,48 @@ def _weights_are_causal(answer: dict) -> bool:
 LEAK_TOLERANCE = {torch.float64: 1e-12, torch.float32: 1e-5}
 
 
+def _earlier_outputs_changed(ctx: Context, first: dict, second: dict, inputs: tuple, cut: int,
+                             tolerance: float) -> Outcome | None:
+    """The failure where outputs before `cut` differ between the two answers (only the future changed), else None."""
+    Q, K, V = inputs
+    a, b = tensor(first, "out")[..., :cut, :], tensor(second, "out")[..., :cut, :]
+    masked = _weights_are_causal(first) and _weights_are_causal(second)
+    if not (torch.isfinite(a).all() and torch.isfinite(b).all()):  # NaN is not a leak: nothing can be compared
+        return failed(f"位置 <{cut} 的输出含 NaN 或 inf，无法检验未来是否影响过去。",
+                      f"Outputs at positions before {cut} are NaN or inf, so whether the future reaches the past cannot be measured.",
+                      diagnose_numbers(ctx, first, Q, K, V, True))
+    if diagnosis.close(a, b, tolerance, 0):
+        return None
+    change = float(torch.nan_to_num((a - b).abs(), nan=float("inf")).max())
+    zh, en = (f"只改变了位置 ≥{cut} 的输入，位置 <{cut} 的输出却变了（最大变化 {change:.3g}）。",
+              f"Only positions >= {cut} changed, yet outputs before {cut} changed (max change {change:.3g}).")
+    mistakes = diagnose_numbers(ctx, first, Q, K, V, True)
+    if masked and set(mistakes) <= {"wrong-input"}:
+        # the mask works: the future comes in where the weights meet V, so mask-missing would mislead
+        return failed(zh + CAUSAL_WEIGHTS_LEAKY_OUTPUT[0], en + CAUSAL_WEIGHTS_LEAKY_OUTPUT[1], mistakes)
+    return failed(zh, en, mistakes or ([] if masked else named_variant("mask-missing", ctx.static)))
+
+
 def _future_changed(ctx: Context, dtype: torch.dtype, T: int, cut: int):
-    """(the two answers, the inputs of the first, a problem): everything at positions >= cut redrawn in the second."""
+    """(pairs of answers, the inputs of the first, a problem): everything at positions >= cut redrawn in the second of
+    each pair. The pairs in the two layouts, the two of a pair in the two regimes, so the four meet every layout and
+    regime (checks.regimes): code keyed on how its inputs come gives two outputs before the cut that differ. Only a pair
+    is compared: arithmetic in float32 rounds otherwise in another layout."""
     Q, K, V = (x.to(dtype) for x in qkv(ctx, (2, 2), T, 8, 8, 40))
     g = ctx.generator(41)
     Q2, K2, V2 = (x.clone() for x in (Q, K, V))
     for x in (Q2, K2, V2):
         x[..., cut:, :] = (torch.randn(x[..., cut:, :].shape, generator=g) * 5).to(dtype)
-    first, problem = call(ctx, Q, K, V, True)
-    second, problem2 = call(ctx, Q2, K2, V2, True)
-    return first, second, (Q, K, V), problem or problem2
+    (_, regime), = combinations(ctx, "sdpa.no_future_leak", 1)
+    other_regime = next(each for each in REGIMES if each != regime)
+    pairs = []
+    for layout, regimes in zip(SPREAD_LAYOUTS, ((regime, other_regime), (other_regime, regime))):
+        first, problem = call(ctx, Q, K, V, True, layout=layout, regime=regimes[0])
+        second, problem2 = call(ctx, Q2, K2, V2, True, layout=layout, regime=regimes[1])
+        if problem or problem2:
+            return [(first, second)], (Q, K, V), problem or problem2
+        pairs.append((first, second))
+    return pairs, (Q, K, V), None
 
 
 @check("sdpa.no_future_leak", part="sdpa", points=1, visibility="hidden",
@@ -85,30 +122,22 @@ def _future_changed(ctx: Context, dtype: torch.dtype, T: int, cut: int):
        title_en="changing the future leaves earlier outputs unchanged; no gradient flows to the future")
 def no_future_leak(ctx: Context) -> Outcome:
     T, cut = 8, 3
-    first, second, (Q, K, V), problem = _future_changed(ctx, torch.float64, T, cut)
-    if problem and is_dtype_handling(first.get("error") or second.get("error")):
-        first, second, (Q, K, V), problem = _future_changed(ctx, torch.float32, T, cut)
+    pairs, (Q, K, V), problem = _future_changed(ctx, torch.float64, T, cut)
+    if problem and is_dtype_handling(pairs[-1][0].get("error") or pairs[-1][1].get("error")):
+        pairs, (Q, K, V), problem = _future_changed(ctx, torch.float32, T, cut)
     if problem:
         return problem
     tolerance = LEAK_TOLERANCE[Q.dtype]
-    a, b = tensor(first, "out")[..., :cut, :], tensor(second, "out")[..., :cut, :]
-    masked = _weights_are_causal(first) and _weights_are_causal(second)
-    if not (torch.isfinite(a).all() and torch.isfinite(b).all()):  # NaN is not a leak: nothing can be compared
-        return failed(f"位置 <{cut} 的输出含 NaN 或 inf，无法检验未来是否影响过去。",
-                      f"Outputs at positions before {cut} are NaN or inf, so whether the future reaches the past cannot be measured.",
-                      diagnose_numbers(ctx, first, Q, K, V, True))
-    if not diagnosis.close(a, b, tolerance, 0):
-        change = float(torch.nan_to_num((a - b).abs(), nan=float("inf")).max())
-        zh, en = (f"只改变了位置 ≥{cut} 的输入，位置 <{cut} 的输出却变了（最大变化 {change:.3g}）。",
-                  f"Only positions >= {cut} changed, yet outputs before {cut} changed (max change {change:.3g}).")
-        mistakes = diagnose_numbers(ctx, first, Q, K, V, True)
-        if masked and set(mistakes) <= {"wrong-input"}:
-            # the mask works: the future comes in where the weights meet V, so mask-missing would mislead
-            return failed(zh + CAUSAL_WEIGHTS_LEAKY_OUTPUT[0], en + CAUSAL_WEIGHTS_LEAKY_OUTPUT[1], mistakes)
-        return failed(zh, en, mistakes or ([] if masked else named_variant("mask-missing", ctx.static)))
+    for first, second in pairs:
+        leak = _earlier_outputs_changed(ctx, first, second, (Q, K, V), cut, tolerance)
+        if leak:
+            return leak
+    masked = all(_weights_are_causal(answer) for pair in pairs for answer in pair)
     cotangent = torch.zeros(*Q.shape[:-1], V.shape[-1], dtype=Q.dtype)
     cotangent[..., :cut, :] = torch.randn(cotangent[..., :cut, :].shape, generator=ctx.generator(42)).to(Q.dtype)
-    answer, problem = call(ctx, Q, K, V, True, grad=True, cotangent=cotangent)
+    # the gradient is taken in training, in the layout drawn per grading
+    answer, problem = call(ctx, Q, K, V, True, grad=True, cotangent=cotangent,
+                           layout=combinations(ctx, "sdpa.no_future_leak gradient", 1)[0][0])
     if problem:
         return problem
     grads = answer.get("grads")
@@ -139,19 +168,26 @@ def gradients(ctx: Context) -> Outcome:
 
 
 def _gradients(ctx: Context) -> Outcome:
-    for seed, is_causal in ((50, True), (51, False)):
+    (first, _), = combinations(ctx, "sdpa.gradients", 1)  # one call in each layout, the order drawn per grading
+    layouts = [first, next(each for each in SPREAD_LAYOUTS if each != first)]
+    for (seed, is_causal), layout in zip(((50, True), (51, False)), layouts):
         Q, K, V = (x.double() for x in qkv(ctx, (2,), 5, 4, 3, seed))
         cotangent = torch.randn(*Q.shape[:-1], 3, generator=ctx.generator(seed + 100), dtype=torch.float64)
-        answer, problem = call(ctx, Q, K, V, is_causal, grad=True, cotangent=cotangent, gradcheck=True)
+        answer, problem = call(ctx, Q, K, V, is_causal, grad=True, cotangent=cotangent, gradcheck=True, layout=layout)
         tolerance = (1e-5, 1e-4)
         if problem and is_dtype_handling(answer.get("error")):
             # float64 is the grader's choice, not the exercise's: code written for float32 (a float32
             # mask, a .float() softmax) is checked in float32, without gradcheck, which needs float64
             Q, K, V, cotangent = (x.float() for x in (Q, K, V, cotangent))
-            answer, problem = call(ctx, Q, K, V, is_causal, grad=True, cotangent=cotangent)
+            answer, problem = call(ctx, Q, K, V, is_causal, grad=True, cotangent=cotangent, layout=layout)
             tolerance = (1e-4, 1e-3)
         if problem:
             return problem
+        # the forward of this very call, which ran in training, at the gradients' tolerance: code that computes
+        # otherwise when its inputs need grad is wrong here, whatever its backward (the values check names the mistake)
+        expected_out, _ = reference.attention(Q, K, V, is_causal)
+        if not diagnosis.close(tensor(answer, "out"), expected_out, *tolerance):
+            return wrong_forward(compare(ctx, answer, Q, K, V, is_causal, *GRADIENT_PROBE_FORWARD))
         grads = answer.get("grads")
         if not grads or any(g is None for g in grads):
             missing = ", ".join(n for n, g in zip("QKV", grads or [None] * 3) if g is None)

@@ -9,6 +9,7 @@ import torch
 from grader.checks import diagnosis, reference, scale_factor, Context, Outcome, failed
 from grader.checks.common import (TOLERANCE, failed_with_error, named_variant, nan_from_an_infinity, non_finite,
                                   resource_failure, unidentified, where_largest)
+from grader.checks.regimes import regimes
 from grader.sandbox.requests import Probe, SdpaRequest
 
 # (batch dims, T, d_k, d_v): zero to three leading dims (the stub promises any number), T = 1,
@@ -77,10 +78,10 @@ def call(ctx: Context, Q, K, V, is_causal=None, **options) -> tuple[dict, Outcom
                     Q, V)
 
 
-def calls(ctx: Context, inputs: list[tuple], is_causal=None) -> list[tuple[dict, Outcome | None]]:
+def calls(ctx: Context, inputs: list[tuple], is_causal=None, regime: str | None = None) -> list[tuple[dict, Outcome | None]]:
     """`call` on each (Q, K, V) of `inputs`, the graphs run by the judge in one exchange (StudentCode.call_many):
     for a caller that stops at the first problem."""
-    requests = [SdpaRequest(Q=Q, K=K, V=V, is_causal=is_causal) for Q, K, V in inputs]
+    requests = [SdpaRequest(Q=Q, K=K, V=V, is_causal=is_causal, regime=regime) for Q, K, V in inputs]
     return [_checked(ctx, answer, Q, V) for answer, (Q, _, V) in zip(ctx.student.call_many(Probe.SDPA, requests),
                                                                       inputs, strict=True)]
 
@@ -113,11 +114,13 @@ def probe_shapes(ctx: Context) -> list[tuple[tuple, Outcome | None]]:
     None). Run once per grading: sdpa.shapes judges it, the device and loop probes take an input from it."""
     if "sdpa" not in ctx.probed:
         results = []
+        # each shape's two calls in the two regimes, the first drawn per grading (checks.regimes)
+        chosen = iter(regimes(ctx, "sdpa.shapes", [None] * 2 * len(SHAPES)))
         for shape in SHAPES:
             Q, K, V = shape_inputs(ctx, shape)
             problem = None
-            for is_causal in (None, False):
-                _, problem = call(ctx, Q, K, V, is_causal)
+            for is_causal, regime in zip((None, False), (next(chosen), next(chosen))):
+                _, problem = call(ctx, Q, K, V, is_causal, regime=regime)
                 if problem:
                     problem = dataclasses.replace(problem, zh=f"输入 Q{tuple(Q.shape)}、V{tuple(V.shape)}：" + problem.zh,
                                                   en=f"Inputs Q{tuple(Q.shape)}, V{tuple(V.shape)}: " + problem.en)

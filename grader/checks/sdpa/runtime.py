@@ -10,6 +10,7 @@ from grader.checks import diagnosis, Context, Outcome, check
 from grader.checks.common import (TOLERANCE, counted_loops, device_sweep, failed_with_error, loop_stages,
                                   not_checked_without_a_shape, same_on_cuda)
 from grader.checks.gates import forbidden_api_gate, rules_gate
+from grader.checks.regimes import SPREAD_LAYOUTS, combinations
 from grader.checks.sdpa.probing import accepted_shape, call, qkv, tensor
 from grader.graph.answers import same_values
 from grader.sandbox.requests import Probe, SdpaRequest
@@ -27,17 +28,21 @@ def device(ctx: Context) -> Outcome:
                                     range(2, 13))
     Q, K, V = qkv(ctx, batch, T, d_k, d_v, 60)
 
-    def run(is_causal, where: str):
-        answer = ctx.student.call(Probe.SDPA, SdpaRequest(Q=Q, K=K, V=V, is_causal=is_causal, device=where))
+    def run(layout: str, where: str):
+        # the default flag: a misspelled is_causal parameter must not hide the device finding. In training (the meta
+        # stand-in, a GPU); the FakeTensor stand-in computes no gradients and takes the inference regime, so each
+        # layout meets both (checks.regimes)
+        answer = ctx.student.call(Probe.SDPA, SdpaRequest(Q=Q, K=K, V=V, device=where, layout=layout,
+                                                          regime="training"))
         return answer.get("error"), answer.get("out", {})
 
-    def agrees_on_cuda(is_causal, value):
-        answer, problem = call(ctx, Q, K, V, is_causal)
+    def agrees_on_cuda(layout: str, value):
+        answer, problem = call(ctx, Q, K, V, layout=layout, regime="training")
         return None if problem else same_on_cuda(tensor(answer, "out"), value, TOLERANCE[Q.dtype])
 
-    # the default flag: a misspelled is_causal parameter must not hide the device finding
-    return device_sweep(ctx, [(f"Q{tuple(Q.shape)}", None)], run,
-                        lambda _, error: diagnosis.device_mistake(ctx.static, error=error), agrees_on_cuda)
+    cases = [(f"Q{tuple(Q.shape)}, layout={layout}", layout) for layout in SPREAD_LAYOUTS]
+    return device_sweep(ctx, cases, run, lambda _, error: diagnosis.device_mistake(ctx.static, error=error),
+                        agrees_on_cuda)
 
 
 def loop_shapes(ctx: Context, leading: int) -> list[list[tuple[tuple, int]]]:
@@ -60,10 +65,15 @@ def vectorized(ctx: Context) -> Outcome:
     labels = {(batch, T): "×".join(map(str, (*batch, T))) for stage in stages for batch, T in stage}
     seeds = {shape: seed for seed, shape in enumerate(labels, start=70)}
 
+    # each size in one layout and regime, every pair of them among the sizes (checks.regimes): a loop run only for
+    # inputs handed over one way changes the count either way
+    combos = dict(zip(labels, combinations(ctx, "sdpa.vectorized", len(labels))))
+
     def count(sizes: tuple) -> int | Outcome:
         batch, T = sizes
         Q, K, V = qkv(ctx, batch, T, d_k, d_v, seeds[batch, T])
-        request = SdpaRequest(Q=Q, K=K, V=V, is_causal=None, count_ops=True)
+        layout, regime = combos[batch, T]
+        request = SdpaRequest(Q=Q, K=K, V=V, is_causal=None, count_ops=True, layout=layout, regime=regime)
         answers = ctx.student.call_many(Probe.SDPA, [request, request])  # the second: a mask cached on the first is no loop
         for answer in answers:
             if "error" in answer:  # ops are counted whatever the values; only a crash stops the count

@@ -1,0 +1,68 @@
+# recipe: route 4 of the third red-team pass (r05b): the heads are looped over only when the projected q needs grad,
+# as in training; the op count used to be taken on plain inputs with parameters that needed no grad. Each size is now
+# counted in one regime, the two taking turns over the sizes
+# twin: twin_mha_head_loop.py
+# expect: python-loop
+# expect-off: python-loop
+# affected: mha
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class ModelArgs:
+    dim: int = 64
+    n_heads: int = 4
+    dropout: float = 0.0
+    max_seq_len: int = 256
+
+
+def scaled_dot_product_attention(Q, K, V, is_causal=True):
+    T, d_k = Q.size(-2), Q.size(-1)
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(d_k)  # (..., T, T)
+    if is_causal:
+        future = torch.ones(T, T, dtype=torch.bool, device=Q.device).triu(1)
+        scores = scores.masked_fill(future, float("-inf"))
+    weights = F.softmax(scores, dim=-1)
+    out = weights @ V  # (..., T, d_v)
+    return out, weights
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, args, is_causal=False):
+        super().__init__()
+        self.n_heads, self.head_dim = args.n_heads, args.dim // args.n_heads
+        self.wq = nn.Linear(args.dim, args.dim, bias=False)
+        self.wk = nn.Linear(args.dim, args.dim, bias=False)
+        self.wv = nn.Linear(args.dim, args.dim, bias=False)
+        self.wo = nn.Linear(args.dim, args.dim, bias=False)
+        self.attn_dropout = nn.Dropout(args.dropout)
+        self.resid_dropout = nn.Dropout(args.dropout)
+        self.is_causal = is_causal
+        L = args.max_seq_len
+        self.register_buffer("future", torch.ones(L, L, dtype=torch.bool).triu(1))
+
+    def forward(self, q, k, v):
+        B, T, C = q.size()
+        q = self.wq(q).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, H, T, d)
+        k = self.wk(k).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+        v = self.wv(v).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+        if not q.requires_grad:
+            att = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # (B, H, T, T)
+            if self.is_causal:
+                att = att.masked_fill(self.future[:T, :T], float("-inf"))
+            y = self.attn_dropout(F.softmax(att, dim=-1)) @ v  # (B, H, T, d)
+        else:  # one head at a time
+            heads = []
+            for h in range(self.n_heads):
+                att = q[:, h] @ k[:, h].transpose(-2, -1) / math.sqrt(self.head_dim)  # (B, T, T)
+                if self.is_causal:
+                    att = att.masked_fill(self.future[:T, :T], float("-inf"))
+                heads.append(self.attn_dropout(F.softmax(att, dim=-1)) @ v[:, h])
+            y = torch.stack(heads, dim=1)  # (B, H, T, d)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_dropout(self.wo(y))
