@@ -608,6 +608,11 @@ MUTATIONS = [
                "checks.append(check)"),),
              ("tests/fixes/test_regrade_reach.py::test_a_fixs_regrade_runs_the_part_it_edits_and_reports_what_a_full_"
               "regrade_reports",), "sandbox"),
+    # issue 42: each world's load of the same text compiled its guarded code again
+    Mutation("worlds-compile-once", "grader/sandbox/worker.py",
+             (("            code = _COMPILED.get(key) or _COMPILED.setdefault(key, compiled(statement, guard, flags, "
+               "SUBMISSION_FILE))\n", "            code = compiled(statement, guard, flags, SUBMISSION_FILE)\n"),),
+             ("tests/sandbox/test_worlds_compile_once.py",), "unit"),
     # red team 3 route 8: windows, convolutions and decompositions priced as the elements they touch
     Mutation("superlinear-operator-work", "grader/graph/costs.py",
              (("    work = _superlinear(packet, args, kwargs, operands, out)\n", "    work = None\n"),),

@@ -110,6 +110,11 @@ class Runtime:
         return sorted(patched | self.tampering)
 
 
+_COMPILED: dict[tuple, types.CodeType] = {}
+"""Each statement's guarded code, compiled once per worker: the worlds' loads of the same source run the same code
+(the rewrite depends on the text alone; what it refuses was charged at the first load, to both parts)."""
+
+
 def load_student(source: str, guard: Guard | None) -> tuple[dict, list[dict]]:
     """Execute the extracted definitions one statement at a time, each through the guards (when on); collect
     what failed."""
@@ -124,10 +129,11 @@ def load_student(source: str, guard: Guard | None) -> tuple[dict, list[dict]]:
     except SyntaxError as error:
         return namespace, [describe_error(error, lines)]
     flags = 0
-    for statement in tree.body:
+    for number, statement in enumerate(tree.body):
         try:
             flags |= future_flags(statement)
-            code = compiled(statement, guard, flags, SUBMISSION_FILE)
+            key = (source, number, flags, guard is None)
+            code = _COMPILED.get(key) or _COMPILED.setdefault(key, compiled(statement, guard, flags, SUBMISSION_FILE))
             exec(code, namespace)  # noqa: S102 - this is the sandboxed worker's whole purpose
         except BaseException as error:  # SystemExit/KeyboardInterrupt from student code too
             errors.append(describe_error(error, lines))
