@@ -11,7 +11,6 @@ from pathlib import Path
 import torch
 
 from grader import fixes, rules, static_pass
-from grader.assignment import PART_IDS
 from grader.fixes import reach as edit_reach
 from grader.handin import parent_budget
 from grader.report import cache as report_cache
@@ -128,7 +127,7 @@ class Grading:
         if self.left() <= 0:
             raise fixes.OutOfTime()
         reached = edit_reach.parts_reached(self.submission.source, copy.source)
-        run = [check for check in self.checks if check.part in reached or check.part not in PART_IDS]
+        run = [check for check in self.checks if check.part in reached]
         if self.reported is None or len(run) == len(self.checks):
             return self._cached_report(copy, None, remaining=self.left)
         return spliced(self.reported, self._cached_report(copy, None, remaining=self.left, checks=run), reached)
@@ -152,7 +151,7 @@ class Grading:
                     report_cache.store(self.cache, cache_key, report, time.monotonic() - started)
                     return report
         report, seconds = cached
-        self.started = (self.started if self.started is not None else time.monotonic()) - seconds
+        self.started -= seconds  # set by report() or, for a regrade, by its left()
         if remaining is not None and remaining() <= 0:  # as the regrade it stands for would have run out
             raise fixes.OutOfTime()
         return report

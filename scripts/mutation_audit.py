@@ -582,7 +582,7 @@ MUTATIONS = [
              ("tests/fixes/test_fix_search_budget.py",), "sandbox"),
     # a report read from the cache was free: the fix search after it got the whole budget, unlike the run it stands for
     Mutation("cached-report-charges-its-seconds", "grader/grade.py",
-             (("        self.started = (self.started if self.started is not None else time.monotonic()) - seconds\n", ""),),
+             (("        self.started -= seconds  # set by report() or, for a regrade, by its left()\n", ""),),
              ("tests/report/test_core_report_cache.py::test_a_cached_report_costs_the_budget_the_seconds_it_took",),
              "unit"),
     # issue 42: a fix's regrade runs only the parts its edit can reach, and keeps the original's verdicts for the others

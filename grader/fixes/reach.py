@@ -64,11 +64,11 @@ def _reached_in(text: str, changed: set[int], every: set[str]) -> set[str]:
     reads = {name: set(read) for name, read in uses.items()}
     for target in set().union(*writes.values()) & (variables | set(spans)):  # state one definition writes into
         uses.setdefault(target, set()).update(name for name, read in reads.items() if target in read)
-    edited = set()
+    edited, lines = set(), len(text.splitlines())
     for line in changed:
         owner = next((name for name, (first, last) in spans.items() if first <= line <= last), None)
         if owner is None:
-            if 1 <= line <= len(text.splitlines()):  # a changed line outside every definition runs at load
+            if 1 <= line <= lines:  # a changed line outside every definition runs at load
                 return every
             continue
         edited.add(owner)
