@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import select
 import signal
 import subprocess
 
@@ -78,6 +79,22 @@ def judges_started(monkeypatch) -> list:
     return started
 
 
+def _crash_and_wait(tree: list[int]) -> None:
+    """SIGSEGV to the judge's process tree, returning once every member has ended. A pid 1 of a namespace ignores
+    a signal from outside it that it has no handler for: the forked judge dies of the signal and its pid 1 follows
+    by its parent-death signal, a moment later. Sent without the wait, the graph could reach the judge's pid 1 in
+    that moment and be answered (CI, stop 50: one run in twelve under load)."""
+    handles = [os.pidfd_open(member) for member in tree]  # the judge, and the pid 1 of its namespace
+    try:
+        for member in tree:
+            os.kill(member, signal.SIGSEGV)
+        for handle in handles:  # a pidfd is readable once its process has ended
+            assert select.select([handle], [], [], 30)[0], "the judge outlived SIGSEGV for 30 s"
+    finally:
+        for handle in handles:
+            os.close(handle)
+
+
 def test_a_judge_that_dies_mid_graph_costs_that_part_only_and_the_next_hand_in_gets_a_fresh_one(
         monkeypatch, judges_started):
     real_send = process.Judge._send
@@ -86,8 +103,7 @@ def test_a_judge_that_dies_mid_graph_costs_that_part_only_and_the_next_hand_in_g
     def crash_on_part_1(self, probe, message, seconds):
         if probe == "sdpa" and not crashed:
             crashed.append(self.process.pid)
-            for member in _process_tree(self.process.pid):  # the judge, and the pid 1 of its namespace
-                os.kill(member, signal.SIGSEGV)
+            _crash_and_wait(_process_tree(self.process.pid))
         return real_send(self, probe, message, seconds)
 
     monkeypatch.setattr(process.Judge, "_send", crash_on_part_1)
