@@ -144,6 +144,15 @@ def multi_head_attention(q, k, v, weights: dict, n_heads: int, is_causal: bool, 
     return y if "missing-out-proj" in variants else y @ weight("wo")
 
 
+def gradients(out: torch.Tensor, leaves: list[torch.Tensor], cotangent: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The vector-Jacobian product of `out` with `cotangent` for each of `leaves`: the gradients of the scalar
+    sum(out * cotangent), whose backward hands `out` exactly `cotangent` (1.0 times each value), so every gradient
+    is the one `torch.autograd.grad(out, leaves, cotangent)` computes, bit for bit. Not written that way: autograd
+    checks a tensor of output gradients with torch.fx's symbolic shapes, whose first import (sympy) cost the parent
+    about 0.35 s of CPU per process, more than the rest of a grading."""
+    return torch.autograd.grad((out * cotangent.to(out.dtype)).sum(), leaves)
+
+
 def combinations(variants: list[str], largest: int = 3) -> list[tuple[str, ...]]:
     """Pairs, then triples (up to `largest`), of `variants` that change different steps. The module's projections
     reading the wrong input (26 ways) join pairs only (triples with them would be thousands); a slip inside the

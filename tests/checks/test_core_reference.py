@@ -146,3 +146,24 @@ def test_float32_errors_just_inside_pass_and_just_outside_fail(relative_error, p
     mha_problem = mha_probing.compare((expected * (1 + relative_error)).float(), call, projections, n_heads, True, {},
                                       ("值", "values"))
     assert (mha_problem is None) is passes, mha_problem and mha_problem.en
+
+
+@pytest.mark.parametrize("is_causal", [True, False])
+def test_reference_gradients_are_autograds_vector_jacobian_product_bit_for_bit(is_causal):
+    """`reference.gradients` takes the gradient of sum(out * cotangent) instead of handing autograd the cotangent
+    (whose check imports sympy): every gradient must be the same bits as `torch.autograd.grad(out, leaves,
+    cotangent)`, for the function's and the module's references, a float32 cotangent included."""
+    generator = torch.Generator().manual_seed(7)
+    B, T, C, n_heads = 2, 5, 6, 2
+    for float32_cotangent in (False, True):
+        q, k, v = (torch.randn(B, T, C, generator=generator, dtype=torch.float64).requires_grad_(True) for _ in "qkv")
+        params = {name: torch.randn(C, C, generator=generator, dtype=torch.float64).requires_grad_(True)
+                  for name in ("wq", "wk", "wv", "wo")}
+        cotangent = torch.randn(B, T, C, generator=generator, dtype=torch.float64)
+        cotangent = cotangent.float() if float32_cotangent else cotangent
+        for out, leaves in ((reference.attention(q, k, v, is_causal)[0], [q, k, v]),
+                            (reference.multi_head_attention(q, k, v, params, n_heads, is_causal),
+                             [q, k, v, *params.values()])):
+            expected = torch.autograd.grad(out, leaves, cotangent.to(out.dtype), retain_graph=True)
+            actual = reference.gradients(out, leaves, cotangent)
+            assert all(torch.equal(a, e) for a, e in zip(actual, expected, strict=True))

@@ -302,7 +302,7 @@ def _gradients(ctx: Context) -> Outcome:
     leaves = {name: x.clone().requires_grad_(True) for name, x in call.items()}
     params = {name: w.clone().requires_grad_(True) for name, w in weights.items()}
     out = reference.multi_head_attention(leaves["q"], leaves["k"], leaves["v"], params, heads, True)
-    wanted = torch.autograd.grad(out, list(leaves.values()) + list(params.values()), cotangent.to(out.dtype))
+    wanted = reference.gradients(out, list(leaves.values()) + list(params.values()), cotangent)
     actual = (result.get("grads") or [None] * 3) + [(result.get("param_grads") or {}).get(n) for n in params]
     problem = compare_gradients(["q", "k", "v", *PROJECTIONS], actual, wanted, tolerance)
     if problem:
