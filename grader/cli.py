@@ -9,7 +9,8 @@ import sys
 
 from grader.errors import GraderError
 from grader.grade_all.options import add_arguments as add_grade_all_arguments
-from grader.process import put_nbgrader_tools_on_path, report_cache_from_env, single_threaded_torch
+from grader.process import (freeze_imported_objects, put_nbgrader_tools_on_path, report_cache_from_env,
+                            single_threaded_torch)
 from grader.sandbox import availability
 
 # verb -> "module:function"; imported lazily so `grader build` never pays for torch.
@@ -108,6 +109,8 @@ def run(args: dict) -> int:
         single_threaded_torch()
     module_name, function_name = VERBS[verb_name].split(":")
     verb = getattr(importlib.import_module(module_name), function_name)
+    if verb_name in SANDBOXED or f"{verb_name} {args.get('action')}" in SANDBOXED:
+        freeze_imported_objects()  # torch and the verb's modules are loaded now
     return int(verb(**args) or 0)
 
 

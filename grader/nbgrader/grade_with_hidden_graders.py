@@ -38,7 +38,7 @@ from grader.report.text import BOTH, check_lines, fix_lines, part_lines
 from grader.nbgrader.attention_figure import display_data
 from grader.nbgrader.hide_hidden_tests import remove_hidden_blocks
 from grader.nbgrader.release_cells import kit_metadata
-from grader.process import single_threaded_torch
+from grader.process import freeze_imported_objects, single_threaded_torch
 from grader.sandbox.worker_process import start_fork_server_unless_cached
 from grader.handin.source import submission_from_cells
 
@@ -97,6 +97,8 @@ class GradeWithHiddenGraders(NbGraderPreprocessor):
         start_fork_server_unless_cached(cache)  # before this process loads torch, as the CLI does
         single_threaded_torch()  # this step is where nbgrader's process enters grading, as the CLI is for ours
         from grader.grade import grade
+
+        freeze_imported_objects()
 
         with parent_budget.charged():  # reading and grading this notebook, as for `grader grade`
             report = grade(submission_from_cells(sources, name, is_notebook=True),
