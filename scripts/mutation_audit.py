@@ -88,7 +88,7 @@ MUTATIONS = [
              (("probe_seconds=probe_seconds_from_env() or Limits.probe_seconds", "probe_seconds=Limits.probe_seconds"),),
              ("tests/sandbox/test_probe_limit.py",), "unit"),
     Mutation("answer-storage-size", "grader/sandbox/answers.py",
-             (("                if len(data) != numel * dtype.itemsize:", "                if False:"),),
+             (("            if len(data) != numel * dtype.itemsize:", "            if False:"),),
              ("tests/graph/test_answer_decoder.py",), "unit"),
     # issue 21: a broken rule is placed as Colab shows cells
     Mutation("rules-gate-place", "grader/rules/__init__.py",
@@ -373,8 +373,8 @@ MUTATIONS = [
              ("tests/checks/test_tolerance_edges.py"
               "::test_an_error_just_outside_the_float32_tolerance_loses_the_values_points",), "sandbox"),
     Mutation("answer-allow-list", "grader/sandbox/answers.py",
-             (('            raise AnswerRefused(f"the global {module}.{name}")  # the scan refused it already',
-               "            return super().find_class(module, name)"),),
+             (('        raise AnswerRefused(f"the global {module}.{name}")  # the scan refused it already',
+               "        return super().find_class(module, name)"),),
              ("tests/graph/test_answer_decoder.py::test_the_decoder_alone_refuses_a_global_outside_its_allow_list",), "unit"),
     Mutation("answer-pickle-cap", "grader/sandbox/answers.py",
              (("MAX_PICKLE_BYTES = 16 << 10", "MAX_PICKLE_BYTES = 16 << 20"),),

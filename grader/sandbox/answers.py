@@ -66,45 +66,55 @@ def _pickle_record(records: dict[str, tuple[int, bytes]]) -> str:
 
 
 def _load(records: dict[str, tuple[int, bytes]], pickle_name: str) -> dict:
-    import torch  # not at module level: the parent's CLI starts the fork server before importing torch
-
-    folder = pickle_name.rsplit("/", 1)[0]
-    storages: dict[str, torch.Tensor] = {}  # a storage named twice is one storage, as torch.load makes it
-
-    def record(name: str) -> bytes:
-        if name not in records:
-            raise AnswerRefused(f"the answer names a record it does not hold ({name[:80]!r})")
-        crc, data = records[name]
-        if zlib.crc32(data) != crc:
-            raise AnswerRefused(f"the record {name[:80]!r} does not match its CRC-32")
-        return data
-
-    class AnswerUnpickler(pickle.Unpickler):
-        def find_class(self, module: str, name: str):
-            kind = GLOBALS.get(f"{module}\n{name}")
-            if kind == "storage-type":
-                return getattr(torch, STORAGE_DTYPES[name])
-            if kind == "rebuild-tensor":
-                return _rebuild_tensor
-            if kind == "ordered-dict-type":
-                return collections.OrderedDict
-            raise AnswerRefused(f"the global {module}.{name}")  # the scan refused it already
-
-        def persistent_load(self, pid):
-            _, dtype, key, _, numel = pid  # the scan held its shape: ('storage', type, key, location, numel)
-            if key not in storages:
-                data = record(f"{folder}/data/{key}")
-                if len(data) != numel * dtype.itemsize:
-                    raise AnswerRefused(f"a storage of {numel} {dtype} elements in a record of {len(data)} bytes")
-                storages[key] = torch.frombuffer(bytearray(data), dtype=dtype) if data else torch.empty(0, dtype=dtype)
-            return storages[key]
-
     try:
-        return AnswerUnpickler(io.BytesIO(record(pickle_name))).load()
+        return _AnswerUnpickler(_record(records, pickle_name), records, pickle_name.rsplit("/", 1)[0]).load()
     except AnswerRefused:
         raise
     except Exception as error:  # any reason the unpickler or torch gives: not torch.save of an answer
         raise AnswerRefused(f"the answer does not load ({type(error).__name__}: {str(error)[:200]})") from error
+
+
+def _record(records: dict[str, tuple[int, bytes]], name: str) -> bytes:
+    if name not in records:
+        raise AnswerRefused(f"the answer names a record it does not hold ({name[:80]!r})")
+    crc, data = records[name]
+    if zlib.crc32(data) != crc:
+        raise AnswerRefused(f"the record {name[:80]!r} does not match its CRC-32")
+    return data
+
+
+class _AnswerUnpickler(pickle.Unpickler):
+    """The C unpickler of one answer: the scan's globals only, and storages from the answer's own records (a storage
+    named twice is one storage, as torch.load makes it). Defined once, not per answer (a class made per answer cost
+    about a seventh of the parent's decoding); an answer's records and storages are its instance's own."""
+
+    def __init__(self, data: bytes, records: dict[str, tuple[int, bytes]], folder: str) -> None:
+        super().__init__(io.BytesIO(data))
+        self.records, self.folder, self.storages = records, folder, {}
+
+    def find_class(self, module: str, name: str):
+        import torch  # not at module level: the parent's CLI starts the fork server before importing torch
+
+        kind = GLOBALS.get(f"{module}\n{name}")
+        if kind == "storage-type":
+            return getattr(torch, STORAGE_DTYPES[name])
+        if kind == "rebuild-tensor":
+            return _rebuild_tensor
+        if kind == "ordered-dict-type":
+            return collections.OrderedDict
+        raise AnswerRefused(f"the global {module}.{name}")  # the scan refused it already
+
+    def persistent_load(self, pid):
+        import torch
+
+        _, dtype, key, _, numel = pid  # the scan held its shape: ('storage', type, key, location, numel)
+        if key not in self.storages:
+            data = _record(self.records, f"{self.folder}/data/{key}")
+            if len(data) != numel * dtype.itemsize:
+                raise AnswerRefused(f"a storage of {numel} {dtype} elements in a record of {len(data)} bytes")
+            self.storages[key] = (torch.frombuffer(bytearray(data), dtype=dtype) if data
+                                  else torch.empty(0, dtype=dtype))
+        return self.storages[key]
 
 
 def _rebuild_tensor(storage, offset: int, size: tuple, stride: tuple, requires_grad: bool, hooks) -> object:

@@ -78,6 +78,14 @@ def test_views_of_one_storage_share_it_once_decoded():
     assert len(pointers) == 1
 
 
+def test_each_answer_gets_its_own_storages():
+    """One unpickler class serves every answer: two answers whose storages share a key (both "0") decode to their
+    own values, and the second never reads the first's storage."""
+    first, second = answers.decode(saved({"t": torch.zeros(3)})), answers.decode(saved({"t": torch.ones(3)}))
+    assert torch.equal(first["t"], torch.zeros(3)) and torch.equal(second["t"], torch.ones(3))
+    assert first["t"].untyped_storage().data_ptr() != second["t"].untyped_storage().data_ptr()
+
+
 def test_a_storage_record_shorter_than_its_elements_is_refused():
     frame = saved({"t": torch.zeros(8)})
     with pytest.raises(answers.AnswerRefused, match="a storage of 8"):
