@@ -123,10 +123,15 @@ MUTATIONS = [
              ("tests/report/test_core_report_cache.py",), "unit"),
     # issue 28: points from the graph the parent re-runs on inputs the worker never saw
     Mutation("graph-decoys", "grader/checks/student_code.py",
-             (("_decoys(sent) if probe in GRAPHED else sent", "sent"),),
+             (("_decoys(sent, self._drawn_decoys) if probe in GRAPHED else sent", "sent"),),
              ("tests/sandbox/test_probe_answers_reused.py::test_a_message_sent_once_is_graded_again_on_each_requests_own_tensors",
               "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
               "[computed_outside_the_recorder]"), "sandbox"),
+    # issue 42: the decoys a grading drew are reused within that grading only
+    Mutation("decoys-per-grading", "grader/checks/student_code.py",
+             (("self._drawn_decoys: dict[tuple, list[torch.Tensor]] = {}",
+               "self._drawn_decoys = _decoys.__dict__.setdefault('drawn', {})"),),
+             ("tests/sandbox/test_probe_answers_reused.py::test_a_second_grading_draws_its_own_decoys",), "unit"),
     Mutation("graph-forbidden-operators", "grader/graph/ops.py",
              (("    if attention_kernel(operator_):\n        return \"forbidden\"\n", ""),),
              ("tests/graph/test_graph_checker.py::test_the_built_in_attention_is_forbidden_in_every_form",

@@ -192,3 +192,70 @@ def test_a_run_that_fails_ends_the_judges_replies_to_its_batch():
             {"answer_id": 0, "fields": fields}]
     replies = list(court.replies({"probe": "sdpa", "args": {"runs": runs}}))
     assert [("answer" in reply, "internal" in reply) for reply in replies] == [(True, False), (False, True)]
+
+
+def drawn_one_by_one(fields: dict) -> list[torch.Tensor]:
+    """The decoys as first written: each tensor, depth first, drawn in float64 from one generator seeded 0x5EED and
+    cast to its dtype."""
+    generator, out = torch.Generator().manual_seed(0x5EED), []
+
+    def walk(value):
+        if isinstance(value, torch.Tensor):
+            out.append(torch.randn(value.shape, generator=generator, dtype=torch.float64).to(value.dtype))
+        for item in value.values() if isinstance(value, dict) else value if isinstance(value, list) else ():
+            walk(item)
+
+    walk(fields)
+    return out
+
+
+def tensors_of(fields: dict) -> list[torch.Tensor]:
+    found = []
+    for value in fields.values() if isinstance(fields, dict) else fields:
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        elif isinstance(value, (dict, list)):
+            found += tensors_of(value)
+    return found
+
+
+def test_a_message_that_differs_in_other_fields_only_gets_the_same_decoys_drawn_once(student, monkeypatch):
+    """Two messages with the same shapes and dtypes in the same order (here is_causal differs): the second gets the
+    first's decoys without a draw, and both are the values drawn one by one, so the worker is sent the same bytes."""
+    code, worker = student
+    q, k, v = qkv(1)
+    code.call(Probe.SDPA, SdpaRequest(Q=q, K=k, V=v, is_causal=True))
+    draws = []
+    real_randn = torch.randn
+    monkeypatch.setattr(torch, "randn", lambda *args, **options: draws.append(args) or real_randn(*args, **options))
+    code.call(Probe.SDPA, SdpaRequest(Q=q, K=k, V=v, is_causal=False))
+    monkeypatch.setattr(torch, "randn", real_randn)
+    assert len(worker.sent) == 2 and draws == []
+    for _, fields in worker.sent:
+        expected = drawn_one_by_one({key: (q if key in "QKV" else value) for key, value in fields.items()})
+        assert all(torch.equal(sent, drawn) for sent, drawn in zip(tensors_of(fields), expected, strict=True))
+
+
+def test_the_same_tensor_twice_in_one_message_gets_two_decoys():
+    q, k, v = qkv(1)
+    message = {"calls": [{"q": q, "k": k, "v": v}, {"q": q, "k": k, "v": v}], "weights": {"wq": torch.ones(4, 4)}}
+    drawn = {}
+    decoys = student_code._decoys(message, drawn)
+    assert all(torch.equal(a, b) for a, b in zip(tensors_of(decoys), drawn_one_by_one(message), strict=True))
+    assert not torch.equal(decoys["calls"][0]["q"], decoys["calls"][1]["q"])
+    assert tensors_of(student_code._decoys(message, drawn))[0] is tensors_of(decoys)[0]  # one grading: reused
+
+
+def test_a_second_grading_draws_its_own_decoys(monkeypatch):
+    """The record of decoys is one grading's: another grading (another StudentCode) of the same request draws again."""
+    gradings = []
+    for _ in range(2):
+        code = student_code.StudentCode(submission=None, limits=Limits())
+        worker, judge = InProcessWorker(), InProcessJudge()
+        monkeypatch.setattr(code, "_ensure_worker", lambda worker=worker: worker)
+        monkeypatch.setattr(code, "_ensure_judge", lambda judge=judge: judge)
+        q, k, v = qkv(1)
+        code.call(Probe.SDPA, SdpaRequest(Q=q, K=k, V=v, is_causal=True))
+        gradings.append(tensors_of(worker.sent[0][1]))
+    first, second = gradings
+    assert all(torch.equal(a, b) and a is not b for a, b in zip(first, second, strict=True))
