@@ -17,6 +17,7 @@ from dataclasses import replace
 import torch
 
 from grader.assignment import PART_IDS
+from grader.checks.decoys import decoys as _decoys
 from grader.catalog import rule_mistakes
 from grader.judge.process import MAX_RUNS, Judge
 from grader.sandbox import graph_probes
@@ -59,7 +60,7 @@ class StudentCode:
         self._given_up: dict[str, WorkerFailure] = {}  # probe kind -> why its later calls fail at once
         self._load_failure: WorkerFailure | None = None
         self._answered: dict[tuple, dict] = {}  # a graphed probe's message to the worker -> its checked answer
-        self._drawn_decoys: dict[tuple, list[torch.Tensor]] = {}  # this grading's decoys by what decides them (`_decoys`)
+        self._drawn_decoys: dict[tuple, list[torch.Tensor]] = {}  # this grading's decoys (grader.checks.decoys)
         self._judge: Judge | None = None  # runs this grading's graphs; a fresh one after it failed
         self._started = time.monotonic()
         self._clock = remaining
@@ -272,46 +273,8 @@ def _raise_if_genuine(probe: Probe, fields: dict) -> None:
         raise BadRequest(problem)
 
 
-def _decoys(fields: dict, drawn: dict[tuple, list[torch.Tensor]] | None = None) -> dict:
-    """The request with every tensor replaced by one of the same shape and dtype and other values: the worker
-    traces on these, and never sees the inputs the parent grades on. The values depend only on the shapes and dtypes
-    in the order they are drawn (one generator seeded alike for every message), so `drawn`, one grading's record
-    of the decoys it made by that order, hands a message that differs from an earlier one in other fields only
-    (another device, regime or flag) the same tensors without drawing them again: the same bytes reach the worker."""
-    tensors: list[torch.Tensor] = []
-
-    def collect(value) -> None:  # in the order the decoys are drawn: depth first, dicts and lists in their order
-        if isinstance(value, torch.Tensor):
-            tensors.append(value)
-        elif isinstance(value, dict):
-            for item in value.values():
-                collect(item)
-        elif isinstance(value, list):
-            for item in value:
-                collect(item)
-
-    collect(fields)
-    drawn = {} if drawn is None else drawn
-    order = tuple((tuple(tensor.shape), tensor.dtype) for tensor in tensors)
-    if order not in drawn:
-        generator = torch.Generator().manual_seed(0x5EED)
-        drawn[order] = [torch.randn(shape, generator=generator, dtype=torch.float64).to(dtype) for shape, dtype in order]
-    decoys = iter(drawn[order])
-
-    def decoy(value):
-        if isinstance(value, torch.Tensor):
-            return next(decoys)
-        if isinstance(value, dict):
-            return {key: decoy(item) for key, item in value.items()}
-        if isinstance(value, list):
-            return [decoy(item) for item in value]
-        return value
-
-    return {key: decoy(value) for key, value in fields.items()}
-
-
 def _message_key(probe: Probe, fields: dict) -> tuple | None:
-    """What decides the message `_decoys` makes of a request, as a key: each tensor's shape and dtype in the
+    """What decides the message `decoys` makes of a request, as a key: each tensor's shape and dtype in the
     order the decoys are drawn, every other field by its type and value; None (not kept) for a field of
     another kind, whose value the key could not hold exactly."""
     def key(value):

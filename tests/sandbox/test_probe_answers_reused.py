@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from support.paths import REFERENCE
-from grader.checks import student_code
+from grader.checks import decoys, student_code
 from grader.assignment import MODEL_ARGS
 from grader.graph import answers
 from grader.judge import serve
@@ -240,10 +240,10 @@ def test_the_same_tensor_twice_in_one_message_gets_two_decoys():
     q, k, v = qkv(1)
     message = {"calls": [{"q": q, "k": k, "v": v}, {"q": q, "k": k, "v": v}], "weights": {"wq": torch.ones(4, 4)}}
     drawn = {}
-    decoys = student_code._decoys(message, drawn)
-    assert all(torch.equal(a, b) for a, b in zip(tensors_of(decoys), drawn_one_by_one(message), strict=True))
-    assert not torch.equal(decoys["calls"][0]["q"], decoys["calls"][1]["q"])
-    assert tensors_of(student_code._decoys(message, drawn))[0] is tensors_of(decoys)[0]  # one grading: reused
+    sent = decoys.decoys(message, drawn)
+    assert all(torch.equal(a, b) for a, b in zip(tensors_of(sent), drawn_one_by_one(message), strict=True))
+    assert not torch.equal(sent["calls"][0]["q"], sent["calls"][1]["q"])
+    assert tensors_of(decoys.decoys(message, drawn))[0] is tensors_of(sent)[0]  # one grading: reused
 
 
 def test_a_second_grading_draws_its_own_decoys(monkeypatch):
