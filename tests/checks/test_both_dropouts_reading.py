@@ -18,7 +18,8 @@ P = 0.5
 HONEST = {"weights and output": ("weights", "output"), "weights and heads": ("weights", "heads"),
           "positions-first masks": ("weights positions-first", "output")}
 DROPS_TOO_LITTLE = {"no dropout (route r15)": (), "only the output": ("output",), "only the weights": ("weights",),
-                    "noise for the output's dropout": ("weights", "noise")}
+                    "noise for the output's dropout": ("weights", "noise"),
+                    "weights doubled, none dropped": ("weights doubled", "output")}
 
 
 def module_runs(sizes: tuple, seed: int, places: tuple[str, ...], *, same_masks: bool = True):
@@ -37,6 +38,8 @@ def module_runs(sizes: tuple, seed: int, places: tuple[str, ...], *, same_masks:
         a = torch.softmax((q @ k.transpose(-2, -1) / math.sqrt(d)).masked_fill(future, -math.inf), dim=-1)
         if "weights" in places:
             a = a * (torch.rand(B, heads, T, T, generator=draw) > P) * s
+        if "weights doubled" in places:  # dropout's scale without its zeros
+            a = a * s
         if "weights positions-first" in places:  # drawn as (B, T, H, T), as code that keeps heads second draws it
             a = a * (torch.rand(B, T, heads, T, generator=draw) > P).transpose(1, 2) * s
         y = (a @ v).transpose(1, 2).reshape(B, T, dim)  # (B, T, C)
