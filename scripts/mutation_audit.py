@@ -836,6 +836,18 @@ MUTATIONS = [
              (('device=where, layout=layout,\n                                                          regime="training")',
                'device=where, layout=layout,\n                                                          regime="inference")'),),
              (f"{RULES_OFF}[sdpa_mask_on_the_cpu_when_inputs_need_grad]",), "sandbox"),
+    # issue 41 route r15: both layers read at args.dropout, from runs under one seed, whatever the code's layout
+    Mutation("dropout-both-at-the-models-rate", "grader/checks/mha/state.py",
+             (("    problem = None if unread else _both_layers(ctx, (B, T, dim, heads, max_len), weights, doing)\n",
+               "    problem = None\n"),),
+             ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
+              "[mha_dropout_only_where_the_two_rates_differ]",
+              f"{RULES_OFF}[mha_dropout_only_where_the_two_rates_differ]"), "sandbox"),
+    Mutation("dropout-both-read-by-keeps-and-drops", "grader/checks/mha/dropout_patterns.py",
+             (("    return bool(close and (keys_kept[weight_telling] == 0).any() and (keys_kept[weight_telling] == 1).any())",
+               "    return bool(close)"),),
+             ("tests/checks/test_both_dropouts_reading.py::test_a_module_that_drops_less_than_both_layers_is_not_read_as_both",),
+             "unit"),
     Mutation("dropout-trained-in-training", "grader/checks/mha/state.py",
              (('        calls = [dict(x, mode="train", seed=ctx.seed(n), regime="training") for n in (3, 4)]',
                '        calls = [dict(x, mode="train", seed=ctx.seed(n)) for n in (3, 4)]'),),

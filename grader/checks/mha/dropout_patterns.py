@@ -67,7 +67,6 @@ def _attention_weights_dropped(y: torch.Tensor, call: dict, weights: dict, heads
     most); then, head by head, the sum whose image through wo best fits what the other heads leave of y (a key of
     tiny weight is told apart there, not before wo, whose inverse can blow float32's rounding past it). The choice is
     only a guess: the output rebuilt from it and held against y is the verdict."""
-    q, k, v = (call[name].double() for name in "qkv")
     W = {name: w.double() for name, w in weights.items()}
     B, T, C = y.shape
     d = C // heads
@@ -75,9 +74,7 @@ def _attention_weights_dropped(y: torch.Tensor, call: dict, weights: dict, heads
     def split(x: torch.Tensor) -> torch.Tensor:  # (B, T, C) -> (B, H, T, d)
         return x.view(B, T, heads, d).transpose(1, 2)
 
-    values = split(v @ W["wv"].T)  # (B, H, T, d)
-    scores = split(q @ W["wq"].T) @ split(k @ W["wk"].T).transpose(-2, -1) / d ** 0.5  # (B, H, T, T)
-    attention = torch.softmax(scores.masked_fill(reference.causal_future(T), float("-inf")), dim=-1)
+    attention, values = _causal_attention(call, W, heads)
     choices = ((torch.arange(2 ** T)[:, None] >> torch.arange(T)) & 1).double()  # (2^T, T): key j kept or not
     sums = s * torch.einsum("cj,bhij,bhjd->bhicd", choices, attention, values)  # (B, H, T, 2^T, d)
     picked = (sums - split(_before(W["wo"], y)).unsqueeze(3)).square().sum(-1).argmin(-1)  # (B, H, T)
@@ -92,3 +89,87 @@ def _attention_weights_dropped(y: torch.Tensor, call: dict, weights: dict, heads
     visible = ~reference.causal_future(T)
     return bool(diagnosis.close(y, rebuilt, atol, rtol) and (kept[..., visible] == 0).any()
                 and (kept[..., visible] == 1).any())
+
+
+def _causal_attention(call: dict, W: dict, heads: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The reference's causal attention weights (B, H, T, T) and values (B, H, T, d) of `call`, in float64."""
+    q, k, v = (call[name].double() for name in "qkv")
+    B, T, C = q.shape
+    d = C // heads
+
+    def split(x: torch.Tensor) -> torch.Tensor:  # (B, T, C) -> (B, H, T, d)
+        return x.view(B, T, heads, d).transpose(1, 2)
+
+    scores = split(q @ W["wq"].T) @ split(k @ W["wk"].T).transpose(-2, -1) / d ** 0.5  # (B, H, T, T)
+    return torch.softmax(scores.masked_fill(reference.causal_future(T), float("-inf")), dim=-1), split(v @ W["wv"].T)
+
+
+def both_runs(T: int, head_dim: int) -> int:
+    """How many train() runs under one seed `both_layers_dropped` reads: enough that a row's kept outputs, about half
+    of its dim values a run, outnumber its unknowns (a keep-or-drop for each head and visible key: H·T at the last
+    row) with room to spare."""
+    return min(16, max(3, -(-5 * T // (2 * head_dim)) + 1))
+
+
+def both_layers_dropped(outs: list[torch.Tensor], calls: list[dict], weights: dict, heads: int, p: float) -> bool:
+    """Whether train() outputs with both dropouts at rate p, each on its own inputs and all drawn from one seed (so
+    one and the same pair of masks, whatever layout the code draws them in), show both layers' patterns: the output
+    (or, for resid_dropout applied before wo, the heads before wo) kept ×s or dropped at the same places in every
+    run, and, row by row, a keep-or-drop of each head's attention weight key by key that rebuilds every run. The
+    output is linear in those keep-or-drops once the inputs are known: they are read by least squares over the runs,
+    rounded, and the outputs rebuilt from them are the verdict; a row with fewer kept values than unknowns is left
+    unread. Read from the outputs only, it needs no knowledge of how the code lays out heads or draws masks."""
+    if any(out is None or out.shape != call["q"].shape or not bool(torch.isfinite(out).all())
+           for out, call in zip(outs, calls)):
+        return False
+    s = 1 / (1 - p)
+    W = {name: w.double() for name, w in weights.items()}
+    ys = torch.stack([out.double() for out in outs])  # (R, B, T, C)
+    read = [_causal_attention(call, W, heads) for call in calls]
+    attention = torch.stack([a for a, _ in read])  # (R, B, H, T, T)
+    values = torch.stack([v for _, v in read])  # (R, B, H, T, d)
+    identity = torch.eye(ys.shape[-1], dtype=torch.float64)
+    return (_both_read(ys, ys, attention, values, W["wo"], identity, s, KEPT_RTOL)
+            or _both_read(ys, _before(W["wo"], ys), attention, values, identity, W["wo"], s, HEADS_RTOL))
+
+
+def _both_read(ys: torch.Tensor, read: torch.Tensor, attention: torch.Tensor, values: torch.Tensor, wo: torch.Tensor,
+               then: torch.Tensor, s: float, rtol: float) -> bool:
+    """`both_layers_dropped` at one place of resid_dropout: `read` (R, B, T, C) = resid mask ⊙ s·wo(heads), the heads
+    from the attention weights kept ×s or dropped, and the outputs ys = `read` through `then` (wo where resid_dropout
+    acts before it, where float32's rounding, grown by wo's inverse, is judged at the output)."""
+    R, B, H, T, d = values.shape
+    atol = rtol * float(read.abs().max())
+    # (B, T, C): one mask for every run; a place dropped is 0 in each (a kept value near 0 in one run is no sign)
+    resid_kept = ~(read.abs() <= atol).all(0)
+    if not (bool(resid_kept.any()) and bool((~resid_kept).any())):
+        return False
+    # each head's value j carried to the output through wo: (R, B, H, T_key, C)
+    carried = torch.einsum("rbhjd,hdc->rbhjc", values, wo.T.reshape(H, d, -1))
+    keys_kept, seen = torch.zeros(B, H, T, T, dtype=torch.float64), torch.zeros(B, H, T, T, dtype=torch.bool)
+    for b in range(B):
+        for t in range(T):
+            where = resid_kept[b, t]
+            if not bool(where.any()):
+                continue
+            # (R, H, t+1, kept C): what keeping head h's key j adds to the kept values of this row
+            terms = s * s * attention[:, b, :, t, :t + 1, None] * carried[:, b, :, :t + 1][..., where]
+            system = terms.permute(0, 3, 1, 2).reshape(-1, H * (t + 1))
+            # a keep-or-drop that adds nothing kept (its head's values all dropped after it) is not read
+            live = system.abs().amax(0) > 1e-9 * float(system.abs().max())
+            if not bool(live.any()) or int(torch.linalg.matrix_rank(system[:, live], rtol=1e-6)) < int(live.sum()):
+                continue  # fewer independent kept values this row than keep-or-drops to read
+            solved = torch.linalg.lstsq(system[:, live], read[:, b, t][..., where].reshape(-1, 1)).solution
+            row_kept = torch.zeros(H * (t + 1), dtype=torch.float64)
+            row_kept[live] = (solved.view(-1) > 0.5).double()
+            keys_kept[b, :, t, :t + 1] = row_kept.view(H, t + 1)
+            seen[b, :, t, :t + 1] = live.view(H, t + 1)
+    if not bool(seen.any()):
+        return False
+    heads_out = s * torch.einsum("bhij,rbhijd->rbhid", keys_kept,
+                                 attention[..., None] * values[:, :, :, None])  # (R, B, H, T, d)
+    rebuilt = (s * resid_kept * (heads_out.transpose(2, 3).reshape(R, B, T, -1) @ wo.T)) @ then.T  # (R, B, T, C)
+    rows = seen.any(1).any(-1)  # (B, T): the rows read
+    close = diagnosis.close(ys[:, rows], rebuilt[:, rows], *MODULE_TOLERANCE[torch.float32])
+    weight_telling = (attention > 0.05).all(0) & seen  # (B, H, T, T): a key whose weight shows in every run
+    return bool(close and (keys_kept[weight_telling] == 0).any() and (keys_kept[weight_telling] == 1).any())

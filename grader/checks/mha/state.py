@@ -11,7 +11,7 @@ from grader.checks.common import (GRADIENT_MISTAKES, GRADIENT_PROBE_FORWARD, cha
                                   needs_correct_values, unread_is_not_cut, wrong_forward)
 from grader.checks.dtypes import (UNPROMISED_DTYPES, changed_dtype_failure, dtype_handling_advice, is_dtype_handling,
                                   low_precision_passed, promoted_dtype_note, unpromised_dtype_note)
-from grader.checks.mha.dropout_patterns import LAYER_PATTERNS, dropout_pattern
+from grader.checks.mha.dropout_patterns import LAYER_PATTERNS, both_layers_dropped, both_runs, dropout_pattern
 from grader.checks.mha.probing import (checked_calls, compare, first_error, in_regimes, inputs, linear_weights,
                                        model_args, out_tensor, run)
 from grader.sandbox.requests import MhaRequest, Probe
@@ -168,11 +168,44 @@ def dropout(ctx: Context) -> Outcome:
             unread = True  # whether the layer is called stays a fact of the code, judged above
         elif problem:
             return needs_correct_values(ctx, "mha", problem)
+    problem = None if unread else _both_layers(ctx, (B, T, dim, heads, max_len), weights, doing)
+    if problem:
+        return needs_correct_values(ctx, "mha", problem)
     why_zh, why_en = ("（数值不对，self.attn_dropout 在注意力权重上的样子无法对照参考实现读出，见 mha.values）",
                       " (the values are wrong, so self.attn_dropout's pattern on the attention weights, read through "
                       "the reference, was not read: see mha.values)") if unread else ("", "")
     return passed(f"train() 时两处 dropout 都生效，eval() 时输出确定且与 dropout=0 相同{why_zh}。",
                   f"Both dropouts act in train(); in eval() the output is deterministic and equals dropout=0{why_en}.")
+
+
+def _both_layers(ctx: Context, sizes: tuple, weights: dict, doing) -> Outcome | None:
+    """Both layers at args.dropout, as the model really trains: runs each on its own inputs under one seed (one pair
+    of masks) must show both patterns (dropout_patterns.both_layers_dropped), so code that drops only where the two
+    rates differ, as the one-layer runs above set them, is seen not to drop in training."""
+    B, T, dim, heads, max_len = sizes
+    calls = [dict(inputs(ctx, B, T, dim, 170 + n, self_attention=True), mode="train", seed=ctx.seed(7),
+                  regime="training") for n in range(both_runs(T, dim // heads))]
+    args = model_args(dim, heads, max_len, dropout=0.5)
+    answers = ctx.student.call_many(Probe.MHA, [MhaRequest(args=args, is_causal=True, calls=[call], weights=weights)
+                                                for call in calls])
+    outs = []
+    for call, answer in zip(calls, answers):
+        results, problem = checked_calls(ctx, args, [call], answer, doing)
+        if problem:
+            return problem
+        outs.append(out_tensor(results[0]))
+    if both_layers_dropped(outs, calls, weights, heads, 0.5):
+        return None
+    outcome = failed("train() 模式下两个 dropout 都取 args.dropout（p=0.5，模型真正训练时的设置）时，输出里看不到两处 dropout "
+                     "的样子（softmax 之后的权重和 wo 之后的输出，各自部分置 0、其余放大为 2 倍）：有一处 dropout 只在某些设置下"
+                     "（例如两个概率不同时）才生效。每个 dropout 都应在 train() 时按自己的概率丢弃。",
+                     "In train() mode with both dropouts at args.dropout (p = 0.5, as the model really trains), the output "
+                     "does not show both dropouts' patterns (the weights after softmax and the output after wo, each "
+                     "partly zeroed and the rest doubled): a dropout acts only under some settings (when the two rates "
+                     "differ, say). Each dropout should drop at its own rate whenever the module is in train().",
+                     ["dropout-not-applied"])
+    outcome.cause = "values"  # read through the module's weights, as the one-layer patterns are
+    return outcome
 
 
 def _read_through_the_reference(ctx: Context, layer: str, problem: Outcome) -> bool:

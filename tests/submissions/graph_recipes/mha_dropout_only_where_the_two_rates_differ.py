@@ -1,7 +1,5 @@
 # recipe: red team 3's route r15: dropout acts only where attn_dropout.p != resid_dropout.p, as the check's
 # train() runs set them (one layer dropping at a time) and the model's own args never do
-# open: r15: no run with both at args.dropout; a seeded "both" reading fails head-major honest code (corpus)
-# open-off: route r15, as with the rules in place
 # twin: twin_mha_resid_dropout_unused.py
 # expect: dropout-not-applied
 # expect-off: dropout-not-applied
