@@ -70,14 +70,10 @@ def _attention_weights_dropped(y: torch.Tensor, call: dict, weights: dict, heads
     W = {name: w.double() for name, w in weights.items()}
     B, T, C = y.shape
     d = C // heads
-
-    def split(x: torch.Tensor) -> torch.Tensor:  # (B, T, C) -> (B, H, T, d)
-        return x.view(B, T, heads, d).transpose(1, 2)
-
     attention, values = _causal_attention(call, W, heads)
     choices = ((torch.arange(2 ** T)[:, None] >> torch.arange(T)) & 1).double()  # (2^T, T): key j kept or not
     sums = s * torch.einsum("cj,bhij,bhjd->bhicd", choices, attention, values)  # (B, H, T, 2^T, d)
-    picked = (sums - split(_before(W["wo"], y)).unsqueeze(3)).square().sum(-1).argmin(-1)  # (B, H, T)
+    picked = (sums - _by_head(_before(W["wo"], y), heads).unsqueeze(3)).square().sum(-1).argmin(-1)  # (B, H, T)
     through_wo = torch.einsum("bhicd,hde->bhice", sums, W["wo"].T.reshape(heads, d, C))  # (B, H, T, 2^T, C)
     for _ in range(3):
         for h in range(heads):
@@ -94,14 +90,17 @@ def _attention_weights_dropped(y: torch.Tensor, call: dict, weights: dict, heads
 def _causal_attention(call: dict, W: dict, heads: int) -> tuple[torch.Tensor, torch.Tensor]:
     """The reference's causal attention weights (B, H, T, T) and values (B, H, T, d) of `call`, in float64."""
     q, k, v = (call[name].double() for name in "qkv")
-    B, T, C = q.shape
-    d = C // heads
+    T, d = q.shape[1], q.shape[2] // heads
+    Q, K = _by_head(q @ W["wq"].T, heads), _by_head(k @ W["wk"].T, heads)  # (B, H, T, d)
+    scores = Q @ K.transpose(-2, -1) / d ** 0.5  # (B, H, T, T)
+    attention = torch.softmax(scores.masked_fill(reference.causal_future(T), float("-inf")), dim=-1)
+    return attention, _by_head(v @ W["wv"].T, heads)
 
-    def split(x: torch.Tensor) -> torch.Tensor:  # (B, T, C) -> (B, H, T, d)
-        return x.view(B, T, heads, d).transpose(1, 2)
 
-    scores = split(q @ W["wq"].T) @ split(k @ W["wk"].T).transpose(-2, -1) / d ** 0.5  # (B, H, T, T)
-    return torch.softmax(scores.masked_fill(reference.causal_future(T), float("-inf")), dim=-1), split(v @ W["wv"].T)
+def _by_head(x: torch.Tensor, heads: int) -> torch.Tensor:
+    """(B, T, C) -> (B, H, T, d), the heads laid out as the reference splits them."""
+    B, T, C = x.shape
+    return x.view(B, T, heads, C // heads).transpose(1, 2)
 
 
 def both_runs(T: int, head_dim: int) -> int:
