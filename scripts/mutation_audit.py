@@ -335,7 +335,7 @@ MUTATIONS = [
              ("tests/sandbox/test_each_world_its_own_module_state.py::"
               "test_what_one_world_kept_at_module_level_no_other_world_meets",), "sandbox"),
     Mutation("world-load-charged-to-both-parts", "grader/checks/student_code.py",
-             (('        self._attribute_refusals(PART_IDS, loaded.get("refused", []))\n', ""),),
+             (('        self._attribute_refusals(self._parts, loaded.get("refused", []))\n', ""),),
              ("tests/sandbox/test_each_world_its_own_module_state.py::"
               "test_what_a_worlds_load_is_refused_costs_both_parts_as_the_plain_loads_does",), "sandbox"),
     Mutation("stand-in-world-at-build", "grader/sandbox/graph_probes.py",
@@ -592,8 +592,8 @@ MUTATIONS = [
              "unit"),
     # issue 42: a fix's regrade runs only the parts its edit can reach, and keeps the original's verdicts for the others
     Mutation("regrade-runs-the-parts-an-edit-reaches", "grader/grade.py",
-             (("        reached = edit_reach.parts_reached(self.submission.source, copy.source)\n",
-               "        reached = set(PART_IDS)\n"),),
+             (("        reached = edit_reach.parts_reached(self.submission.source, copy.source, self.submission.exercise.graded_name)\n",
+               "        reached = set(self.submission.exercise.part_ids)\n"),),
              ("tests/fixes/test_regrade_reach.py::test_a_fixs_regrade_runs_the_part_it_edits_and_reports_what_a_full_"
               "regrade_reports",), "sandbox"),
     Mutation("edit-reach-follows-callers", "grader/fixes/reach.py",
