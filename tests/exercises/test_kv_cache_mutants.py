@@ -6,12 +6,14 @@ its mistake breaks and still holds the ones its mistake leaves alone (tests/supp
 where the reference can compute the mistake (`# computes:` flags of grader/exercises/kv_cache/reference.py), the
 mutant computes exactly that."""
 import difflib
+import json
 import re
 from functools import cache
 
 import pytest
 import torch
 
+from grader.catalog import FIX_FIRST, catalog
 from grader.exercises.kv_cache import reference
 from support.hand_ins import header
 from support.kv_cache_properties import HEADS, KV_HEADS, assert_close, cache_of, decoded, failure, load, model_of, \
@@ -123,3 +125,18 @@ def test_every_mistake_of_the_lab_has_a_mutant_and_a_row():
     assert any("heads" in why for why in python_loops) and any("positions" in why for why in python_loops)
     positions = [header(p, "why") for p in MUTANTS if header(p, "expect") == "cache-position"]
     assert any("written at" in why for why in positions) and any("reads" in why for why in positions)
+
+
+def test_the_labs_new_ids_wait_in_a_draft_shaped_as_the_catalog():
+    """The lab's new ids are kept out of grader/mistakes.json until the lab's graders diagnose them
+    (tests/checks/test_graders.py wants a first-lab mutant for every catalog id); the draft is ready to merge:
+    the catalog's keys and groups, no id the catalog already has, and every id of the lab's mutants in one of them."""
+    draft = json.loads((SUBMISSIONS / "kv_cache" / "mistakes_draft.json").read_text(encoding="utf-8"))
+    assert set(draft) == NEW_IDS and not set(draft) & set(catalog())
+    keys = set(catalog()["mask-diagonal"])
+    for mistake, entry in draft.items():
+        assert set(entry) == keys and entry["fix_first"] in FIX_FIRST, mistake
+        assert all(any("\u4e00" <= ch <= "\u9fff" for ch in entry[f"{key}_zh"]) for key in ("title", "explain", "fix"))
+        assert all(entry[f"{key}_en"].strip() and entry[f"{key}_en"] != entry[f"{key}_zh"]
+                   for key in ("title", "explain", "fix")), mistake
+    assert {header(path, "expect") for path in MUTANTS} <= set(draft) | set(catalog())
