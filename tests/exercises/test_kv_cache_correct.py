@@ -21,7 +21,7 @@ IDIOMS = {  # a sample of what the files must spell, so that the styles stay dif
     "-inf": 'float("-inf")', "finfo.min": "finfo(scores.dtype).min", "masked_fill": ".masked_fill(",
     "triu(diagonal=start_pos + 1)": "triu(diagonal=start_pos + 1)", "arange comparisons": "torch.arange(S",
     "the provided attention when start_pos == 0": "scaled_dot_product_attention(q, k, v",
-    "Tensor.softmax": ".softmax(dim=-1)", "F.softmax": "F.softmax(",
+    "Tensor.softmax": ".softmax(dim=-1)", "F.softmax": "F.softmax(", "in-place masked_fill_": ".masked_fill_(",
 }
 
 

@@ -33,6 +33,7 @@ LABELS = {
     "cache-mask-offset": ({"chunk"}, {"prompt", "kv_heads", "repeat", "cache"}),
     "cache-position": ({"cache"}, {"prompt", "kv_heads", "repeat"}),
     "cache-device": ({"cache_device"}, {"prompt", "decode", "chunk", "cache"}),
+    "mask-device": ({"model_device"}, {"prompt", "decode", "chunk", "cache", "cache_device"}),
     "kv-heads-ignored": ({"kv_heads"}, {"plain_multi_head", "repeat", "cache"}),
     "wrong-scale": ({"prompt"}, {"single_position", "rows_sum_to_one", "finite", "causal", "repeat", "cache"}),
     "missing-scale": ({"prompt"}, {"single_position", "rows_sum_to_one", "finite", "causal", "repeat", "cache"}),
