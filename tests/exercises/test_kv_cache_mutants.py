@@ -49,7 +49,8 @@ LABELS = {mistake: (breaks, keeps | ({"implemented"} if mistake != "not-implemen
           for mistake, (breaks, keeps) in LABELS.items()}
 NEW_IDS = {"repeat-kv-order", "cache-mask-offset", "cache-position", "cache-device", "kv-heads-ignored"}
 COMPUTES = {  # `# computes:` -> the id whose mistake the reference computes with these flags, and the flags
-    "tile=True": ("repeat-kv-order", {"tile": True}), "offset_mask=False": ("cache-mask-offset", {"offset_mask": False}),
+    "tile=True": ("repeat-kv-order", {"tile": True}),
+    "offset_mask=False": ("cache-mask-offset", {"offset_mask": False}),
     "scale_by=dim": ("wrong-scale", {"scale_by": "dim"}), "scale_by=one": ("missing-scale", {"scale_by": "one"})}
 TOLD_APART_BY_COMPUTES = {"wrong-scale", "missing-scale"}
 HEADER_LINE = re.compile(r"# [a-z]+: ")

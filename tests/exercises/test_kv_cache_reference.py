@@ -70,7 +70,7 @@ def test_attend_is_torchs_attention_with_the_mask_offset_by_start_pos(start_pos)
     new = 3
     q, keys, values = drawn(B, HEADS, new, 5, seed=1), drawn(B, HEADS, start_pos + new, 5, seed=2), \
         drawn(B, HEADS, start_pos + new, 5, seed=3)
-    visible = torch.ones(new, start_pos + new, dtype=torch.bool).tril(diagonal=start_pos)  # query i: keys <= start_pos + i
+    visible = torch.ones(new, start_pos + new, dtype=torch.bool).tril(diagonal=start_pos)  # key j <= start_pos + i
     out, weights = reference.attend(q, keys, values, start_pos)
     torch.testing.assert_close(out, F.scaled_dot_product_attention(q, keys, values, attn_mask=visible))
     assert (weights[..., ~visible] == 0).all(), "a hidden key's weight is not exactly 0"
