@@ -16,8 +16,8 @@ import torch
 from grader.catalog import FIX_FIRST, catalog
 from grader.exercises.kv_cache import reference
 from support.hand_ins import header
-from support.kv_cache_properties import HEADS, KV_HEADS, assert_close, cache_of, decoded, failure, load, model_of, \
-    tokens
+from support.kv_cache_properties import (HEADS, KV_HEADS, PROPERTIES, assert_close, cache_of, decoded, failure, load,
+                                        model_of, tokens)
 from support.paths import SUBMISSIONS
 
 pytestmark = pytest.mark.unit
@@ -25,8 +25,9 @@ pytestmark = pytest.mark.unit
 MUTANTS = sorted((SUBMISSIONS / "kv_cache" / "mutants").glob("*.py"))
 STEPS = [5, 1, 3]  # a prompt, a token, a chunk
 
-# id -> (the properties its mistake must break, the properties its mistake leaves alone); every mistake but
-# not-implemented also leaves `implemented` alone. Two ids alike here (the scales) are told apart by `# computes:`.
+# id -> (the properties its mistake must break, the properties its mistake leaves alone); every mistake but the
+# three that break the output's shape also leaves `implemented` and `output_shape` alone. Two ids alike here (the
+# scales) are told apart by `# computes:`.
 LABELS = {
     "not-implemented": ({"implemented"}, set()),
     "repeat-kv-order": ({"repeat", "prompt"}, {"cache", "causal", "plain_multi_head"}),
@@ -34,18 +35,23 @@ LABELS = {
     "cache-position": ({"cache"}, {"prompt", "kv_heads", "repeat"}),
     "cache-device": ({"cache_device"}, {"prompt", "decode", "chunk", "cache"}),
     "mask-device": ({"model_device"}, {"prompt", "decode", "chunk", "cache", "cache_device"}),
-    "kv-heads-ignored": ({"kv_heads"}, {"plain_multi_head", "repeat", "cache"}),
+    "kv-heads-ignored": ({"kv_heads"}, {"implemented", "plain_multi_head", "repeat", "cache"}),
     "wrong-scale": ({"prompt"}, {"single_position", "rows_sum_to_one", "finite", "causal", "repeat", "cache"}),
     "missing-scale": ({"prompt"}, {"single_position", "rows_sum_to_one", "finite", "causal", "repeat", "cache"}),
     "mask-diagonal": ({"single_position", "finite"}, {"causal", "repeat", "cache"}),
     "softmax-dim": ({"rows_sum_to_one"}, {"single_position", "finite", "repeat", "cache"}),
-    "head-split": ({"causal", "prompt"}, {"single_position", "rows_sum_to_one", "finite", "repeat", "cache"}),
+    "head-split": ({"causal", "prompt"}, {"token_by_token", "single_position", "rows_sum_to_one", "finite", "repeat",
+                                          "cache"}),
+    "mask-direction": ({"causal", "token_by_token"}, {"single_position", "rows_sum_to_one", "finite", "repeat",
+                                                      "cache"}),
+    "wrong-return": ({"output_shape", "plain_multi_head"}, {"implemented", "repeat", "cache", "cache_device"}),
     "missing-out-proj": ({"out_proj"}, {"causal", "finite", "repeat", "cache"}),
     "broken-grad": ({"grad"}, {"prompt", "decode", "chunk"}),
     "python-loop": ({"loop_free"}, {"prompt", "decode", "chunk", "grad"}),
     "forbidden-api": ({"no_builtin_attention"}, {"prompt", "decode", "chunk"}),
 }
-LABELS = {mistake: (breaks, keeps | ({"implemented"} if mistake != "not-implemented" else set()))
+OUTPUT_SHAPE_BROKEN = {"not-implemented", "wrong-return", "kv-heads-ignored"}
+LABELS = {mistake: (breaks, keeps | ({"implemented", "output_shape"} if mistake not in OUTPUT_SHAPE_BROKEN else set()))
           for mistake, (breaks, keeps) in LABELS.items()}
 NEW_IDS = {"repeat-kv-order", "cache-mask-offset", "cache-position", "cache-device", "kv-heads-ignored"}
 COMPUTES = {  # `# computes:` -> the id whose mistake the reference computes with these flags, and the flags
@@ -62,13 +68,27 @@ def names_of(path):
     return load(path)
 
 
+@cache
+def why_broken(path, prop):
+    return failure(names_of(path), prop)
+
+
 @pytest.mark.parametrize("path", MUTANTS, ids=[p.stem for p in MUTANTS])
 def test_each_mutant_breaks_what_its_label_says_and_holds_the_rest(path):
     breaks, keeps = LABELS[header(path, "expect")]
-    broken = {prop: failure(names_of(path), prop) for prop in breaks | keeps}
+    broken = {prop: why_broken(path, prop) for prop in breaks | keeps}
     assert [prop for prop in breaks if broken[prop] is None] == [], f"{path.name} holds what its mistake breaks"
     assert {prop: broken[prop] for prop in keeps if broken[prop]} == {}, \
         f"{path.name} breaks more than its mistake: is it labelled right?"
+
+
+@pytest.mark.parametrize("path", MUTANTS, ids=[p.stem for p in MUTANTS])
+def test_no_other_label_fits_a_mutant(path):
+    """The rows are specific enough that a mutant given another id goes red (the scales: by `# computes:`)."""
+    broken = {prop for prop in PROPERTIES if why_broken(path, prop)}
+    fitting = {mistake for mistake, (breaks, keeps) in LABELS.items() if breaks <= broken and not keeps & broken}
+    assert fitting - TOLD_APART_BY_COMPUTES == {header(path, "expect")} - TOLD_APART_BY_COMPUTES
+    assert header(path, "expect") in fitting
 
 
 @pytest.mark.parametrize("path", [p for p in MUTANTS if header(p, "computes")],

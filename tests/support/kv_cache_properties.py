@@ -172,6 +172,24 @@ def decode(names):
     assert_close(steps, model(x), "a prompt then single tokens, against the module's own full pass")
 
 
+def token_by_token(names):
+    """Every position fed alone, from the first, with one cache: the full causal pass (one query per call, so no
+    mask over the new positions can hide a mistake of the cached ones)."""
+    model, weights = model_of(names)
+    x = tokens(2, 6)
+    assert_close(decoded(model, cache_of(names), x, [1] * 6), expected(x, weights), "one position at a time")
+
+
+def output_shape(names):
+    """forward returns one tensor (B, T, dim) for a prompt, a token and a chunk."""
+    model, _ = model_of(names)
+    store, x = cache_of(names), tokens(2, 9)
+    for start, length in ((0, 5), (5, 1), (6, 3)):
+        out = model(x[:, start:start + length], cache=store, start_pos=start)
+        assert isinstance(out, torch.Tensor), f"forward returned a {type(out).__name__}, not a tensor"
+        assert tuple(out.shape) == (2, length, DIM), f"forward returned {tuple(out.shape)}, not (2, {length}, {DIM})"
+
+
 def chunk(names):
     """A prompt of 5, then a chunk of 3 tokens, then one more: the full causal pass."""
     model, weights = model_of(names)
@@ -299,8 +317,9 @@ def no_builtin_attention(names):
 
 
 PROPERTIES: dict[str, Callable[[dict], None]] = {f.__name__: f for f in (
-    implemented, repeat, single_position, rows_sum_to_one, finite, prompt, causal, decode, chunk, cache, cache_device,
-    model_device, kv_heads, plain_multi_head, out_proj, grad, loop_free, no_builtin_attention)}
+    implemented, repeat, single_position, rows_sum_to_one, finite, prompt, causal, decode, token_by_token, chunk,
+    output_shape, cache, cache_device, model_device, kv_heads, plain_multi_head, out_proj, grad, loop_free,
+    no_builtin_attention)}
 
 
 def failure(names: dict, prop: str) -> str | None:
