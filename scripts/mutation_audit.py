@@ -53,6 +53,17 @@ MUTATIONS = [
     Mutation("reference-scale", "grader/checks/reference.py",
              (("T, d_k = Q.size(-2), Q.size(-1)", "T, d_k = Q.size(-2), V.size(-1)"),),
              ("tests/checks/test_core_reference.py",), "unit"),
+    # issue 45: the second lab's float64 reference, and the labels of its mutants proved against it
+    Mutation("kv-reference-grouping", "grader/exercises/kv_cache/reference.py",
+             (("grouped = x[:, :, None].expand(B, H_kv, n_rep, T, d)", "grouped = x[:, None].expand(B, n_rep, H_kv, T, d)"),),
+             ("tests/exercises/test_kv_cache_reference.py",), "unit"),
+    Mutation("kv-reference-mask-offset", "grader/exercises/kv_cache/reference.py",
+             (("+ (start_pos if offset_mask else 0)", "+ 0"),),
+             ("tests/exercises/test_kv_cache_reference.py",), "unit"),
+    Mutation("kv-mutant-mislabelled", "tests/submissions/kv_cache/mutants/softmax-dim.py",
+             (("# expect: softmax-dim", "# expect: head-split"),),
+             ("tests/exercises/test_kv_cache_mutants.py::test_each_mutant_breaks_what_its_label_says_and_holds_the_rest"
+              "[softmax-dim]",), "unit"),
     Mutation("built-in-attention-refusal", "grader/sandbox/worker.py",
              (("self._denied_ops.impl(op, self._refusing(f\"aten.{op}\"), key)", "pass"),),
              ("tests/rules/test_forgery.py::test_the_built_in_attention_is_refused_in_the_worker_however_named",), "sandbox"),

@@ -1,0 +1,1 @@
+"""The second exercise, `kv_cache`: a key/value cache with grouped-query attention."""
