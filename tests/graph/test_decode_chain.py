@@ -14,8 +14,8 @@ import torch
 from support import decode_chain
 from support.decode_chain import Step
 from support.paths import ROOT
-from grader.graph import decode, run
-from grader.sandbox import tracing
+from grader.graph import answers, decode, run
+from grader.sandbox import graph_probes, tracing
 
 pytestmark = pytest.mark.unit
 
@@ -208,3 +208,50 @@ def test_a_cache_whose_keys_and_values_share_memory_is_refused_before_its_step_i
                     f"        self.cache_v = {alias}")
     with pytest.raises(decode_chain.ChainBroken, match="cache_k and cache_v share memory"):
         matches(shared, PROMPT_THEN_TOKENS)
+
+
+CACHE_KEPT_ON_THE_MODULE = edited(SOLUTION, "        if cache is not None:\n",
+                                  "        if cache is not None:\n"
+                                  "            self.own = getattr(self, 'own', cache)\n"
+                                  "            cache = self.own\n")
+
+
+def test_a_cache_object_kept_on_the_module_shows_when_two_sequences_interleave():
+    """The first cache kept and the one passed ignored: the same object at every step of one sequence, so only a
+    second sequence on the same module tells it."""
+    assert matches(CACHE_KEPT_ON_THE_MODULE, PROMPT_THEN_TOKENS)
+    assert not matches(CACHE_KEPT_ON_THE_MODULE, TWO_SEQUENCES_INTERLEAVED)
+
+
+def test_gradients_through_a_prompt_pass_that_writes_the_cache_are_the_full_passs():
+    """In training, k (which needs grad) is copied into a cache that does not: the recorder takes the backward's
+    operators into the same graph, and the parent's run gives the float64 reference's gradients for x and the four
+    projections. The cache must not be among the inputs that gradients are taken for (a view of a leaf that needs
+    grad cannot be written in place)."""
+    namespace, lines = decode_chain.load(SOLUTION)
+    module = namespace["GroupedQueryAttention"](namespace["ModelArgs"](**ARGS))
+    names = [name for name, _ in module.named_parameters()]
+    cache = namespace["KVCache"](3, ARGS["max_seq_len"], ARGS["n_kv_heads"], ARGS["dim"] // ARGS["n_heads"])
+
+    def prompt(x, wq, wk, wv, wo, cache_k, cache_v):
+        cache.cache_k, cache.cache_v = cache_k, cache_v
+        return [torch.func.functional_call(module, dict(zip(names, (wq, wk, wv, wo))), (x,), {"cache": cache})]
+
+    seen = {}
+    joint = graph_probes._joint(prompt, 5, True, seen)
+    state = [p.detach() for p in module.parameters()]
+    recorded = graph_probes._recorded(joint, [torch.randn(BATCH, 5, ARGS["dim"]), *state, cache.cache_k, cache.cache_v,
+                                              torch.randn(BATCH, 5, ARGS["dim"])], 1, "cpu", lines, [])
+    assert seen["grads"] == [True] * 5
+    weights, whole = parents_inputs([Step(0, 0, 5)])
+    cotangent = torch.randn(BATCH, 5, ARGS["dim"], generator=torch.Generator().manual_seed(PARENT_SEED + 1))
+    empty = torch.zeros(3, ARGS["n_kv_heads"], ARGS["max_seq_len"], ARGS["dim"] // ARGS["n_heads"])
+    outputs, _, error = answers.evaluate(recorded, [whole[0], *(weights[n] for n in names), empty, empty.clone(),
+                                                    cotangent], answers.Findings())
+    assert error is None
+    leaves = [whole[0].double().requires_grad_(True), *(weights[n].double().requires_grad_(True) for n in names)]
+    full = full_causal_pass(leaves[0], dict(zip(names, leaves[1:])), ARGS["n_heads"], ARGS["n_kv_heads"])
+    wanted = torch.autograd.grad(full, leaves, cotangent.double())
+    torch.testing.assert_close(outputs[0].double(), full.detach(), rtol=1e-4, atol=1e-5)
+    for got, expected in zip(outputs[1:], wanted, strict=True):
+        torch.testing.assert_close(got.double(), expected, rtol=1e-3, atol=1e-4)
