@@ -85,6 +85,10 @@ INDEX_COPY = edited(edited(SOLUTION, "self.cache_k[:B, :, start_pos:start_pos + 
                            "self.cache_k[:B].index_copy_(2, torch.arange(start_pos, start_pos + T, device=k.device), k)"),
                     "self.cache_v[:B, :, start_pos:start_pos + T] = v",
                     "self.cache_v[:B].index_copy_(2, torch.arange(start_pos, start_pos + T, device=v.device), v)")
+INDEX_PUT = edited(edited(SOLUTION, "self.cache_k[:B, :, start_pos:start_pos + T] = k",
+                          "self.cache_k[:B, :, torch.arange(start_pos, start_pos + T, device=k.device)] = k"),
+                   "self.cache_v[:B, :, start_pos:start_pos + T] = v",
+                   "self.cache_v[:B, :, torch.arange(start_pos, start_pos + T, device=v.device)] = v")
 MODULE_BUFFERS = edited(edited(edited(SOLUTION, "class KVCache:", "class KVCache(nn.Module):"),
                                "        shape = (max_batch_size,", "        super().__init__()\n        shape = (max_batch_size,"),
                         "        self.cache_k = torch.zeros(shape, device=device, dtype=dtype)\n"
@@ -99,7 +103,7 @@ SQUARE_CASE_GIVEN = edited(SOLUTION, "        future = torch.ones(T, S, dtype=to
 ONE_BUFFER = edited(SOLUTION, "        self.cache_k = torch.zeros(shape, device=device, dtype=dtype)\n"
                               "        self.cache_v = torch.zeros(shape, device=device, dtype=dtype)",
                     "        self.cache_k, self.cache_v = torch.zeros((2, *shape), device=device, dtype=dtype).unbind(0)")
-HONEST = {"slice assignment": SOLUTION, "index_copy_": INDEX_COPY, "a cache of module buffers": MODULE_BUFFERS,
+HONEST = {"slice assignment": SOLUTION, "index_copy_": INDEX_COPY, "assignment at a tensor of positions": INDEX_PUT, "a cache of module buffers": MODULE_BUFFERS,
           "a branch on start_pos == 0": SQUARE_CASE_GIVEN, "keys and values in one buffer": ONE_BUFFER}
 
 WRITTEN_AT_ZERO = edited(edited(SOLUTION, "self.cache_k[:B, :, start_pos:start_pos + T] = k", "self.cache_k[:B, :, 0:T] = k"),
