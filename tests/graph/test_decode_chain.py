@@ -259,3 +259,18 @@ def test_gradients_through_a_prompt_pass_that_writes_the_cache_are_the_full_pass
     torch.testing.assert_close(outputs[0].double(), full.detach(), rtol=1e-4, atol=1e-5)
     for got, expected in zip(outputs[1:], wanted, strict=True):
         torch.testing.assert_close(got.double(), expected, rtol=1e-3, atol=1e-4)
+
+
+PLACED_BY_WHAT_THE_CACHE_HOLDS = edited(SOLUTION, "        B, _, T, _ = k.shape\n",
+                                        "        B, _, T, _ = k.shape\n"
+                                        "        start_pos = int((self.cache_k[0, 0].abs().sum(-1) != 0).sum())\n")
+
+
+def test_a_write_placed_by_what_the_cache_holds_is_untraceable_not_a_pass():
+    """The position counted from the cache's values (the count goes to Python): the graph holds the count the
+    worker's cache gave. The step is replayed on other x and cache values, the replay differs, and the step says
+    where the computation left the graph. (A replay on x alone would bake a branch on the cache's values unseen;
+    a replay on random caches also refuses this code, right in eager use unless a key row is exactly zero: a
+    replay on other reachable caches, other values before start_pos and zeros after, would keep it.)"""
+    with pytest.raises(decode_chain.ChainBroken, match="Untraceable"):
+        matches(PLACED_BY_WHAT_THE_CACHE_HOLDS, PROMPT_THEN_TOKENS)

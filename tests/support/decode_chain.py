@@ -66,10 +66,13 @@ def trace_decode(namespace: dict, lines: list[str], args: dict, steps: list[Step
     for step in steps:
         cache = caches[step.sequence]
 
+        left: list[tuple] = []  # the cache each call left: the recorded call's first, then a replay's
+
         def call(x, cache_k, cache_v, *tensors, cache=cache, start_pos=step.start_pos):
             cache.cache_k, cache.cache_v = cache_k, cache_v
             out = torch.func.functional_call(module, dict(zip(names, tensors)), (x,),
                                              {"cache": cache, "start_pos": start_pos})
+            left.append((cache.cache_k, cache.cache_v))
             return [out, cache.cache_k, cache.cache_v, *tensors]
 
         x = torch.randn(batch, step.length, args["dim"], generator=decoys)
@@ -80,8 +83,11 @@ def trace_decode(namespace: dict, lines: list[str], args: dict, steps: list[Step
             break
         try:
             with torch.no_grad():
-                recorded.append(graph_probes._recorded(call, [x, cache.cache_k, cache.cache_v, *state], 1, "cpu",
+                # x and the cache are what a replay varies where values left for Python: a write placed by what the
+                # cache holds is no graph of start_pos
+                recorded.append(graph_probes._recorded(call, [x, cache.cache_k, cache.cache_v, *state], 3, "cpu",
                                                        lines, [], copies))
+            cache.cache_k, cache.cache_v = left[0]  # the next step reads what the recorded call left, not a replay's
         except Exception as error:  # the code raised at this step: the steps after it read a cache left unknown
             recorded.append({"error": describe_error(error, lines)})
             break
