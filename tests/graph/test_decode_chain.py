@@ -15,7 +15,7 @@ from support import decode_chain
 from support.decode_chain import Step
 from support.paths import ROOT
 from grader.graph import answers, decode, run
-from grader.sandbox import graph_probes, tracing
+from grader.sandbox import graph_probes, probes, tracing
 
 pytestmark = pytest.mark.unit
 
@@ -62,13 +62,16 @@ def parents_inputs(steps: list[Step]) -> tuple[dict, dict[int, torch.Tensor]]:
     return weights, {n: torch.randn(BATCH, length, dim, generator=generator) for n, length in lengths.items()}
 
 
-def decoded(text: str, steps: list[Step], thread_module_state: bool = True) -> dict[int, tuple]:
+def decoded(text: str, steps: list[Step], thread_module_state: bool = True, device: str = "cpu",
+            devices_seen: list | None = None) -> dict[int, tuple]:
     """Per sequence: (the chain's outputs joined along positions, the full causal pass)."""
     namespace, lines = decode_chain.load(text)
-    traced = decode_chain.trace_decode(namespace, lines, ARGS, steps, BATCH, WORKER_SEED)
+    traced = decode_chain.trace_decode(namespace, lines, ARGS, steps, BATCH, WORKER_SEED, device)
     weights, whole = parents_inputs(steps)
     xs = [whole[s.sequence][:, s.start_pos:s.start_pos + s.length] for s in steps]
-    outs, _ = decode_chain.chain(traced, xs, weights, thread_module_state)
+    outs, devices, _ = decode_chain.chain(traced, xs, weights, thread_module_state)
+    if devices_seen is not None:
+        devices_seen.extend(devices)
     joined = {}
     for step, out in zip(steps, outs):
         joined.setdefault(step.sequence, []).append(out)
@@ -76,9 +79,10 @@ def decoded(text: str, steps: list[Step], thread_module_state: bool = True) -> d
             for n, parts in joined.items()}
 
 
-def matches(text: str, steps: list[Step], thread_module_state: bool = True) -> bool:
+def matches(text: str, steps: list[Step], thread_module_state: bool = True, device: str = "cpu",
+            devices_seen: list | None = None) -> bool:
     return all(torch.allclose(chained.double(), full, rtol=1e-4, atol=1e-5)
-               for chained, full in decoded(text, steps, thread_module_state).values())
+               for chained, full in decoded(text, steps, thread_module_state, device, devices_seen).values())
 
 
 INDEX_COPY = edited(edited(SOLUTION, "self.cache_k[:B, :, start_pos:start_pos + T] = k",
@@ -274,3 +278,33 @@ def test_a_write_placed_by_what_the_cache_holds_is_untraceable_not_a_pass():
     replay on other reachable caches, other values before start_pos and zeros after, would keep it.)"""
     with pytest.raises(decode_chain.ChainBroken, match="Untraceable"):
         matches(PLACED_BY_WHAT_THE_CACHE_HOLDS, PROMPT_THEN_TOKENS)
+
+
+CACHE_WITHOUT_DEVICE = edited(SOLUTION, "torch.zeros(shape, device=device, dtype=dtype)", "torch.zeros(shape, dtype=dtype)")
+
+
+def test_on_the_meta_stand_in_the_chain_runs_on_the_cpu_with_devices_followed():
+    """Recorded on the meta stand-in for a GPU, each step's graph runs here on the CPU on the parent's inputs, the
+    cache's outputs said to be on the stand-in; a cache built without `device=` stays on the CPU, and the code
+    raises at the write there (meta cannot copy into the CPU, a GPU can: the device is judged from the constructor's
+    own graph, test below, not from this error)."""
+    devices = []
+    assert matches(SOLUTION, PROMPT_THEN_TOKENS, device="meta", devices_seen=devices)
+    assert devices == ["meta"] * (3 + 4)
+    with pytest.raises(decode_chain.ChainBroken, match="Cannot copy out of meta tensor"):
+        matches(CACHE_WITHOUT_DEVICE, PROMPT_THEN_TOKENS, device="meta")
+
+
+@pytest.mark.parametrize(("text", "wanted"), [(SOLUTION, ["meta", "meta"]), (CACHE_WITHOUT_DEVICE, ["cpu", "cpu"])],
+                         ids=["built with device=", "built without it"])
+def test_the_constructors_own_graph_says_where_the_cache_lives(text, wanted):
+    """KVCache(..., device=the stand-in) recorded as a graph of no inputs: the parent runs it (its zeros bounded
+    before they are made) and reads each buffer's device in the graph."""
+    namespace, lines = decode_chain.load(text)
+    with probes._device_guard("meta", lines):
+        recorder = tracing.trace(lambda: [vars(namespace["KVCache"](3, 16, 2, 4, device=torch.device("meta")))[name]
+                                          for name in ("cache_k", "cache_v")], [])
+    text_, constants = tracing.encode(recorder)
+    graph = decode.decode(bytes(text_.numpy().tobytes()), len(constants))
+    outputs, devices = run.run(graph, [], constants, devices=[])
+    assert devices == wanted and all(torch.equal(o, torch.zeros(3, 2, 16, 4)) for o in outputs)

@@ -16,7 +16,7 @@ import time
 import torch
 
 from grader.graph import answers
-from grader.sandbox import graph_probes, tracing
+from grader.sandbox import graph_probes, probes, tracing
 from grader.sandbox.probes import SUBMISSION_FILE, describe_error
 
 
@@ -34,6 +34,7 @@ class Traced:
     names: list[str]  # the module's parameters and buffers, in the order the graphs take them
     state: list[torch.Tensor]  # their values before the first step (the parent replaces the weights by its own)
     caches: dict[int, list[torch.Tensor]]  # per sequence, cache_k and cache_v as the constructor made them
+    device: str  # "cpu", or the stand-in the steps were recorded on
     cpu_seconds: float
 
 
@@ -45,20 +46,26 @@ def load(text: str) -> tuple[dict, list[str]]:
 
 
 def trace_decode(namespace: dict, lines: list[str], args: dict, steps: list[Step], batch: int,
-                 seed: int) -> Traced:
-    """Each step recorded on decoys drawn from `seed` (the worker never sees the parent's inputs or weights)."""
+                 seed: int, device: str = "cpu") -> Traced:
+    """Each step recorded on decoys drawn from `seed` (the worker never sees the parent's inputs or weights), on
+    the CPU or on the meta stand-in for a GPU (the module moved there, each cache built with `device=`)."""
     started = time.process_time()
     torch.manual_seed(seed)
     module = namespace["GroupedQueryAttention"](namespace["ModelArgs"](**args))
+    before = [tracing.value_for_the_parent(t) for t in [*module.parameters(), *module.buffers()]]
+    module = probes._moved(module, device)
     head_dim = args["dim"] // args["n_heads"]
-    caches = {s.sequence: namespace["KVCache"](args["max_batch_size"], args["max_seq_len"], args["n_kv_heads"],
-                                               head_dim) for s in steps}
+    with probes._device_guard(device, lines):
+        caches = {s.sequence: namespace["KVCache"](args["max_batch_size"], args["max_seq_len"], args["n_kv_heads"],
+                                                   head_dim, device=torch.device(device)) for s in steps}
     named = [*module.named_parameters(), *module.named_buffers()]
     names = [name for name, _ in named]
     # the module's own storage: what one step writes into a buffer, the next step reads, as in real use
     state = [t.detach() for _, t in named]
-    before = [tracing.value_for_the_parent(t) for t in state]
-    made = {n: [tracing.value_for_the_parent(c.cache_k), tracing.value_for_the_parent(c.cache_v)]
+    # on the stand-in no value exists: the parent's own zeros, the constructor's promise, stand in (a prototype's
+    # shortcut: the graders trace the constructor as a graph of its own)
+    made = {n: [tracing.value_for_the_parent(c.cache_k) if device == "cpu" else torch.zeros(c.cache_k.shape),
+                tracing.value_for_the_parent(c.cache_v) if device == "cpu" else torch.zeros(c.cache_v.shape)]
             for n, c in caches.items()}
     decoys = torch.Generator().manual_seed(seed + 1)
     copies = tracing.ConstantCopies()
@@ -75,23 +82,23 @@ def trace_decode(namespace: dict, lines: list[str], args: dict, steps: list[Step
             left.append((cache.cache_k, cache.cache_v))
             return [out, cache.cache_k, cache.cache_v, *tensors]
 
-        x = torch.randn(batch, step.length, args["dim"], generator=decoys)
+        x = probes._place(torch.randn(batch, step.length, args["dim"], generator=decoys), device)
         shared = sharing_memory([cache.cache_k, cache.cache_v, *state], ["cache_k", "cache_v", *names])
         if shared:  # the parent runs each input on a copy of its own: two that share elements would part there
             recorded.append({"error": {"type": "SharedState", "where": None,
                                        "message": f"{shared[0]} and {shared[1]} share memory"}})
             break
         try:
-            with torch.no_grad():
+            with probes._device_guard(device, lines), torch.no_grad():
                 # x and the cache are what a replay varies where values left for Python: a write placed by what the
                 # cache holds is no graph of start_pos
-                recorded.append(graph_probes._recorded(call, [x, cache.cache_k, cache.cache_v, *state], 3, "cpu",
+                recorded.append(graph_probes._recorded(call, [x, cache.cache_k, cache.cache_v, *state], 3, device,
                                                        lines, [], copies))
             cache.cache_k, cache.cache_v = left[0]  # the next step reads what the recorded call left, not a replay's
         except Exception as error:  # the code raised at this step: the steps after it read a cache left unknown
             recorded.append({"error": describe_error(error, lines)})
             break
-    return Traced(steps, recorded, names, before, made, time.process_time() - started)
+    return Traced(steps, recorded, names, before, made, device, time.process_time() - started)
 
 
 def sharing_memory(tensors: list[torch.Tensor], names: list[str]) -> tuple[str, str] | None:
@@ -100,7 +107,7 @@ def sharing_memory(tensors: list[torch.Tensor], names: list[str]) -> tuple[str, 
     halves of one buffer) are apart: each element is counted where it lies."""
     by_storage: dict[int, list[int]] = {}
     for position, tensor in enumerate(tensors):
-        by_storage.setdefault(tensor.untyped_storage().data_ptr(), []).append(position)
+        by_storage.setdefault(tensor.untyped_storage()._cdata, []).append(position)  # meta has no data_ptr
     for positions in by_storage.values():
         if len(positions) < 2:
             continue
@@ -124,8 +131,9 @@ class ChainBroken(Exception):
 
 
 def chain(traced: Traced, xs: list[torch.Tensor], weights: dict[str, torch.Tensor],
-          thread_module_state: bool = True) -> tuple[list[torch.Tensor], float]:
-    """Each step's output on the parent's `xs` and `weights` ("wq.weight", ...), and the CPU seconds taken. Without
+          thread_module_state: bool = True) -> tuple[list[torch.Tensor], list[str], float]:
+    """Each step's output on the parent's `xs` and `weights` ("wq.weight", ...), the devices the last step's outputs
+    have in the graph, and the CPU seconds taken. Without
     `thread_module_state`, every step starts from the module's state before the first (a chain that threads the
     caches alone, shown to be fooled by a buffer the code writes)."""
     started = time.process_time()
@@ -133,12 +141,12 @@ def chain(traced: Traced, xs: list[torch.Tensor], weights: dict[str, torch.Tenso
     state = list(initial)
     caches = {n: list(pair) for n, pair in traced.caches.items()}
     findings = answers.Findings()
-    outs = []
+    outs, devices = [], []
     if len(traced.recorded) != len(traced.steps):
         raise ChainBroken(f"step {traced.steps[len(traced.recorded) - 1]}: {traced.recorded[-1]['error']['message']}")
     for step, recorded, x in zip(traced.steps, traced.recorded, xs):
         given = [*caches[step.sequence], *state]
-        outputs, _, error = answers.evaluate(recorded, [x, *given], findings)
+        outputs, devices, error = answers.evaluate(recorded, [x, *given], findings, device=traced.device)
         if error is not None:
             raise ChainBroken(f"step {step}: {error['type']}: {error['message']}")
         if len(outputs) != 1 + len(given) or any(
@@ -148,4 +156,4 @@ def chain(traced: Traced, xs: list[torch.Tensor], weights: dict[str, torch.Tenso
         caches[step.sequence] = outputs[1:3]
         state = outputs[3:] if thread_module_state else list(initial)
         outs.append(outputs[0])
-    return outs, time.process_time() - started
+    return outs, devices, time.process_time() - started
