@@ -43,6 +43,12 @@ def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
                              "course's GradeWithHiddenGraders.fix_credit (nbgrader_config.py)")
 
 
+def add_exercise_argument(parser: argparse.ArgumentParser) -> None:
+    """One Gradescope autograder grades one assignment: its exercise, by default the first one declared."""
+    parser.add_argument("--exercise", choices=exercises.NAMES, default=exercises.NAMES[0],
+                        help=f"the assignment it grades (default {exercises.NAMES[0]})")
+
+
 def add_lang_argument(parser: argparse.ArgumentParser, what: str) -> None:
     """--lang, one default for every verb that takes it: the class summary of grade-all and of the demo alike."""
     parser.add_argument("--lang", choices=["zh", "en"], default="zh", help=f"language of {what}: zh (Chinese, default) or en")
@@ -89,11 +95,13 @@ def _parser() -> argparse.ArgumentParser:
                                         help="build: write autograder.zip; run: grade as run_autograder does")
     build_zip = actions.add_parser("build", help="write autograder.zip (setup.sh, run_autograder, the grader)")
     build_zip.add_argument("--out", default="autograder.zip", help="the zip to write (default: autograder.zip)")
+    add_exercise_argument(build_zip)
     build_zip.add_argument("--fix-credit", type=fix_fraction, metavar="FRACTION",
                            help="award FRACTION (0 to 1) of the points a verified fix earns, as grade --fix-credit")
     run_zip = actions.add_parser("run", help="what run_autograder runs: grade ROOT/submission, write "
                                              "ROOT/results/results.json")
     run_zip.add_argument("--root", default="/autograder", help="the /autograder-shaped folder (default /autograder)")
+    add_exercise_argument(run_zip)
     return parser
 
 

@@ -49,7 +49,7 @@ python3 -m venv /autograder/venv
 """
 
 
-def run_autograder_sh(fix_credit: float) -> str:
+def run_autograder_sh(fix_credit: float, exercise: str) -> str:
     """AUTOGRADER_ROOT and AUTOGRADER_PYTHON exist for the kit's tests, which run it in a temporary tree."""
     return f"""#!/usr/bin/env bash
 # Gradescope runs this per submission: grade /autograder/submission, write /autograder/results/results.json.
@@ -57,7 +57,7 @@ set -euo pipefail
 root="${{AUTOGRADER_ROOT:-/autograder}}"
 cd "$root/source"
 export {FIX_CREDIT_ENV}={fix_credit:g}
-exec "${{AUTOGRADER_PYTHON:-$root/venv/bin/python}}" -m grader gradescope run --root "$root"
+exec "${{AUTOGRADER_PYTHON:-$root/venv/bin/python}}" -m grader gradescope run --exercise {exercise} --root "$root"
 """
 
 
@@ -68,12 +68,12 @@ def _add(archive: zipfile.ZipFile, name: str, text: str, executable: bool = Fals
     archive.writestr(info, text)
 
 
-def build(out: Path, fix_credit: float = 0.0) -> Path:
-    """Write the zip (deterministic: fixed times, sorted entries)."""
+def build(out: Path, exercise: str, fix_credit: float = 0.0) -> Path:
+    """Write the zip of `exercise`'s autograder (deterministic: fixed times, sorted entries)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w") as archive:
         _add(archive, "setup.sh", setup_sh(), executable=True)
-        _add(archive, "run_autograder", run_autograder_sh(fix_credit), executable=True)
+        _add(archive, "run_autograder", run_autograder_sh(fix_credit, exercise), executable=True)
         for top in KIT_FILES:
             paths = [ROOT / top] if (ROOT / top).is_file() else sorted((ROOT / top).rglob("*"))
             for path in paths:
@@ -82,7 +82,7 @@ def build(out: Path, fix_credit: float = 0.0) -> Path:
     return out
 
 
-def main(*, out: str = "autograder.zip", fix_credit: float | None = None) -> int:
-    path = build(Path(out), fix_credit or 0.0)
+def main(*, exercise: str, out: str = "autograder.zip", fix_credit: float | None = None) -> int:
+    path = build(Path(out), exercise, fix_credit or 0.0)
     print(f"wrote {path}: upload it as the autograder of a Gradescope programming assignment")
     return 0

@@ -12,7 +12,6 @@ What only the instructor should read (isolation layers the container refused) is
 """
 from __future__ import annotations
 
-from grader.build.config import ASSIGNMENT
 from grader.report.text import BOTH, fixes_said
 
 VISIBILITY = {"public": "visible", "hidden": "after_published"}
@@ -31,7 +30,7 @@ def check_output(check: dict, fixes: list[dict], hidden_ids: set[str]) -> str:
     return "\n".join(lines).strip()
 
 
-def summary(report: dict, graded: str, not_graded: list[str] = ()) -> str:
+def summary(report: dict, graded: str, not_graded: list[str] = (), assignment: str = "") -> str:
     """What the student sees at once: the visible tests counted one by one (and their points), never a hidden one."""
     public = [c for c in report["checks"] if VISIBILITY.get(c["visibility"]) == "visible"]
     mistakes = ", ".join(dict.fromkeys(m for c in public for m in c["mistakes"])) or "—"
@@ -40,7 +39,7 @@ def summary(report: dict, graded: str, not_graded: list[str] = ()) -> str:
     lines = [f"评分文件 / Graded file: {graded}"]
     if not_graded:
         lines.append(f"未评分的其他文件 / Also uploaded, not graded: {', '.join(not_graded)}"
-                     f"（只评一个文件：名为 {ASSIGNMENT} 的最新一份 / one file is graded: the newest named {ASSIGNMENT}）")
+                     f"（只评一个文件：名为 {assignment} 的最新一份 / one file is graded: the newest named {assignment}）")
     lines += [f"公开检查 / Public checks: {passed} / {len(public)} 通过 passed, {got:g} / {top:g} 分 points"
               f"（其余检查在成绩发布后显示 / the other checks show once grades are published）",
               f"公开检查诊断出的错误 / Mistakes the public checks found: {mistakes}"]
@@ -58,7 +57,8 @@ def instructor_log(report: dict, graded: str, not_graded: list[str]) -> str:
     ])
 
 
-def results_json(report: dict, graded: str, not_graded: list[str] = ()) -> dict:
+def results_json(report: dict, graded: str, not_graded: list[str] = (), assignment: str = "") -> dict:
+    """`assignment`: the exercise's name, the name of the file graded first where several came (run.pick_submission)."""
     fixes = report.get("fixes") or []
     hidden_ids = {c["id"] for c in report["checks"] if c["visibility"] != "public"}
     tests = [{
@@ -75,12 +75,12 @@ def results_json(report: dict, graded: str, not_graded: list[str] = ()) -> dict:
                       "max_score": 0.0, "status": "passed", "visibility": INSTRUCTOR_ONLY,
                       "output": "Isolation layers this container refused (the verdicts were still computed outside "
                                 "student code): " + "; ".join(report["isolation_missing"])})
-    return {"score": report["score"], "output": summary(report, graded, not_graded), "visibility": "visible",
+    return {"score": report["score"], "output": summary(report, graded, not_graded, assignment), "visibility": "visible",
             "stdout_visibility": "hidden", "tests": tests}
 
 
-def no_submission(found: list[str]) -> dict:
+def no_submission(found: list[str], assignment: str) -> dict:
     seen = ", ".join(found) or "nothing"
     return {"score": 0.0, "visibility": "visible", "stdout_visibility": "hidden", "tests": [],
-            "output": f"没有找到要评分的 .ipynb 或 .py 文件（收到：{seen}）。请上传 attention.ipynb。\n"
-                      f"No .ipynb or .py file to grade (received: {seen}). Upload attention.ipynb."}
+            "output": f"没有找到要评分的 .ipynb 或 .py 文件（收到：{seen}）。请上传 {assignment}.ipynb。\n"
+                      f"No .ipynb or .py file to grade (received: {seen}). Upload {assignment}.ipynb."}

@@ -29,6 +29,7 @@ from support.session import SESSION_REPORTS
 from grader.gradescope import build
 from grader.gradescope.results import TEST_VISIBILITIES, no_submission, results_json
 from grader.gradescope.run import pick_submission, run_autograder
+from grader.exercises.attention import EXERCISE
 
 TOP_LEVEL = {"score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",
              "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}
@@ -82,7 +83,7 @@ def test_isolation_missing_is_instructor_only():
     (isolation,) = [t for t in results["tests"] if "seccomp" in t["output"]]
     assert (isolation["visibility"], isolation["max_score"]) == ("hidden", 0.0)
     assert "seccomp" not in results["output"]
-    assert_gradescope_results(no_submission(["notes.txt"]))
+    assert_gradescope_results(no_submission(["notes.txt"], "attention"))
 
 
 @pytest.mark.unit
@@ -103,7 +104,7 @@ def test_summary_counts_exactly_the_visible_tests():
 def test_autograder_zip_has_gradescope_layout(tmp_path):
     """Does autograder.zip hold executable setup.sh and run_autograder at its top, the pinned CPU torch and the
     kit's grader with its catalog, and no solutions?"""
-    with zipfile.ZipFile(build.build(tmp_path / "autograder.zip")) as archive:
+    with zipfile.ZipFile(build.build(tmp_path / "autograder.zip", "attention")) as archive:
         names = set(archive.namelist())
         setup = archive.read("setup.sh").decode()
         modes = {i.filename: i.external_attr >> 16 for i in archive.infolist()}
@@ -135,7 +136,7 @@ def test_run_autograder_scores_as_grader_grade(tmp_path, path, report_cache):
 
     limits = short_memory() if header(path, "expect") == "memory-limit" else None
     expected = grade_submission(path, cache=report_cache, limits=limits)
-    results = run_autograder(autograder_tree(tmp_path, path), cache=report_cache, limits=limits)
+    results = run_autograder(autograder_tree(tmp_path, path), exercise=EXERCISE, cache=report_cache, limits=limits)
     assert json.loads((tmp_path / "results" / "results.json").read_text(encoding="utf-8")) == results
     assert_gradescope_results(results)
     assert results["score"] == expected["score"]
@@ -150,7 +151,7 @@ def test_real_run_autograder_script(tmp_path, name, report_cache):
     from grader.grade import grade_submission
 
     root = autograder_tree(tmp_path / "autograder", SUBMISSIONS / name)
-    with zipfile.ZipFile(build.build(tmp_path / "autograder.zip")) as archive:
+    with zipfile.ZipFile(build.build(tmp_path / "autograder.zip", "attention")) as archive:
         archive.extractall(root / "source")
     script = root / "run_autograder"
     shutil.copyfile(root / "source" / "run_autograder", script)
@@ -171,7 +172,8 @@ def test_a_container_that_refuses_isolation_layers_still_grades_and_tells_only_t
     from grader.sandbox import worker_identity
 
     monkeypatch.setattr(worker_identity, "allocate", lambda: None)
-    results = run_autograder(autograder_tree(tmp_path, SUBMISSIONS / "correct" / "pytorch_docs_reference_style.py"))
+    results = run_autograder(autograder_tree(tmp_path, SUBMISSIONS / "correct" / "pytorch_docs_reference_style.py"),
+                             exercise=EXERCISE)
     assert_gradescope_results(results)
     (isolation,) = [t for t in results["tests"] if t["name"].startswith("instructor only")]
     assert isolation["visibility"] == "hidden" and "uid drop" in isolation["output"]
@@ -188,7 +190,7 @@ def test_a_second_notebook_is_named_and_stdout_tells_the_instructor_what_ran(tmp
     (root / "submission" / "pytorch_docs_reference_style.py").rename(root / "submission" / "attention.py")
     (root / "submission" / "draft.ipynb").write_text('{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": []}',
                                                      encoding="utf-8")
-    results = run_autograder(root, cache=report_cache)
+    results = run_autograder(root, exercise=EXERCISE, cache=report_cache)
     assert "Graded file: attention.py" in results["output"]
     assert "Also uploaded, not graded: draft.ipynb" in results["output"]
     stdout = capsys.readouterr().out
@@ -205,13 +207,13 @@ def test_of_two_notebooks_the_newest_is_graded_and_the_other_named(tmp_path, new
     for name, mtime in ((older, 1_700_000_000), (newer, 1_700_000_100), ("notes.txt", 1_700_000_200)):
         (tmp_path / name).write_text('{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": []}', encoding="utf-8")
         os.utime(tmp_path / name, (mtime, mtime))
-    chosen, seen = pick_submission(tmp_path)
+    chosen, seen = pick_submission(tmp_path, "attention")
     assert chosen == tmp_path / newer and sorted(seen) == sorted([newer, older, "notes.txt"])
-    summary = results_json(report([("sdpa.shapes", "public", True, 2.0, "")]), chosen.name, [older])["output"]
+    summary = results_json(report([("sdpa.shapes", "public", True, 2.0, "")]), chosen.name, [older], "attention")["output"]
     assert f"Graded file: {newer}" in summary and f"Also uploaded, not graded: {older}" in summary
     for name in (newer, older):
         os.utime(tmp_path / name, (1_700_000_000, 1_700_000_000))
-    assert pick_submission(tmp_path)[0] == tmp_path / "attention (1).ipynb"
+    assert pick_submission(tmp_path, "attention")[0] == tmp_path / "attention (1).ipynb"
 
 
 @pytest.mark.unit
@@ -220,4 +222,17 @@ def test_a_file_named_as_the_assignment_is_graded_before_a_newer_notebook_named_
     for name, mtime in (("attention.py", 1_700_000_000), ("draft.ipynb", 1_700_000_100)):
         (tmp_path / name).write_text("", encoding="utf-8")
         os.utime(tmp_path / name, (mtime, mtime))
-    assert pick_submission(tmp_path)[0] == tmp_path / "attention.py"
+    assert pick_submission(tmp_path, "attention")[0] == tmp_path / "attention.py"
+
+
+@pytest.mark.unit
+def test_an_autograder_grades_the_exercise_it_was_built_for(tmp_path):
+    """One zip per assignment: its run_autograder names the exercise, and of a second lab's upload the file named as
+    that lab is graded, not a newer notebook of the first lab."""
+    assert "gradescope run --exercise kv_cache --root" in build.run_autograder_sh(0.0, "kv_cache")
+    for name, mtime in (("Copy of kv_cache.ipynb", 1_700_000_000), ("attention.ipynb", 1_700_000_100)):
+        (tmp_path / name).write_text("", encoding="utf-8")
+        os.utime(tmp_path / name, (mtime, mtime))
+    assert pick_submission(tmp_path, "kv_cache")[0] == tmp_path / "Copy of kv_cache.ipynb"
+    assert pick_submission(tmp_path, "attention")[0] == tmp_path / "attention.ipynb"
+    assert "kv_cache.ipynb" in no_submission([], "kv_cache")["output"]
