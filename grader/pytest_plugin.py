@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from grader import assignment
+from grader.exercises import attention
 
 MARKERS = {
-    **{part.marker: f"Part {part.number}, {part.graded_name} (hidden graders)" for part in assignment.PARTS},
+    **{part.marker: f"Part {part.number}, {part.graded_name} (hidden graders)" for part in attention.PARTS},
     "gpu": "a hidden check's real-CUDA variant: skips where there is no CUDA",
 }
-PART_MARKER = {part.id: part.marker for part in assignment.PARTS}
-CUDA_VARIANTS = tuple(f"{part}.device" for part in assignment.PART_IDS)
+PART_MARKER = {part.id: part.marker for part in attention.PARTS}
+CUDA_VARIANTS = tuple(f"{part}.device" for part in attention.PART_IDS)
 """Checks that also run on a real CUDA device when one is present (grader.checks sdpa/mha device)."""
 
 

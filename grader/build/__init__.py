@@ -19,7 +19,7 @@ from grader.build.colab_badge import colab_badge
 from grader.build.course_text import course_text
 from grader.build.config import (ASSIGNMENT, COLAB_PLACEHOLDER_REPO, COLAB_REPO, ROOT, SELFCHECK_FILES,
                                  SOURCE_NOTEBOOK)
-from grader import assignment
+from grader.exercises import attention
 from grader.build.inline_selfcheck import inline_selfcheck, selfcheck_source
 from grader.build.nbgrader_release import generate_assignment
 from grader.build.python_module import python_module
@@ -30,8 +30,8 @@ from grader.build.strip_solution_markers import strip_solution_markers
 Step = Callable[[NotebookNode, str], NotebookNode]
 Writer = Callable[[NotebookNode, str], bytes]
 
-_PARTS_ZH = "，".join(f"Part {part.number} {part.graded_name}" for part in assignment.PARTS)
-_FIRST = assignment.PARTS[0]
+_PARTS_ZH = "，".join(f"Part {part.number} {part.graded_name}" for part in attention.PARTS)
+_FIRST = attention.PARTS[0]
 EXERCISE_DOCSTRING = f"""
 练习 `{ASSIGNMENT}`：{_PARTS_ZH}。
 把每处 `raise NotImplementedError()` 换成你的代码，然后在这个文件夹里运行 `python -m pytest`

@@ -5,7 +5,7 @@ the reporting layer reads them. A check takes a `Context` and returns an `Outcom
 student code only through `ctx.student` (the adapter) and computes its verdict here, in the
 trusted parent, against float64 references.
 
-Each part of `grader.assignment.PARTS` has one package here named after the part's id
+Each part of `grader.exercises.attention.PARTS` has one package here named after the part's id
 (`grader.checks.sdpa`); what the parts share is in `common` and `gates`, and no part imports another.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ import torch
 
 from grader.checks import secret as grading_secret
 from grader.checks.student_code import StudentCode
-from grader.assignment import PARTS as DECLARED_PARTS
+from grader.exercises.attention import PARTS as DECLARED_PARTS
 from grader.rules import Violation
 
 PARTS = {part.id: part.label for part in DECLARED_PARTS}

@@ -8,7 +8,7 @@ from typing import Callable
 import torch
 
 from grader.checks import diagnosis, reference
-from grader.assignment import GRADED_NAME
+from grader.exercises.attention import GRADED_NAME
 from grader.checks import Context, Outcome, failed, passed
 from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS
 

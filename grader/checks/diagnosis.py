@@ -7,7 +7,7 @@ import re
 
 import torch
 
-from grader.assignment import GRADED_NAME, GRADED_NAMES
+from grader.exercises.attention import GRADED_NAME, GRADED_NAMES
 from grader.graph.devices import CPU_OPERAND_SHAPES
 
 DEVICE_MISMATCH = re.compile(

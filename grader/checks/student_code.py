@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import torch
 
-from grader.assignment import PART_IDS
+from grader.exercises.attention import PART_IDS
 from grader.checks.decoys import decoys as _decoys
 from grader.catalog import rule_mistakes
 from grader.judge.process import MAX_RUNS, Judge

@@ -3,7 +3,7 @@
 `answered` fills the release's solution cells; `answers_from_python` turns a `.py` submission
 into those answers; `strip_nbgrader` and `colab_saved` do what a copy-paste and Colab do to a
 notebook. All deterministic, so a demo run is the same every time. Everything about the
-exercise's shape (which cells, which names, what is provided) comes from grader.assignment.
+exercise's shape (which cells, which names, what is provided) comes from grader.exercises.attention.
 The tests' own notebook edits (deleted, moved, split cells) are in tests/support/colab_notebooks.py.
 """
 from __future__ import annotations
@@ -16,13 +16,13 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from grader import assignment
+from grader.exercises import attention
 from grader.handin import syntax_tree
 from grader.build.config import ROOT, SOURCE_NOTEBOOK
 from grader.build.read_write import read_notebook
 from grader.build.strip_solution_markers import strip_solution_markers
 
-PROVIDED_CLASS = syntax_tree.parse(assignment.model_args_source()).body[0].name
+PROVIDED_CLASS = syntax_tree.parse(attention.model_args_source()).body[0].name
 """`ModelArgs`: defined by a provided (locked) cell, so dropped from a .py's answers."""
 
 
@@ -32,7 +32,7 @@ def _bindings(node: ast.Import | ast.ImportFrom) -> set[tuple[str, str, str | No
     return {(module, alias.name, alias.asname) for alias in node.names}
 
 
-PROVIDED_IMPORTS = set().union(*(_bindings(node) for node in syntax_tree.parse(assignment.IMPORTS).body))
+PROVIDED_IMPORTS = set().union(*(_bindings(node) for node in syntax_tree.parse(attention.IMPORTS).body))
 """What the provided imports cell binds: a .py's own copy of these imports is left to that cell."""
 
 
@@ -58,9 +58,9 @@ def answers_from_python(path: Path) -> dict[str, str]:
     comes before: its imports and helpers); the provided ModelArgs and imports are left to their own cells."""
     text = Path(path).read_text(encoding="utf-8")
     lines = text.splitlines()
-    starts = {part.graded_name: part.solution_cell for part in assignment.PARTS}
-    cells: dict[str, list[str]] = {part.solution_cell: [] for part in assignment.PARTS}
-    current = assignment.PARTS[0].solution_cell
+    starts = {part.graded_name: part.solution_cell for part in attention.PARTS}
+    cells: dict[str, list[str]] = {part.solution_cell: [] for part in attention.PARTS}
+    current = attention.PARTS[0].solution_cell
     for node in syntax_tree.parse(text).body:
         if _is_provided(node):
             continue
@@ -115,7 +115,7 @@ def colab_saved(nb: NotebookNode, seed: str = "colab") -> NotebookNode:
         cell.execution_count = count
         cell.metadata["colab"] = {"base_uri": "https://localhost:8080/"}
         cell.metadata["outputId"] = _colab_id(seed + "-out", index)
-        if grade_id(cell) == assignment.PARTS[0].tests_cell:
+        if grade_id(cell) == attention.PARTS[0].tests_cell:
             cell.outputs = [nbformat.v4.new_output(
                 "error", ename="AssertionError", evalue="Causal leak", traceback=["AssertionError: Causal leak"])]
         else:

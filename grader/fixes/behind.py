@@ -9,7 +9,7 @@ edit counts only when the regrade's part no longer raises. The crash's own check
 """
 from __future__ import annotations
 
-from grader.assignment import GRADED_NAME
+from grader.exercises.attention import GRADED_NAME
 from grader.fixes.candidates import Candidate, candidates
 from grader.fixes.crash_repairs import repair
 from grader.fixes.rewrites import REWRITES

@@ -10,7 +10,7 @@ import ast
 from dataclasses import dataclass
 
 from grader.handin import syntax_tree
-from grader.assignment import GRADED_NAME
+from grader.exercises.attention import GRADED_NAME
 from grader.fixes.rewrites import REWRITES, Splice
 
 

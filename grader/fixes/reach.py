@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import difflib
 
-from grader.assignment import GRADED_NAME
+from grader.exercises.attention import GRADED_NAME
 
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 

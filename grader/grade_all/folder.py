@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.assignment import MAX_SCORE
+from grader.exercises.attention import MAX_SCORE
 from grader.handin.clean_text import printable
 from grader.grade import grade, grade_submission
 from grader.grade_all.discovery import all_submissions, one_per_student, student_folder

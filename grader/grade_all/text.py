@@ -4,7 +4,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 
-from grader.assignment import MAX_SCORE
+from grader.exercises.attention import MAX_SCORE
 from grader.catalog import REVIEW_BY_HAND, catalog
 from grader.handin.clean_text import printable
 from grader.rules import RULE_MISTAKES

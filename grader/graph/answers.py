@@ -14,7 +14,7 @@ import math
 
 import torch
 
-from grader.assignment import PROJECTIONS
+from grader.exercises.attention import PROJECTIONS
 from grader.graph import bounds, decode, ops, run
 from grader.graph.decode import GraphRefused
 from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS

@@ -13,7 +13,7 @@ import math
 
 import torch
 
-from grader.assignment import PROJECTIONS
+from grader.exercises.attention import PROJECTIONS
 from grader.graph.decode import Graph, Ref
 
 SOFTMAX = frozenset({"aten._softmax.default", "aten.softmax.int", "aten._safe_softmax.default"})

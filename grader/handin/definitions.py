@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from grader.assignment import GRADED_NAMES
+from grader.exercises.attention import GRADED_NAMES
 from grader.handin import syntax_tree
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

@@ -28,7 +28,7 @@ from grader.handin.cell_magics import strip_magics
 from grader.handin.compile_decorators import imports_of, speed_up_lines
 from grader.handin.definitions import extract_definitions
 from grader.handin.notebook_version import NotebookVersionRefused, notebook_cells
-from grader.assignment import GRADED_NAME, GRADED_NAMES, IMPORTS, model_args_source  # noqa: F401 (re-exported)
+from grader.exercises.attention import GRADED_NAME, GRADED_NAMES, IMPORTS, model_args_source  # noqa: F401 (re-exported)
 
 # The notebook's provided cells (imports, ModelArgs): a notebook that lost them is still graded on its
 # code. They come first, so the student's own definitions, if any, take precedence.

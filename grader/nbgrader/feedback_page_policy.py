@@ -21,7 +21,7 @@ import re
 
 from nbconvert.exporters import HTMLExporter
 
-from grader.assignment import PARTS
+from grader.exercises.attention import PARTS
 
 CONTENT_SECURITY_POLICY = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; "
                            "base-uri 'none'; form-action 'none'")

@@ -31,7 +31,7 @@ from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, Unicode
 
-from grader import assignment  # torch-free: nbgrader imports this module at start-up
+from grader.exercises import attention  # torch-free: nbgrader imports this module at start-up
 from grader.handin import parent_budget
 from grader.handin.clean_text import printable
 from grader.report.text import BOTH, check_lines, fix_lines, part_lines
@@ -42,7 +42,7 @@ from grader.process import freeze_imported_objects, single_threaded_torch
 from grader.sandbox.worker_process import start_fork_server_unless_cached
 from grader.handin.source import submission_from_cells
 
-PARTS = {part.id: part.label for part in assignment.PARTS}
+PARTS = {part.id: part.label for part in attention.PARTS}
 
 PART_CALL = re.compile(r"""score_part\(\s*["'](\w+)["']""")
 """How an autograder cell names the part it grades (its hidden block calls grader.hidden.score_part)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from grader.assignment import PART_IDS
+from grader.exercises.attention import PART_IDS
 from grader.handin import places
 from grader.catalog import REVIEW_BY_HAND, explain, fix_first
 from grader.checks import Check, Outcome

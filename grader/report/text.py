@@ -8,7 +8,7 @@ Text that came from the hand-in is made printable again on the way out (grader.h
 from __future__ import annotations
 
 from grader.handin import places
-from grader.assignment import PARTS as DECLARED_PARTS
+from grader.exercises.attention import PARTS as DECLARED_PARTS
 from grader.catalog import explained_once
 from grader.handin.clean_text import printable
 from grader.report.repeats import repeated_messages

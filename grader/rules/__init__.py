@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader.handin import parent_budget, places, syntax_tree
-from grader.assignment import GRADED_NAME
+from grader.exercises.attention import GRADED_NAME
 from grader.catalog import rule_mistakes
 from grader.rules.attribution import attribution
 from grader.rules.reader import Rules

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from grader.handin import syntax_tree
-from grader.assignment import GRADED_NAME
+from grader.exercises.attention import GRADED_NAME
 
 
 def _bound(statement: ast.stmt, nodes: list[ast.AST]) -> set[str]:

@@ -17,6 +17,7 @@ import inspect
 
 import torch
 
+from grader.exercises.attention import GRADED_NAME
 from grader.graph import decode, run
 from grader.graph.devices import STAND_INS
 from grader.graph.layouts import laid_out
@@ -138,7 +139,7 @@ def sdpa(namespace, lines, *, Q, K, V, is_causal=None, device="cpu", grad=False,
          layout="contiguous", regime=None) -> dict:
     """Trace scaled_dot_product_attention once on the decoys, in its regime and layout; gradients in the same graph
     when asked."""
-    function = _graded(namespace, "scaled_dot_product_attention")
+    function = _graded(namespace, GRADED_NAME["sdpa"])
     kwargs = {} if is_causal is None else {"is_causal": is_causal}
     seen: dict = {}
     regime = regime_on(regime, grad, device)

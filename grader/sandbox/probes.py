@@ -13,7 +13,7 @@ import traceback
 import torch
 from torch.overrides import TorchFunctionMode
 
-from grader.assignment import DROPOUTS, MODEL_ARGS, MODEL_ARGS_TYPES, PROJECTIONS
+from grader.exercises.attention import DROPOUTS, GRADED_NAME, MODEL_ARGS, MODEL_ARGS_CLASS, MODEL_ARGS_TYPES, PROJECTIONS
 from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS, DeviceMixGuard
 from grader.sandbox import fake_gpu, stand_in_cuda
 from grader.sandbox.stand_in_devices import STAND_IN_DEVICES
@@ -23,7 +23,7 @@ SUBMISSION_FILE = "<submission>"
 # The grader's own copy of the notebook's ModelArgs, for a submission whose own one is missing or
 # does not carry the interface fields faithfully.
 ModelArgs = dataclasses.make_dataclass(
-    "ModelArgs", [(name, {"int": int, "float": float}[MODEL_ARGS_TYPES[name]], dataclasses.field(default=value))
+    MODEL_ARGS_CLASS, [(name, {"int": int, "float": float}[MODEL_ARGS_TYPES[name]], dataclasses.field(default=value))
                   for name, value in MODEL_ARGS.items()])
 
 
@@ -158,7 +158,7 @@ def _graded(namespace: dict, name: str):
 
 def _model_args(namespace: dict, fields: dict):
     """The student's ModelArgs when it carries the interface fields faithfully, else the grader's."""
-    student_class = namespace.get("ModelArgs")
+    student_class = namespace.get(MODEL_ARGS_CLASS)
     if isinstance(student_class, type):
         try:
             args = student_class(**fields)
@@ -180,7 +180,7 @@ def _seed(seed: int) -> None:
 
 
 def _build(namespace, args: dict, is_causal, weights, seed: int):
-    cls = _graded(namespace, "MultiHeadAttention")
+    cls = _graded(namespace, GRADED_NAME["mha"])
     _seed(seed)
     kwargs = {} if is_causal is None else {"is_causal": is_causal}
     module = cls(_model_args(namespace, args), **kwargs)

@@ -13,7 +13,7 @@ import functools
 
 import torch
 
-from grader.assignment import DROPOUTS, MODEL_ARGS, MODEL_ARGS_TYPES, PROJECTIONS
+from grader.exercises.attention import DROPOUTS, MODEL_ARGS, MODEL_ARGS_TYPES, PROJECTIONS
 from grader.errors import GraderError
 from grader.graph.layouts import LAYOUTS
 

@@ -26,7 +26,7 @@ from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS
 from grader.sandbox import audit, call_boundary, generated_code, graph_probes, library_formats, probes, stand_in_cuda
 from grader.sandbox.answers import MAX_FRAME_BYTES
 from grader.sandbox.probes import SUBMISSION_FILE, describe_error
-from grader.assignment import GRADED_NAMES
+from grader.exercises.attention import GRADED_NAMES
 from grader.sandbox.confinement import Limits, confine
 from grader.sandbox.guard import STUDENT_MODULE, Guard
 from grader.sandbox.rewrite import compiled, future_flags

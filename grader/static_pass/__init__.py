@@ -14,7 +14,7 @@ import torch
 from grader.handin import parent_budget
 from grader.static_pass import dims, masks
 from grader.handin import syntax_tree
-from grader.assignment import GRADED_NAMES, MODEL_ARGS_TYPES
+from grader.exercises.attention import GRADED_NAMES, MODEL_ARGS_TYPES
 from grader.rules.table import FORBIDDEN_API
 
 GRADED = GRADED_NAMES

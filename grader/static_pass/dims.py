@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 
 from grader.handin import syntax_tree
-from grader.assignment import PART
+from grader.exercises.attention import PART
 
 GRADED = PART["sdpa"].graded_name
 # methods whose result has a rank of their own choosing, or is no tensor at all

@@ -946,7 +946,7 @@ takes the part and the namespace: it reads the code you ran, `In` in a notebook)
 SELFCHECK_GRADED = {"part1": ("scaled_dot_product_attention",), "part2": ("MultiHeadAttention", "ModelArgs")}
 SELFCHECK_TITLE = {"part1": "Part 1 · scaled_dot_product_attention", "part2": "Part 2 · MultiHeadAttention"}
 """part (its pytest marker) -> its title. This folder stands alone (no grader import), so the parts are
-declared here again; tests/student/test_public_selfcheck.py holds them equal to grader.assignment."""
+declared here again; tests/student/test_public_selfcheck.py holds them equal to grader.exercises.attention."""
 
 
 def run_part(part, namespace):

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from grader.assignment import PARTS
+from grader.exercises.attention import PARTS
 from grader.checks import checks_for
 from support.paths import ROOT
 

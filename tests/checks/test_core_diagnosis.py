@@ -4,13 +4,13 @@ grader.checks.diagnosis on error dicts as the worker sends them ({"type", "messa
 """
 import pytest
 
-from grader import assignment
+from grader.exercises import attention
 from grader.catalog import catalog
 from grader.checks.diagnosis import ERROR_RULES, from_error
 
 pytestmark = pytest.mark.unit
 
-MAX_SEQ_LEN = assignment.MODEL_ARGS["max_seq_len"]
+MAX_SEQ_LEN = attention.MODEL_ARGS["max_seq_len"]
 
 # (exception type, message, what the static pass found, the mistake it points to)
 CASES = [
@@ -22,7 +22,7 @@ CASES = [
     ("TypeError", "split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not float", {},
      "float-head-dim"),
     ("NameError", "name 'matmul' is not defined", {}, "bare-matmul"),
-    ("NameError", f"name '{assignment.PART['mha'].graded_name}' is not defined", {}, "not-implemented"),
+    ("NameError", f"name '{attention.PART['mha'].graded_name}' is not defined", {}, "not-implemented"),
     ("AttributeError", "module 'torch' has no attribute 'Tenser'", {}, "misspelled-tensor"),
     ("AttributeError", "module 'torch.nn' has no attribute 'dropout'", {}, "dropout-lowercase"),
     ("TypeError", "f() got an unexpected keyword argument 'is_causal'", {}, "is-causal-typo"),

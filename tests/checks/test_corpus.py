@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.assignment import MAX_SCORE
+from grader.exercises.attention import MAX_SCORE
 
 from support.paths import CORPUS
 

@@ -11,7 +11,7 @@ import pytest
 from support.hand_ins import header
 
 from support.paths import REFERENCE, STUBS, SUBMISSIONS
-from grader.assignment import MAX_SCORE, PARTS
+from grader.exercises.attention import MAX_SCORE, PARTS
 from grader.catalog import catalog, explain
 from grader.checks import checks_for
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from grader.checks import reference, scale_factor
-from grader.assignment import PROJECTIONS
+from grader.exercises.attention import PROJECTIONS
 
 pytestmark = pytest.mark.unit
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from support.paths import REFERENCE
-from grader.assignment import MAX_SCORE
+from grader.exercises.attention import MAX_SCORE
 
 pytestmark = pytest.mark.sandbox
 

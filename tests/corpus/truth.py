@@ -24,7 +24,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from grader.assignment import DROPOUTS, GRADED_NAME, PROJECTIONS
+from grader.exercises.attention import DROPOUTS, GRADED_NAME, PROJECTIONS
 
 ATOL, RTOL = 1e-6, 1e-5  # float64 inputs; loose enough for a float32 softmax round trip, far below any real bug
 D_K, D_V, T = 8, 6, 5

@@ -15,7 +15,7 @@ from support.hand_ins import header, own_order
 
 from support.paths import REFERENCE, ROOT, SUBMISSIONS
 from grader import fixes
-from grader.assignment import MAX_SCORE, PART
+from grader.exercises.attention import MAX_SCORE, PART
 from grader.fixes.candidates import candidates
 from grader.fixes.rewrites import REWRITES
 from grader.checks import checks_for

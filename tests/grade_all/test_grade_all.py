@@ -19,7 +19,7 @@ import pytest
 
 from support.paths import REFERENCE, ROOT, SUBMISSIONS
 from support import colab_notebooks as cn
-from grader.assignment import MAX_SCORE
+from grader.exercises.attention import MAX_SCORE
 from grader.process import REPORT_CACHE_ENV, nbgrader_env, open_gradebook
 from grader.grade_all.discovery import find_submissions
 from grader.grade_all.folder import grade_class

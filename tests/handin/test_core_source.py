@@ -2,7 +2,7 @@
 
 Pure text work (grader.handin.source): no sandbox, no torch.
 """
-from grader import assignment
+from grader.exercises import attention
 from grader.handin.cell_magics import strip_magics
 from grader.handin.source import MAX_CODE_LINES, PROVIDED_CELLS, submission_from_cells
 
@@ -11,8 +11,8 @@ import pytest
 pytestmark = pytest.mark.unit
 
 IMPORTS = "import torch\nimport torch.nn as nn"
-SDPA = assignment.PART["sdpa"].graded_name
-MHA = assignment.PART["mha"].graded_name
+SDPA = attention.PART["sdpa"].graded_name
+MHA = attention.PART["mha"].graded_name
 
 
 def definition(name: str, body: str = "return helper(Q)") -> str:
@@ -33,10 +33,10 @@ def test_graded_definitions_and_what_they_use_are_kept_everything_else_dropped()
 
 
 def test_every_declared_graded_name_is_kept():
-    """Is each part's graded name (grader.assignment) extracted, whatever the parts are?"""
-    cells = [IMPORTS, "def helper(x):\n    return x"] + [definition(part.graded_name) for part in assignment.PARTS]
+    """Is each part's graded name (grader.exercises.attention) extracted, whatever the parts are?"""
+    cells = [IMPORTS, "def helper(x):\n    return x"] + [definition(part.graded_name) for part in attention.PARTS]
     source = submission_from_cells(cells, "a.ipynb").source
-    for part in assignment.PARTS:
+    for part in attention.PARTS:
         assert f" {part.graded_name}(" in source, part.id
 
 

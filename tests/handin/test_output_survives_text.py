@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from support.paths import REFERENCE, ROOT
-from grader.assignment import MAX_SCORE
+from grader.exercises.attention import MAX_SCORE
 from grader.handin.clean_text import printable
 from grader.grade_all.json_list import write_reports
 

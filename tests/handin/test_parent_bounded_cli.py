@@ -13,7 +13,7 @@ import pytest
 
 from support.paths import REFERENCE, ROOT
 from grader.handin import parent_budget
-from grader.assignment import MAX_SCORE
+from grader.exercises.attention import MAX_SCORE
 from support.worst_case_code import binding_line, nesting, statements
 
 pytestmark = pytest.mark.sandbox

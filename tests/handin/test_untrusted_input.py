@@ -20,7 +20,7 @@ from support.measures import CpuTime
 
 from support.paths import REFERENCE, ROOT
 from support import colab_notebooks as cn
-from grader.assignment import MAX_SCORE
+from grader.exercises.attention import MAX_SCORE
 from grader.build.config import SOURCE_NOTEBOOK
 from grader.grade import grade_submission
 from grader.grade_all.discovery import find_submissions

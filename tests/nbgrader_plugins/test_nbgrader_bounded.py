@@ -11,7 +11,7 @@ from nbformat import v4
 
 from support import colab_notebooks as cn
 from grader.handin import parent_budget
-from grader.assignment import MAX_SCORE
+from grader.exercises.attention import MAX_SCORE
 from grader.nbgrader.grade_with_hidden_graders import GradeWithHiddenGraders
 from grader.nbgrader.release_cells import kit_metadata
 from grader.handin.source import MAX_CODE_BYTES, MAX_STATEMENTS

@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from grader.build.config import ROOT
-from grader.assignment import MAX_SCORE, PART
+from grader.exercises.attention import MAX_SCORE, PART
 
 SDPA_TESTS, MHA_TESTS = PART["sdpa"].tests_cell, PART["mha"].tests_cell
 from grader.process import nbgrader_env

@@ -18,7 +18,7 @@ import nbformat
 
 from support import colab_notebooks as cn
 from support import e2e_tools
-from grader.assignment import MAX_SCORE
+from grader.exercises.attention import MAX_SCORE
 from grader.build.config import ASSIGNMENT, ROOT
 from grader.catalog import explain
 from support.capabilities import lacking

@@ -9,7 +9,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from nbgrader.converters import generate_feedback
 from traitlets.config import Config
 
-from grader.assignment import PARTS
+from grader.exercises.attention import PARTS
 from grader.nbgrader.feedback_page_policy import FeedbackPageExporter
 
 pytestmark = pytest.mark.unit

@@ -9,7 +9,7 @@ from nbformat.v4 import new_code_cell
 from nbgrader import utils
 
 from support import colab_notebooks as cn
-from grader.assignment import MAX_SCORE, PARTS
+from grader.exercises.attention import MAX_SCORE, PARTS
 from grader.build.config import ROOT, SOURCE_NOTEBOOK
 from grader.checks import checks_for
 from grader.catalog import explain

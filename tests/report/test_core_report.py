@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from grader import assignment
+from grader.exercises import attention
 from grader.catalog import FIX_FIRST, catalog, explain, fix_first
 from grader.checks import PARTS, Check, Outcome
 from grader.grade_all.text import class_summary
@@ -15,7 +15,7 @@ from grader.report.text import in_language, render_text
 
 pytestmark = pytest.mark.unit
 
-SDPA, MHA = (part.id for part in assignment.PARTS[:2])
+SDPA, MHA = (part.id for part in attention.PARTS[:2])
 CONTRACT_CHECK_FIELDS = {"id", "part", "passed", "points", "max_points", "message", "mistakes"}
 
 

@@ -15,7 +15,7 @@ from support.hand_ins import header
 
 from support.paths import REFERENCE, ROOT, STUBS, SUBMISSIONS
 from grader import rules
-from grader.assignment import PART
+from grader.exercises.attention import PART
 from grader.grade_all.text import class_summary
 from grader.handin.source import load_submission, submission_from_cells
 

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from support.paths import CORPUS, REFERENCE, ROOT, SUBMISSIONS
-from grader.assignment import MAX_SCORE
+from grader.exercises.attention import MAX_SCORE
 from grader.demo.class_notebooks import answered, answers_from_python, write
 
 pytestmark = pytest.mark.sandbox

@@ -26,7 +26,7 @@ from support.measures import CpuTime
 from support.paths import REFERENCE, ROOT, SUBMISSIONS
 
 from support.rules_off import BYPASS_RULES, grader_without_rules
-from grader.assignment import MAX_SCORE
+from grader.exercises.attention import MAX_SCORE
 from grader.checks import diagnosis
 from grader.sandbox import answers, frames, worker
 

@@ -21,7 +21,7 @@ from support.capabilities import needs_root
 from support.for_other_users import copied_for_other_users
 from support.paths import REFERENCE, ROOT, SUBMISSIONS
 from support.rules_off import BYPASS_RULES, GRADER_WITHOUT_RULES
-from grader.assignment import MAX_SCORE
+from grader.exercises.attention import MAX_SCORE
 from grader.grade import grade_submission
 from grader.sandbox import worker_identity
 from grader.sandbox.worker_process import python_paths

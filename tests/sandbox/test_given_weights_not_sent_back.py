@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from support.paths import REFERENCE
-from grader.assignment import MODEL_ARGS, PROJECTIONS
+from grader.exercises.attention import MODEL_ARGS, PROJECTIONS
 from grader.checks.student_code import message_fields
 from grader.judge import serve
 from grader.sandbox import graph_probes

@@ -17,7 +17,7 @@ from support.measures import short_memory
 from support.paths import REFERENCE, ROOT, SUBMISSIONS
 
 from support.rules_off import GRADER_WITHOUT_RULES
-from grader.assignment import MAX_SCORE, PART
+from grader.exercises.attention import MAX_SCORE, PART
 from grader.checks import checks_for
 import grader.grade as grade_module
 from grader.grade import default_limits, grade_submission

@@ -14,7 +14,7 @@ import torch
 
 from support.paths import REFERENCE
 from grader.checks import decoys, student_code
-from grader.assignment import MODEL_ARGS
+from grader.exercises.attention import MODEL_ARGS
 from grader.graph import answers
 from grader.judge import serve
 from grader.judge.process import Judge

@@ -10,7 +10,7 @@ import torch
 
 from support.paths import REFERENCE
 from grader.checks.student_code import message_fields
-from grader.assignment import DROPOUTS, MODEL_ARGS, PART, PROJECTIONS
+from grader.exercises.attention import DROPOUTS, MODEL_ARGS, PART, PROJECTIONS
 from grader.checks import Check, Outcome
 from grader.errors import GraderError
 from grader.grade import grade_submission

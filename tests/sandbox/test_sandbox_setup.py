@@ -12,7 +12,7 @@ import pytest
 from support.capabilities import needs_root
 
 from support.paths import REFERENCE, ROOT
-from grader.assignment import MAX_SCORE
+from grader.exercises.attention import MAX_SCORE
 from grader.grade import default_limits, grade_submission
 from grader.grade_all.folder import grade_one
 from grader.sandbox import worker

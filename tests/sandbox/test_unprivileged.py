@@ -22,7 +22,7 @@ from support.capabilities import needs_root
 from support.for_other_users import copied_for_other_users
 from support.paths import REFERENCE, ROOT, SUBMISSIONS
 from support.rules_off import BYPASS_RULES
-from grader.assignment import MAX_SCORE
+from grader.exercises.attention import MAX_SCORE
 
 pytestmark = [pytest.mark.sandbox,
               needs_root("switching to another user needs root; run as a user, the whole suite is this path"),

@@ -8,7 +8,7 @@ import ast
 import pytest
 
 from support.paths import REFERENCE, ROOT, SUBMISSIONS
-from grader.assignment import PART, PART_IDS
+from grader.exercises.attention import PART, PART_IDS
 from grader.checks import checks_for
 
 pytestmark = pytest.mark.sandbox

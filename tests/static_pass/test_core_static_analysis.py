@@ -4,13 +4,13 @@ grader.static_pass on source text: no sandbox.
 """
 import pytest
 
-from grader import assignment
+from grader.exercises import attention
 from grader.static_pass import analyse
 
 pytestmark = pytest.mark.unit
 
-SDPA = assignment.PART["sdpa"].graded_name
-MHA = assignment.PART["mha"].graded_name
+SDPA = attention.PART["sdpa"].graded_name
+MHA = attention.PART["mha"].graded_name
 
 
 def sdpa(body: str, signature: str = "Q, K, V, is_causal=True") -> str:

@@ -202,11 +202,11 @@ def test_the_standalone_selfcheck_declares_the_assignments_parts():
     """release/ imports no grader, so selfcheck.py (as built, its rules table in) names the parts again: held equal here."""
     import importlib.util
 
-    from grader import assignment
+    from grader.exercises import attention
 
     spec = importlib.util.spec_from_file_location("selfcheck_declared", ROOT / "release" / "attention" / "selfcheck.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.SELFCHECK_TITLE == {part.marker: part.label for part in assignment.PARTS}
-    assert list(module.SELFCHECK_CHECKS) == list(module.SELFCHECK_GRADED) == [p.marker for p in assignment.PARTS]
-    assert {module.SELFCHECK_GRADED[p.marker][0] for p in assignment.PARTS} == set(assignment.GRADED_NAMES)
+    assert module.SELFCHECK_TITLE == {part.marker: part.label for part in attention.PARTS}
+    assert list(module.SELFCHECK_CHECKS) == list(module.SELFCHECK_GRADED) == [p.marker for p in attention.PARTS]
+    assert {module.SELFCHECK_GRADED[p.marker][0] for p in attention.PARTS} == set(attention.GRADED_NAMES)

@@ -1,6 +1,6 @@
 """Student notebooks in every state they come back in, for the tests: the demo's Colab states
 (grader.demo.class_notebooks, re-exported here) plus what a student does to cells by hand: edit,
-delete, duplicate, move or split them. Cells are named by their nbgrader grade_id (grader.assignment)."""
+delete, duplicate, move or split them. Cells are named by their nbgrader grade_id (grader.exercises.attention)."""
 from __future__ import annotations
 
 import copy

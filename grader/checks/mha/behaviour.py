@@ -6,7 +6,7 @@ import dataclasses
 import torch
 
 from grader.checks import scale_factor
-from grader.assignment import DROPOUTS, PROJECTIONS
+from grader.exercises.attention import DROPOUTS, PROJECTIONS
 from grader.checks import Context, Outcome, check, failed, passed
 from grader.checks.common import changed, failed_with_error, named_variant, perturbed, resource_failure
 from grader.checks.gates import attention_verdict, nan_mistakes

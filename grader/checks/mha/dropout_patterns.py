@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from grader.assignment import DROPOUTS
+from grader.exercises.attention import DROPOUTS
 from grader.checks import diagnosis, reference
 from grader.checks.common import MODULE_TOLERANCE
 

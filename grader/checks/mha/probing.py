@@ -8,7 +8,7 @@ import math
 import torch
 
 from grader.checks import diagnosis, reference, scale_factor
-from grader.assignment import PROJECTIONS
+from grader.exercises.attention import PROJECTIONS
 from grader.checks import Context, Outcome, failed
 from grader.graph import structure
 from grader.checks.common import (MODULE_TOLERANCE, failed_with_error, named_variant, nan_from_an_infinity, non_finite,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from grader.checks import diagnosis, reference
-from grader.assignment import DROPOUTS, PROJECTIONS
+from grader.exercises.attention import DROPOUTS, PROJECTIONS
 from grader.checks import Context, Outcome, check, failed, passed
 from grader.checks.common import (GRADIENT_MISTAKES, GRADIENT_PROBE_FORWARD, changed, compare_gradients, named_backward,
                                   needs_correct_values, unread_is_not_cut, wrong_forward)

@@ -1,29 +1,12 @@
-"""The assignment, declared once: what the notebook asks for and how it is graded.
+"""The exercise `attention`, declared once: causal scaled dot-product attention and a multi-head attention module.
 
-Torch-free on purpose: the nbgrader plugins, the source reader and the build read it without
-loading PyTorch. Everything that depends on the exercise's shape (cell split, static rules,
-probes, checks, reports, fixtures, tests) iterates over `PARTS` instead of spelling a part out.
+Torch-free (grader/exercises/__init__.py says why). Everything that depends on the exercise's shape (cell split,
+static rules, probes, checks, reports, fixtures, tests) iterates over `PARTS` instead of spelling a part out.
 Adding a part starts here (docs/developing.md, "Adding a part").
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-@dataclass(frozen=True)
-class Part:
-    id: str  # prefix of its check ids (`sdpa.values`) and its probes
-    number: int
-    graded_name: str  # the one name the student defines for it (a function or a class)
-    title: str
-    solution_cell: str  # nbgrader grade_id of the cell holding the student's code
-    tests_cell: str  # nbgrader grade_id of its autograder cell (the hidden graders run there)
-    points: float
-    marker: str  # pytest marker of its public self-check and its hidden graders
-
-    @property
-    def label(self) -> str:
-        return f"Part {self.number} · {self.graded_name}"
-
+from grader.exercises import Exercise, Part
 
 PARTS: tuple[Part, ...] = (
     Part("sdpa", 1, "scaled_dot_product_attention", "causal scaled dot-product attention", "sdpa", "sdpa_tests",
@@ -41,6 +24,8 @@ PROVIDED_CELLS = ("imports", "model_args", "selfcheck")
 IMPORTS = "import math, torch, torch.nn as nn, torch.nn.functional as F; from dataclasses import dataclass"
 """What the provided imports cell binds (a notebook that lost it is still graded on its code)."""
 
+MODEL_ARGS_CLASS = "ModelArgs"
+"""The provided dataclass of the module's hyperparameters, which Part 2's constructor takes."""
 MODEL_ARGS = {"dim": 64, "n_heads": 4, "dropout": 0.0, "max_seq_len": 256}
 """The provided `ModelArgs` dataclass: its fields and the notebook's defaults, in order."""
 MODEL_ARGS_TYPES = {"dim": "int", "n_heads": "int", "dropout": "float", "max_seq_len": "int"}
@@ -54,4 +39,7 @@ DROPOUTS = ("attn_dropout", "resid_dropout")
 def model_args_source() -> str:
     """The provided `ModelArgs` as one line of Python (for a notebook that lost the provided cell)."""
     fields = "; ".join(f"{name}: {MODEL_ARGS_TYPES[name]} = {value!r}" for name, value in MODEL_ARGS.items())
-    return f"class ModelArgs: {fields}"
+    return f"class {MODEL_ARGS_CLASS}: {fields}"
+
+
+EXERCISE = Exercise("attention", PARTS, PROVIDED_CELLS, IMPORTS, ("selfcheck.py", "conftest.py", "test_attention.py"))

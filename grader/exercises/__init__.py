@@ -1,0 +1,68 @@
+"""The exercises, each declared once in a module of its own (`grader/exercises/<name>`): what its notebook asks
+for and how it is graded.
+
+Torch-free on purpose: the nbgrader plugins, the source reader and the build read the declarations without
+loading PyTorch. An exercise is found by its assignment's name (`exercise("attention")`), the name nbgrader,
+`source/<name>/`, `release/<name>/` and the hand-ins' file names use. Adding one: docs/developing.md,
+"Adding an exercise".
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Part:
+    id: str  # prefix of its check ids (`sdpa.values`) and its probes
+    number: int
+    graded_name: str  # the one name the student defines for it (a function or a class)
+    title: str
+    solution_cell: str  # nbgrader grade_id of the cell holding the student's code
+    tests_cell: str  # nbgrader grade_id of its autograder cell (the hidden graders run there)
+    points: float
+    marker: str  # pytest marker of its public self-check and its hidden graders
+
+    @property
+    def label(self) -> str:
+        return f"Part {self.number} · {self.graded_name}"
+
+
+@dataclass(frozen=True)
+class Exercise:
+    name: str  # the assignment's name: source/<name>/<name>.ipynb, release/<name>/, nbgrader's assignment id
+    parts: tuple[Part, ...]
+    provided_cells: tuple[str, ...]  # grade_ids of the notebook's locked, provided cells, in order
+    imports: str  # what the provided imports cell binds, as one line of Python
+    selfcheck_files: tuple[str, ...]  # the public pytest self-check in source/<name>/, copied beside the release
+
+    @property
+    def source_notebook(self) -> str:
+        return f"source/{self.name}/{self.name}.ipynb"
+
+    @property
+    def part(self) -> dict[str, Part]:
+        return {part.id: part for part in self.parts}
+
+    @property
+    def graded_names(self) -> tuple[str, ...]:
+        return tuple(part.graded_name for part in self.parts)
+
+    @property
+    def max_score(self) -> float:
+        return sum(part.points for part in self.parts)
+
+
+NAMES: tuple[str, ...] = ("attention",)
+"""The declared exercises, in the order a course teaches them: each is the module `grader.exercises.<name>`,
+whose `EXERCISE` is its declaration."""
+
+
+def exercise(name: str) -> Exercise:
+    if name not in NAMES:
+        raise KeyError(f"no exercise named {name!r}; the declared ones are {', '.join(NAMES)}")
+    return importlib.import_module(f"{__name__}.{name}").EXERCISE
+
+
+def exercises() -> tuple[Exercise, ...]:
+    return tuple(exercise(name) for name in NAMES)

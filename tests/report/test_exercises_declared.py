@@ -1,0 +1,31 @@
+"""Is every exercise found by its assignment's name, with its own source, and no other name answered?"""
+import pytest
+
+from grader import exercises
+from support.paths import ROOT
+
+pytestmark = pytest.mark.unit
+
+
+def test_an_exercise_is_found_by_its_assignment_name():
+    attention = exercises.exercise("attention")
+    assert attention.name == "attention"
+    assert attention.graded_names == ("scaled_dot_product_attention", "MultiHeadAttention")
+    assert [part.id for part in attention.parts] == ["sdpa", "mha"]
+    assert attention.max_score == 20.0
+    assert attention.part["mha"].tests_cell == "mha_tests"
+
+
+def test_a_name_no_exercise_declares_is_refused_with_the_declared_ones():
+    with pytest.raises(KeyError, match="attention"):
+        exercises.exercise("attention.ipynb")
+
+
+@pytest.mark.parametrize("exercise", exercises.exercises(), ids=lambda e: e.name)
+def test_each_exercise_has_its_source_notebook_and_self_check(exercise):
+    assert (ROOT / exercise.source_notebook).is_file()
+    for name in exercise.selfcheck_files:
+        assert (ROOT / "source" / exercise.name / name).is_file(), name
+    numbers = [part.number for part in exercise.parts]
+    assert numbers == list(range(1, len(numbers) + 1))
+    assert len(set(exercise.graded_names)) == len(exercise.parts)
