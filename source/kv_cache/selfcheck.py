@@ -14,8 +14,9 @@ import torch.nn.functional as F
 # notebook's self-check cells (`make build` inlines this file into the provided cell `selfcheck`) and
 # `python -m pytest` beside the notebook (`make build` copies it to release/kv_cache/selfcheck.py).
 # Only torch: it must run on Colab and on a student's machine without the course's grader. The references are
-# computed here with plain torch ops (a float64 pass over the whole sequence, and a cache of our own), so
-# Part 3 is checked whatever Part 2's cache does.
+# computed here with plain torch ops, one head at a time and without a cache (a float64 pass over the whole
+# sequence, lab 1's square mask), and Part 3 runs with a cache of our own (a concatenating one: the exercise asks
+# for better), so Part 3 is checked whatever Part 2's cache does. Neither is the exercise's answer.
 
 SELFCHECK_MISTAKES = {
     "not-implemented": ("未完成实现", "Not implemented",
@@ -223,7 +224,8 @@ def check_repeat_head_order(repeat_kv):
         _fail("value-mismatch", f"输出的头依次来自输入头 {heads}，应为 {wanted}。",
               f"the output heads come from input heads {heads}, not {wanted}.")
     y = torch.randn(2, 3, 4, 5, generator=torch.Generator().manual_seed(1))
-    if not torch.equal(_repeated(repeat_kv, y, n_rep), y.repeat_interleave(n_rep, dim=1)):
+    out = _repeated(repeat_kv, y, n_rep)
+    if not all(torch.equal(out[:, h], y[:, h // n_rep]) for h in range(H_kv * n_rep)):
         _fail("value-mismatch", "头的顺序对，但数值与输入不同。", "the heads are in order, but the values differ from the input.")
 
 
@@ -320,22 +322,23 @@ _SIZES = dict(dim=48, n_heads=6, n_kv_heads=2, max_seq_len=32, max_batch_size=4)
 
 
 class _ReferenceCache:
-    """The self-check's own cache, so Part 3 is checked whatever Part 2's cache does."""
+    """The self-check's own cache, so Part 3 is checked whatever Part 2's cache does: it keeps the positions before
+    start_pos and appends the new ones (a copy of everything at every step: Part 2 asks for better)."""
 
-    def __init__(self, max_batch_size, max_seq_len, n_kv_heads, head_dim):
-        self.cache_k = torch.zeros(max_batch_size, n_kv_heads, max_seq_len, head_dim)
-        self.cache_v = torch.zeros(max_batch_size, n_kv_heads, max_seq_len, head_dim)
+    def __init__(self):
+        self.keys = self.values = None
 
     def update(self, start_pos, k, v):
-        B, _, T, _ = k.shape
-        self.cache_k[:B, :, start_pos:start_pos + T] = k
-        self.cache_v[:B, :, start_pos:start_pos + T] = v
-        return self.cache_k[:B, :, :start_pos + T], self.cache_v[:B, :, :start_pos + T]
+        if start_pos == 0:
+            self.keys, self.values = k, v
+        else:
+            self.keys = torch.cat([self.keys[:, :, :start_pos], k], dim=2)
+            self.values = torch.cat([self.values[:, :, :start_pos], v], dim=2)
+        return self.keys, self.values
 
 
 def _reference_cache():
-    head_dim = _SIZES["dim"] // _SIZES["n_heads"]
-    return _ReferenceCache(_SIZES["max_batch_size"], _SIZES["max_seq_len"], _SIZES["n_kv_heads"], head_dim)
+    return _ReferenceCache()
 
 
 def _gqa(GroupedQueryAttention, ModelArgs, **sizes):
@@ -364,37 +367,38 @@ def _forward(gqa, x, cache=None, start_pos=0):
 
 
 def _by_hand(gqa, x, start, variant=None, n_kv_heads=None):
-    """The outputs of rows [start, S) of x (B, S, dim) from gqa's weights, in float64 over the whole sequence,
-    the right way or one named wrong way; None when the module lacks what this reads."""
+    """The outputs of rows [start, S) of x (B, S, dim) from gqa's weights: the whole sequence in float64, causal
+    as in lab 1, each query head reading its kv head, the right way or one named wrong way; None when the module
+    lacks what this reads."""
     n_heads, n_kv_heads = _SIZES["n_heads"], n_kv_heads or _SIZES["n_kv_heads"]
     B, S, C = x.shape
-    T, d = S - start, C // n_heads
+    d, n_rep = C // n_heads, n_heads // n_kv_heads
     try:
-        def split(name, rows, heads):
-            y = rows.double() @ getattr(gqa, name).weight.detach().double().T  # (B, rows, heads * d)
-            if variant in ("head-split", "head-split-in"):  # viewed straight to (B, H, T, d): positions and heads mix
-                return y.reshape(B, heads, -1, d)
-            return y.view(B, -1, heads, d).transpose(1, 2)  # (B, heads, rows, d)
+        def split(name, heads):
+            y = x.double() @ getattr(gqa, name).weight.detach().double().T  # (B, S, heads * d)
+            if variant in ("head-split", "head-split-in"):  # viewed straight to (B, H, S, d): positions and heads mix
+                return y.reshape(B, heads, S, d)
+            return y.view(B, S, heads, d).transpose(1, 2)  # (B, heads, S, d)
 
-        q, k, v = split("wq", x[:, start:], n_heads), split("wk", x, n_kv_heads), split("wv", x, n_kv_heads)
-        n_rep = n_heads // n_kv_heads
-        if variant == "repeat-kv-order":  # head h reads kv head h % H_kv
-            k, v = k.repeat(1, n_rep, 1, 1), v.repeat(1, n_rep, 1, 1)
-        else:
-            k, v = k.repeat_interleave(n_rep, dim=1), v.repeat_interleave(n_rep, dim=1)  # (B, H, S, d)
+        q, k, v = split("wq", n_heads), split("wk", n_kv_heads), split("wv", n_kv_heads)
+        # the kv head each query head reads, head by head: h // n_rep, or h % H_kv where repeat mixed the groups
+        kv_of = [h % n_kv_heads if variant == "repeat-kv-order" else h // n_rep for h in range(n_heads)]
+        k, v = torch.stack([k[:, g] for g in kv_of], dim=1), torch.stack([v[:, g] for g in kv_of], dim=1)
         scale = 1.0 if variant == "missing-scale" else math.sqrt(C) if variant == "wrong-scale" else math.sqrt(d)
-        att = q @ k.transpose(-2, -1) / scale  # (B, H, T, S)
-        i, j = torch.arange(start, S)[:, None], torch.arange(S)[None, :]  # absolute positions
-        hidden = {"mask-direction": j < i, "cache-mask-offset": j > i - start,
-                  "mask-missing": torch.zeros(T, S, dtype=torch.bool)}.get(variant, j > i)
+        att = q @ k.transpose(-2, -1) / scale  # (B, H, S, S)
+        future = torch.ones(S, S, dtype=torch.bool).triu(diagonal=1)  # lab 1's mask
+        # rows [start, S) as a cache would run them with a mask not offset: row i hides keys j > i - start
+        hidden = {"mask-direction": future.T, "mask-missing": torch.zeros(S, S, dtype=torch.bool),
+                  "cache-mask-offset": torch.ones(S, S, dtype=torch.bool).triu(diagonal=1 - start)}.get(variant, future)
         att = att.masked_fill(hidden, float("-inf"))
         weights = F.softmax(att, dim=-2 if variant == "softmax-dim" else -1)
-        y = weights @ v  # (B, H, T, d)
+        y = weights @ v  # (B, H, S, d)
         if variant in ("head-split", "head-split-out"):  # merged without transposing back
-            y = y.reshape(B, T, C)
+            y = y.reshape(B, S, C)
         else:
-            y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, C)
-        return y if variant == "missing-out-proj" else y @ gqa.wo.weight.detach().double().T
+            y = y.transpose(1, 2).reshape(B, S, C)  # (B, S, C)
+        y = y if variant == "missing-out-proj" else y @ gqa.wo.weight.detach().double().T
+        return y[:, start:]
     except Exception:  # the student's module lacks what this reads: no variant to name
         return None
 
