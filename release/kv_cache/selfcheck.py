@@ -25,17 +25,17 @@ SELFCHECK_MISTAKES = {
     "wrong-return": ("返回值不对", "Wrong return value",
                      "repeat_kv 返回 (B, H_kv·n_rep, T, d)；update 返回 (keys, values)；模块返回 (B, T, dim)。",
                      "repeat_kv returns (B, H_kv·n_rep, T, d); update returns (keys, values); the module (B, T, dim)."),
-    "repeat-kv-order": ("repeat_kv 的头顺序错了", "repeat_kv mixes up the head groups",
+    "repeat-kv-order": ("repeat_kv 的头顺序错了", "repeat_kv puts the heads in the wrong order",
                         "输出的第 h 个头是输入的第 h // n_rep 个头：用 repeat_interleave(n_rep, dim=1)，或在第 2 维后"
                         "插一维 expand 再 reshape；不是 repeat(1, n_rep, 1, 1)（TODO 1a）。",
                         "Output head h is input head h // n_rep: repeat_interleave(n_rep, dim=1), or a new dim after "
                         "dim 1 expanded then reshaped; not repeat(1, n_rep, 1, 1) (TODO 1a)."),
-    "cache-position": ("缓存写错了位置或读多了", "Cache written at the wrong place or read past what was written",
+    "cache-position": ("缓存写错了位置或读多了", "Cache written at the wrong place or read too far",
                        "写到 [start_pos, start_pos + T)、批次行 [:B]；只返回写过的部分 cache_k[:B, :, :start_pos + T]"
                        "（TODO 2b / 2c）。",
                        "Write at [start_pos, start_pos + T) of rows [:B]; return only what was written, "
                        "cache_k[:B, :, :start_pos + T] (TODO 2b / 2c)."),
-    "cache-device": ("缓存建在了错误的设备上", "Cache built without the given device",
+    "cache-device": ("缓存建在了错误的设备上", "Cache on the wrong device",
                      "创建缓存时写 torch.zeros(..., device=device, dtype=dtype)（TODO 2a）。",
                      "Create the buffers with torch.zeros(..., device=device, dtype=dtype) (TODO 2a)."),
     "cache-mask-offset": ("因果掩码没有按 start_pos 偏移", "Causal mask not offset by start_pos",

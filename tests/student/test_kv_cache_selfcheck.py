@@ -111,6 +111,23 @@ def test_the_parts_are_declared_as_the_exercise_declares_them():
     assert [selfcheck.SELFCHECK_GRADED[part.marker][0] for part in parts] == [part.graded_name for part in parts]
 
 
+LAB_IDS = {"repeat-kv-order", "cache-position", "cache-device", "cache-mask-offset", "kv-heads-ignored"}
+"""The lab's new mistake ids (issue 45), which the catalog (grader/mistakes.json) is to hold with these titles."""
+
+
+def test_the_mistake_titles_are_the_catalogs():
+    """Does every id the self-check names hold the catalog's zh and en titles, but for its own ids and the lab's new
+    ones the catalog does not hold yet (each compared as soon as it does)?"""
+    from grader.catalog import catalog
+
+    selfcheck, _ = load_public("kv_cache")
+    absent = {mistake for mistake in selfcheck.SELFCHECK_MISTAKES if mistake not in catalog()}
+    assert absent <= set(selfcheck.SELFCHECK_OWN_MISTAKES) | LAB_IDS, absent
+    for mistake, (title_zh, title_en, _, _) in selfcheck.SELFCHECK_MISTAKES.items():
+        if mistake not in absent:
+            assert (catalog()[mistake]["title_zh"], catalog()[mistake]["title_en"]) == (title_zh, title_en), mistake
+
+
 @pytest.fixture(scope="module")
 def colab_python():
     return find_colab_python()
