@@ -1,4 +1,4 @@
-"""Self-check with pytest: `python -m pytest` in this folder checks your work (`-m part1` / `-m part2`: one part).
+"""Self-check with pytest: `python -m pytest` in this folder checks your work (`-m part1`, `-m part2` or `-m part3`: one part).
 
 It checks kv_cache.py when this folder has one (the exercises' plain-Python version), else
 kv_cache.ipynb (or the one copy Colab named `kv_cache.ipynb 的副本` or `Copy of kv_cache.ipynb`);
