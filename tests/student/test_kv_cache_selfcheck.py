@@ -20,7 +20,8 @@ SOLUTION = ROOT / "solutions" / "kv_cache" / "kv_cache.py"
 STUBS = ROOT / "exercises" / "kv_cache" / "kv_cache.py"
 PARTS = ("part1", "part2", "part3")
 
-REPEAT = "out = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n    out = out.reshape(B, H_kv * n_rep, T, d)"
+REPEAT = ("out = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
+          "    out = out.reshape(B, H_kv * n_rep, T, d)")
 MASK = "future = torch.ones(T, S, dtype=torch.bool, device=x.device).triu(diagonal=start_pos + 1)"
 WRITE_K = "self.cache_k[:B, :, start_pos:start_pos + T] = k"
 MISTAKES = {  # mistake id -> (the part whose self-check names it, the solution's text, what the mistake writes)
@@ -49,18 +50,29 @@ MISTAKES = {  # mistake id -> (the part whose self-check names it, the solution'
 HONEST = {  # name -> edits: the idioms the issue lists as full marks
     "repeat_interleave": ((REPEAT, "out = x.repeat_interleave(n_rep, dim=1)"),),
     "head-map-indexing": ((REPEAT, "out = x[:, torch.arange(H_kv * n_rep, device=x.device) // n_rep]"),),
-    "index_copy_": ((WRITE_K, "self.cache_k[:B].index_copy_(2, torch.arange(start_pos, start_pos + T, device=k.device), k)"),),
+    "index_copy_": ((WRITE_K, "self.cache_k[:B].index_copy_(2, torch.arange(start_pos, start_pos + T, device=k.device),"
+                              " k)"),),
     "additive-mask": (('att = att.masked_fill(future, float("-inf"))',
                        'att = att + torch.zeros(T, S, device=x.device).masked_fill(future, float("-inf"))'),),
-    "arange-mask-and-finfo": ((MASK, "future = torch.arange(S, device=x.device) > start_pos + torch.arange(T, device=x.device)[:, None]"),
+    "arange-mask-and-finfo": ((MASK, "future = torch.arange(S, device=x.device) > start_pos + "
+                                     "torch.arange(T, device=x.device)[:, None]"),
                               ('float("-inf"))  # (B, H, T, S)', "torch.finfo(att.dtype).min)")),
     "einsum": (("att = q @ keys.transpose(-2, -1)", "att = torch.einsum('bhtd,bhsd->bhts', q, keys)"),),
     "module-buffers-cache": ((
         "self.cache_k = torch.zeros(shape, device=device, dtype=dtype)  # (B_max, H_kv, L, d)\n"
         "        self.cache_v = torch.zeros(shape, device=device, dtype=dtype)  # (B_max, H_kv, L, d)",
-        'nn.Module.__init__(self)\n        self.register_buffer("cache_k", torch.zeros(shape, device=device, dtype=dtype))\n'
+        'super().__init__()\n'
+        '        self.register_buffer("cache_k", torch.zeros(shape, device=device, dtype=dtype))\n'
         '        self.register_buffer("cache_v", torch.zeros(shape, device=device, dtype=dtype))'),
         ("class KVCache:", "class KVCache(nn.Module):")),
+    "dataclass-cache": (("class KVCache:", "@dataclass\nclass KVCache:"), (
+        "    def __init__(self, max_batch_size: int, max_seq_len: int, n_kv_heads: int, head_dim: int,\n"
+        "                 device=None, dtype=torch.float32):",
+        "    max_batch_size: int\n    max_seq_len: int\n    n_kv_heads: int\n    head_dim: int\n"
+        "    device: object = None\n    dtype: torch.dtype = torch.float32\n\n"
+        "    def __post_init__(self):\n"
+        "        max_batch_size, max_seq_len = self.max_batch_size, self.max_seq_len\n"
+        "        n_kv_heads, head_dim, device, dtype = self.n_kv_heads, self.head_dim, self.device, self.dtype")),
     "provided-attention-without-cache": (("att = F.softmax(att, dim=-1)  # (B, H, T, S)\n        y = att @ values",
                                           "y = scaled_dot_product_attention(q, keys, values)[0] if cache is None "
                                           "else F.softmax(att, dim=-1) @ values"),),
