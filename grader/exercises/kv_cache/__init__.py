@@ -54,4 +54,5 @@ PROVIDED_CODE = (IMPORTS, "@dataclass", model_args_source(), CAUSAL_ATTENTION_SO
 """The provided code to put before a hand-in's own (a notebook that lost its provided cells is still graded on its
 code; the student's own definitions come later and take precedence)."""
 
-EXERCISE = Exercise("kv_cache", PARTS, PROVIDED_CELLS, IMPORTS, ("selfcheck.py", "conftest.py", "test_kv_cache.py"))
+EXERCISE = Exercise(name="kv_cache", parts=PARTS, provided_cells=PROVIDED_CELLS, imports=IMPORTS,
+                    selfcheck_files=("selfcheck.py", "conftest.py", "test_kv_cache.py"))
