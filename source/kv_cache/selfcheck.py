@@ -291,18 +291,17 @@ def check_cache_write(KVCache):
         written_v.append(v)
         keys, values = _updated(cache, start_pos, k, v)
         wanted_k, wanted_v = torch.cat(written_k, dim=2), torch.cat(written_v, dim=2)
-        where = f"update(start_pos={start_pos}) 写入 T={T} 个位置后 / after update(start_pos={start_pos}) with T={T}"
+        where_zh, where_en = f"update(start_pos={start_pos}) 写入 T={T} 个位置后", f"after update(start_pos={start_pos}) with T={T}"
         if keys.shape != wanted_k.shape or values.shape != wanted_v.shape:
-            _fail("cache-position", f"{where.split(' / ')[0]}，返回的 keys 形状是 {tuple(keys.shape)}，应为 "
-                  f"{tuple(wanted_k.shape)}：只返回写过的批次行和位置 [:B, :, :start_pos + T]。",
-                  f"{where.split(' / ')[1]}, the keys returned are {tuple(keys.shape)}, not {tuple(wanted_k.shape)}: "
-                  "return only the rows and positions written, [:B, :, :start_pos + T].")
+            _fail("cache-position", f"{where_zh}，返回的 keys 形状是 {tuple(keys.shape)}，应为 {tuple(wanted_k.shape)}：只返回写过的"
+                  "批次行和位置 [:B, :, :start_pos + T]。",
+                  f"{where_en}, the keys returned are {tuple(keys.shape)}, not {tuple(wanted_k.shape)}: return only the "
+                  "rows and positions written, [:B, :, :start_pos + T].")
         if torch.equal(keys, wanted_v) and torch.equal(values, wanted_k):
             _fail("wrong-return", "update 返回的 keys 和 values 对调了。", "update returned keys and values swapped.")
         if not (torch.equal(keys, wanted_k) and torch.equal(values, wanted_v)):
-            _fail("cache-position", f"{where.split(' / ')[0]}，返回的内容与写入的不一致：位置 [start_pos, start_pos + T) 写错了。",
-                  f"{where.split(' / ')[1]}, what comes back differs from what was written: not written at "
-                  "[start_pos, start_pos + T).")
+            _fail("cache-position", f"{where_zh}，返回的内容与写入的不一致：位置 [start_pos, start_pos + T) 写错了。",
+                  f"{where_en}, what comes back differs from what was written: not written at [start_pos, start_pos + T).")
     cache_k, cache_v = _buffers(cache)
     if cache_k.shape != (4, 2, 16, 3):
         _fail("wrong-return", f"更新后 cache_k 的形状变成了 {tuple(cache_k.shape)}：缓存要预先分配，原地写入，不要拼接出新张量。",
