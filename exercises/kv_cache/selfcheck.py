@@ -188,8 +188,9 @@ def provided_cell_skipped(error, what_zh, what_en, task):
 
 
 def _close(a, b):
-    return isinstance(a, torch.Tensor) and a.shape == b.shape and torch.allclose(a.double(), b.double(),
-                                                                               atol=1e-5, rtol=1e-4)
+    """a (the student's) equal to b within float32's tolerance; False where b could not be computed (None)."""
+    return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape \
+        and torch.allclose(a.double(), b.double(), atol=1e-5, rtol=1e-4)
 
 
 # ---- Part 1 · repeat_kv ---------------------------------------------------------------------------
@@ -214,7 +215,7 @@ def check_repeat_head_order(repeat_kv):
     """Each input head filled with its own number: output head h must read input head h // n_rep."""
     B, H_kv, T, d, n_rep = 2, 3, 4, 5, 2
     x = torch.arange(H_kv, dtype=torch.float32).view(1, H_kv, 1, 1).expand(B, H_kv, T, d).contiguous()
-    heads = _repeated(repeat_kv, x, n_rep)[0, :, 0, 0].tolist()
+    heads = [int(v) if float(v).is_integer() else round(v, 3) for v in _repeated(repeat_kv, x, n_rep)[0, :, 0, 0].tolist()]
     wanted = [h // n_rep for h in range(H_kv * n_rep)]
     if heads == [h % H_kv for h in range(H_kv * n_rep)]:
         _fail("repeat-kv-order", f"H_kv=3、n_rep=2 时输出的头依次来自输入头 {heads}，应为 {wanted}：同一组的查询头要共用同一个 kv 头。",
