@@ -118,7 +118,8 @@ def main() -> int:
         started_wall, started_cpu = time.perf_counter(), time.process_time()
         try:
             if args.no_fixes:
-                report = grading._run_checks(submission, grading.checks_for(), grading.default_limits(), False)
+                report = grading._run_checks(submission, grading.checks_for(exercise=submission.exercise),
+                                             grading.default_limits(), False)
             else:
                 report = grading.grade(submission, cuda=False)
         finally:

@@ -24,6 +24,7 @@ from grader.fixes.candidates import candidates  # noqa: E402
 from grader.fixes.rewrites import REWRITES  # noqa: E402
 from grader.handin.source import submission_from_cells  # noqa: E402
 from worst_case_code import WORST  # noqa: E402
+from grader.exercises.attention import EXERCISE
 
 
 def cpu_seconds(work) -> float:
@@ -47,9 +48,9 @@ def main() -> None:
         source = submission_from_cells([code], f"{case}.py", is_notebook=False).source
         passes = {
             "read": lambda: submission_from_cells([code], f"{case}.py", is_notebook=False),
-            "rules": lambda: rules.violations(source),
+            "rules": lambda: rules.violations(source, EXERCISE),
             "static": lambda: static_pass.analyse(source),
-            "fixes": lambda: candidates(source, list(REWRITES), {}),
+            "fixes": lambda: candidates(source, list(REWRITES), {}, EXERCISE.graded_name),
         }
         spent = {name: min(cpu_seconds(work) for _ in range(args.repeat)) for name, work in passes.items()}
         print(f"{case:<22} {len(code) >> 10:>5} " + " ".join(f"{seconds:>6.2f}" for seconds in spent.values())

@@ -7,6 +7,7 @@ import argparse
 import importlib
 import sys
 
+from grader import exercises
 from grader.errors import GraderError
 from grader.grade_all.options import add_arguments as add_grade_all_arguments
 from grader.process import (freeze_imported_objects, put_nbgrader_tools_on_path, report_cache_from_env,
@@ -33,6 +34,9 @@ def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
     """The options `grade` and `grade-all` share, declared once: an option added here reaches both verbs
     (as a keyword argument of the same name)."""
     add_lang_argument(parser, "the messages (and grade-all's class summary)")
+    parser.add_argument("--exercise", choices=exercises.NAMES,
+                        help="the exercise the hand-ins answer; default: each one's file name (`Copy of attention "
+                             "(1).ipynb`), then the graded names its code defines")
     parser.add_argument("--fix-credit", type=fix_fraction, metavar="FRACTION",
                         help="award FRACTION (0 to 1) of the points a verified fix earns, per part; fixes are "
                              "shown to students whatever FRACTION is. Default 0; with grade-all --nbgrader, the "

@@ -19,6 +19,8 @@ from grader.checks import Check, Context, Outcome, checks_for
 from grader.checks import secret as grading_secret
 from grader.sandbox.confinement import Limits
 from grader.errors import UsageError
+from grader import exercises
+from grader.exercises import Exercise
 from grader.process import probe_seconds_from_env
 from grader.report.json_report import build_report, refused_report, spliced
 from grader.report.text import in_language, render_text
@@ -59,12 +61,14 @@ def not_run(spec: Check, violations: list[rules.Violation], submission: Submissi
 
 def grade_submission(path: str | Path, *, limits: Limits | None = None, cuda: bool | None = None,
                      checks: list[Check] | None = None, folder: Path | None = None, cache: Path | None = None,
-                     fix_credit: float = 0.0, budget: parent_budget.ParentBudget | None = None) -> dict:
+                     fix_credit: float = 0.0, budget: parent_budget.ParentBudget | None = None,
+                     exercise: Exercise | None = None) -> dict:
     """Every check on one submission file; a complete, language-neutral report whatever the submission does.
     `folder`: the student's own folder, which the path may not leave through a link. `budget`: what this
-    process may spend on it (grader.handin.parent_budget), reading included."""
+    process may spend on it (grader.handin.parent_budget), reading included. `exercise`: what it answers, where the
+    verb was told (else its name and code say: grader.handin.exercise_of)."""
     with parent_budget.charged(budget):
-        return grade(load_submission(path, folder=folder), limits=limits, cuda=cuda, checks=checks, cache=cache,
+        return grade(load_submission(path, folder=folder, exercise=exercise), limits=limits, cuda=cuda, checks=checks, cache=cache,
                      fix_credit=fix_credit)
 
 
@@ -76,7 +80,7 @@ def grade(submission: Submission, *, limits: Limits | None = None, cuda: bool | 
     (grader.report.cache) to reuse and fill, for the submission and each fix's regrade alike; none by
     default. Changes nothing process-wide (torch's thread count is the entry point's:
     grader.process.single_threaded_torch)."""
-    checks = checks if checks is not None else checks_for()
+    checks = checks if checks is not None else checks_for(exercise=submission.exercise)
     if submission.refusal is not None:  # nothing of it was parsed, nothing runs
         return fixes.unsearched(refused_report(submission.refusal, checks), fix_credit)
     use_cuda = torch.cuda.is_available() if cuda is None else cuda
@@ -126,7 +130,7 @@ class Grading:
         the others' verdicts are the reported grading's."""
         if self.left() <= 0:
             raise fixes.OutOfTime()
-        reached = edit_reach.parts_reached(self.submission.source, copy.source)
+        reached = edit_reach.parts_reached(self.submission.source, copy.source, self.submission.exercise.graded_name)
         run = [check for check in self.checks if check.part in reached]
         if self.reported is None or len(run) == len(self.checks):
             return self._cached_report(copy, None, remaining=self.left)
@@ -162,14 +166,15 @@ def _run_checks(submission: Submission, checks: list[Check], limits: Limits, use
     static = dict(static_pass.analyse(submission.source) if static is None else static)  # a key is added below
     if submission.syntax_errors:
         static.setdefault("syntax-error", [{"line": e["line"], "text": e["text"]} for e in submission.syntax_errors])
-    violations = rules.violations(submission.source)
-    # a part that breaks the rules is not run at all: its code never gets to touch what the other part measures
-    blocked = {part for part in rules.PARTS if rules.for_part(violations, part)}
+    violations = rules.violations(submission.source, submission.exercise)
+    # a part that breaks the rules is not run at all: its code never gets to touch what the other parts measure
+    part_ids = submission.exercise.part_ids
+    blocked = {part for part in part_ids if rules.for_part(violations, part)}
     student = StudentCode(submission, limits, use_cuda, remaining)
     ctx = Context(student, static, use_cuda, violations, secret=grading_secret.draw(submission.source))
     results = []
     try:
-        if blocked != set(rules.PARTS):
+        if blocked != set(part_ids):
             student.ensure_loaded()
         for spec in checks:
             try:
@@ -189,14 +194,16 @@ def _run_checks(submission: Submission, checks: list[Check], limits: Limits, use
 
 
 def main(*, path: str, json: bool = False, lang: str = "zh", report_cache: Path | None = None,
-         fix_credit: float | None = None) -> int:
-    """The `grade` verb. `report_cache`: the folder the CLI read from $ATTENTION_KIT_REPORT_CACHE."""
+         fix_credit: float | None = None, exercise: str | None = None) -> int:
+    """The `grade` verb. `report_cache`: the folder the CLI read from $ATTENTION_KIT_REPORT_CACHE; `exercise`: the
+    name of the exercise it answers, where given (grader.exercises)."""
     if Path(path).is_dir() and not Path(path).is_symlink():
         raise UsageError(f"{path} is a folder: `grade` grades one notebook or .py file; a class folder is "
                          f"`python -m grader grade-all {path}`")
     if not (Path(path).is_file() or Path(path).is_symlink()):  # a link gets a report saying it is refused
         raise UsageError(f"no such file: {path}")
-    report = grade_submission(path, cache=report_cache, fix_credit=fix_credit or 0.0)
+    report = grade_submission(path, cache=report_cache, fix_credit=fix_credit or 0.0,
+                              exercise=exercises.exercise(exercise) if exercise else None)
     if json:
         print(json_module.dumps(in_language(report, lang), ensure_ascii=False, indent=1))
     else:

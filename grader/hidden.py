@@ -10,6 +10,7 @@ nbgrader reads as partial credit.
 from __future__ import annotations
 
 from grader.checks import checks_for
+from grader.exercises import of_part
 from grader.grade import grade
 from grader.report.text import render_text
 from grader.handin.source import submission_from_cells
@@ -20,6 +21,6 @@ def score_part(part: str, lang: str = "zh") -> float:
 
     shell = get_ipython()
     history = list(shell.user_ns.get("In", [])) if shell is not None else []
-    report = grade(submission_from_cells(history, "<kernel>"), checks=checks_for(part))
+    report = grade(submission_from_cells(history, "<kernel>", exercise=of_part(part)), checks=checks_for(part))
     print(render_text(report, lang))
     return report["score"]

@@ -18,15 +18,19 @@ from pathlib import Path
 
 import pytest
 
-from grader.exercises import attention
+from grader.exercises import exercises
 
+_PARTS = [part for each in exercises() for part in each.parts]
 MARKERS = {
-    **{part.marker: f"Part {part.number}, {part.graded_name} (hidden graders)" for part in attention.PARTS},
+    **{marker: "Part {}, {} (hidden graders)".format(
+        next(part.number for part in _PARTS if part.marker == marker),
+        " or ".join(part.graded_name for part in _PARTS if part.marker == marker))
+       for marker in dict.fromkeys(part.marker for part in _PARTS)},  # `part1` is Part 1 of whichever exercise
     "gpu": "a hidden check's real-CUDA variant: skips where there is no CUDA",
 }
-PART_MARKER = {part.id: part.marker for part in attention.PARTS}
-CUDA_VARIANTS = tuple(f"{part}.device" for part in attention.PART_IDS)
-"""Checks that also run on a real CUDA device when one is present (grader.checks sdpa/mha device)."""
+PART_MARKER = {part.id: part.marker for part in _PARTS}
+CUDA_VARIANTS = tuple(f"{part.id}.device" for part in _PARTS)
+"""Checks that also run on a real CUDA device when one is present (each part's `device` check)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -85,9 +89,10 @@ class HiddenGraders:
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session, config, items):
         from grader.checks import checks_for
+        from grader.handin.source import load_submission
 
         items.clear()
-        for check in checks_for():
+        for check in checks_for(exercise=load_submission(self.path).exercise):
             items.append(CheckItem.named(session, check.id, graders=self, check_id=check.id, part=check.part))
             if check.id in CUDA_VARIANTS:
                 items.append(CheckItem.named(session, f"{check.id}[cuda]", graders=self, check_id=check.id,

@@ -54,6 +54,17 @@ MUTATIONS = [
     Mutation("reference-scale", "grader/checks/reference.py",
              (("T, d_k = Q.size(-2), Q.size(-1)", "T, d_k = Q.size(-2), V.size(-1)"),),
              ("tests/checks/test_core_reference.py",), "unit"),
+    # issue 45: the second lab's float64 reference, and the labels of its mutants proved against it
+    Mutation("kv-reference-grouping", "grader/exercises/kv_cache/reference.py",
+             (("grouped = x[:, :, None].expand(B, H_kv, n_rep, T, d)", "grouped = x[:, None].expand(B, n_rep, H_kv, T, d)"),),
+             ("tests/exercises/test_kv_cache_reference.py",), "unit"),
+    Mutation("kv-reference-mask-offset", "grader/exercises/kv_cache/reference.py",
+             (("+ (start_pos if offset_mask else 0)", "+ 0"),),
+             ("tests/exercises/test_kv_cache_reference.py",), "unit"),
+    Mutation("kv-mutant-mislabelled", "tests/submissions/kv_cache/mutants/softmax-dim.py",
+             (("# expect: softmax-dim", "# expect: head-split"),),
+             ("tests/exercises/test_kv_cache_mutants.py::test_each_mutant_breaks_what_its_label_says_and_holds_the_rest"
+              "[softmax-dim]",), "unit"),
     Mutation("built-in-attention-refusal", "grader/sandbox/worker.py",
              (("self._denied_ops.impl(op, self._refusing(f\"aten.{op}\"), key)", "pass"),),
              ("tests/rules/test_forgery.py::test_the_built_in_attention_is_refused_in_the_worker_however_named",), "sandbox"),
@@ -336,7 +347,7 @@ MUTATIONS = [
              ("tests/sandbox/test_each_world_its_own_module_state.py::"
               "test_what_one_world_kept_at_module_level_no_other_world_meets",), "sandbox"),
     Mutation("world-load-charged-to-both-parts", "grader/checks/student_code.py",
-             (('        self._attribute_refusals(PART_IDS, loaded.get("refused", []))\n', ""),),
+             (('        self._attribute_refusals(self._parts, loaded.get("refused", []))\n', ""),),
              ("tests/sandbox/test_each_world_its_own_module_state.py::"
               "test_what_a_worlds_load_is_refused_costs_both_parts_as_the_plain_loads_does",), "sandbox"),
     Mutation("stand-in-world-at-build", "grader/sandbox/graph_probes.py",
@@ -593,8 +604,8 @@ MUTATIONS = [
              "unit"),
     # issue 42: a fix's regrade runs only the parts its edit can reach, and keeps the original's verdicts for the others
     Mutation("regrade-runs-the-parts-an-edit-reaches", "grader/grade.py",
-             (("        reached = edit_reach.parts_reached(self.submission.source, copy.source)\n",
-               "        reached = set(PART_IDS)\n"),),
+             (("        reached = edit_reach.parts_reached(self.submission.source, copy.source, self.submission.exercise.graded_name)\n",
+               "        reached = set(self.submission.exercise.part_ids)\n"),),
              ("tests/fixes/test_regrade_reach.py::test_a_fixs_regrade_runs_the_part_it_edits_and_reports_what_a_full_"
               "regrade_reports",), "sandbox"),
     Mutation("edit-reach-follows-callers", "grader/fixes/reach.py",

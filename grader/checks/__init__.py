@@ -5,7 +5,7 @@ the reporting layer reads them. A check takes a `Context` and returns an `Outcom
 student code only through `ctx.student` (the adapter) and computes its verdict here, in the
 trusted parent, against float64 references.
 
-Each part of `grader.exercises.attention.PARTS` has one package here named after the part's id
+Each part of an exercise (grader.exercises) has one package here named after the part's id
 (`grader.checks.sdpa`); what the parts share is in `common` and `gates`, and no part imports another.
 """
 from __future__ import annotations
@@ -19,10 +19,10 @@ import torch
 
 from grader.checks import secret as grading_secret
 from grader.checks.student_code import StudentCode
-from grader.exercises.attention import PARTS as DECLARED_PARTS
+from grader.exercises import Exercise, exercises, of_part
 from grader.rules import Violation
 
-PARTS = {part.id: part.label for part in DECLARED_PARTS}
+PARTS = {part.id: part.label for each in exercises() for part in each.parts}  # part id -> its heading
 
 
 @dataclass
@@ -114,11 +114,14 @@ def failed(zh: str, en: str, mistakes: list[str] | tuple = (), where: dict | Non
     return Outcome(False, zh, en, [m for m in dict.fromkeys(mistakes) if m], where)
 
 
-def checks_for(part: str | None = None, visibility: str | None = None) -> list[Check]:
-    """The checks in the order of the declared parts, each part's in its package's ORDER (data, so the order in
-    which modules happen to be imported never changes which outcome a check can read)."""
+def checks_for(part: str | None = None, visibility: str | None = None, *, exercise: Exercise | None = None) -> list[Check]:
+    """The checks of `exercise`, or of the exercise `part` belongs to, in the order of its declared parts, each part's
+    in its package's ORDER (data, so the order in which modules happen to be imported never changes which outcome a
+    check can read)."""
+    if exercise is None and part is None:
+        raise TypeError("checks_for needs an exercise or a part")
     ordered = []
-    for declared in DECLARED_PARTS:
+    for declared in (exercise or of_part(part)).parts:
         package = importlib.import_module(f"grader.checks.{declared.id}")  # importing registers its checks
         registered = {c.id: c for c in REGISTRY if c.part == declared.id}
         if set(registered) != set(package.ORDER):

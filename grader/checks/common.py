@@ -8,7 +8,6 @@ from typing import Callable
 import torch
 
 from grader.checks import diagnosis, reference
-from grader.exercises.attention import GRADED_NAME
 from grader.checks import Context, Outcome, failed, passed
 from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS
 
@@ -50,7 +49,8 @@ def failed_with_error(ctx: Context, error: dict, doing_zh: str, doing_en: str, *
 
 def _root_cause(ctx: Context, error: dict) -> dict:
     """A graded name that is missing because its definition failed to load: report that failure."""
-    if error.get("type") != "NameError" or not any(n in error.get("message", "") for n in GRADED_NAME.values()):
+    if error.get("type") != "NameError" or not any(
+            n in error.get("message", "") for n in ctx.student.submission.exercise.graded_names):
         return error
     if ctx.student.submission.syntax_errors:
         first = ctx.student.submission.syntax_errors[0]

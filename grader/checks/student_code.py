@@ -16,7 +16,6 @@ from dataclasses import replace
 
 import torch
 
-from grader.exercises.attention import PART_IDS
 from grader.checks.decoys import decoys as _decoys
 from grader.catalog import rule_mistakes
 from grader.judge.process import MAX_RUNS, Judge
@@ -93,8 +92,8 @@ class StudentCode:
             self.load_errors = ready["load_errors"]
             self.names = ready["names"]
             self._worker_missing = self._worker.missing_isolation
-            self._attribute_tampering(PART_IDS, ready.get("tampered", []))  # done while loading: both parts
-            self._attribute_refusals(PART_IDS, ready.get("refused", []))
+            self._attribute_tampering(self._parts, ready.get("tampered", []))  # done while loading: every part
+            self._attribute_refusals(self._parts, ready.get("refused", []))
         return self._worker
 
     @property
@@ -179,8 +178,8 @@ class StudentCode:
             raise WorkerFailure("tampering", "a forged answer: the fields every answer carries have wrong types")
         # a world of another machine loaded for this request (grader/sandbox/worker.py): done while loading, both parts
         loaded = answer.get("world_loaded", {})
-        self._attribute_tampering(PART_IDS, loaded.get("tampered", []))
-        self._attribute_refusals(PART_IDS, loaded.get("refused", []))
+        self._attribute_tampering(self._parts, loaded.get("tampered", []))
+        self._attribute_refusals(self._parts, loaded.get("refused", []))
         if "answer_too_large" in answer:  # the worker's own word, which costs only this hand-in's part
             self.forbidden_by_probe[probe.part] |= set(answer.get("forbidden_calls", []))
             self.tampered.update(answer.get("tampered", []))
@@ -227,13 +226,17 @@ class StudentCode:
                 for part in parts:
                     self.refused_by_part[part].add(item)
 
-    def _record(self, failure: WorkerFailure, parts: tuple[str, ...] = PART_IDS) -> None:
+    def _record(self, failure: WorkerFailure, parts: tuple[str, ...] | None = None) -> None:
         """Count a worker failure; a refused answer is tampering of the parts it concerns (while
-        loading, both: the code is the same for both parts)."""
+        loading, every part: the code is the same for all)."""
         self.failures.append(failure.kind)
         if failure.kind == "tampering":
             self.tampered.add(failure.detail)
-            self._attribute_tampering(parts, [failure.detail])
+            self._attribute_tampering(self._parts if parts is None else parts, [failure.detail])
+
+    @property
+    def _parts(self) -> tuple[str, ...]:
+        return self.submission.exercise.part_ids
 
     def _attribute_tampering(self, parts: tuple[str, ...], seen: list[str]) -> None:
         """A patch persists in the worker and shows in every later answer: it belongs to the part

@@ -34,6 +34,8 @@ class Exercise:
     parts: tuple[Part, ...]
     provided_cells: tuple[str, ...]  # grade_ids of the notebook's locked, provided cells, in order
     imports: str  # what the provided imports cell binds, as one line of Python
+    provided_code: tuple[str, ...]  # the provided code as lines put before every hand-in's (a notebook that lost its
+    # provided cells is still graded on its code; the student's own definitions come later and take precedence)
     selfcheck_files: tuple[str, ...]  # the public pytest self-check in source/<name>/, copied beside the release
 
     @property
@@ -43,6 +45,15 @@ class Exercise:
     @property
     def part(self) -> dict[str, Part]:
         return {part.id: part for part in self.parts}
+
+    @property
+    def part_ids(self) -> tuple[str, ...]:
+        return tuple(part.id for part in self.parts)
+
+    @property
+    def graded_name(self) -> dict[str, str]:
+        """Part id -> the name it grades."""
+        return {part.id: part.graded_name for part in self.parts}
 
     @property
     def graded_names(self) -> tuple[str, ...]:
@@ -66,3 +77,11 @@ def exercise(name: str) -> Exercise:
 
 def exercises() -> tuple[Exercise, ...]:
     return tuple(exercise(name) for name in NAMES)
+
+
+def of_part(part_id: str) -> Exercise:
+    """The exercise a part belongs to: part ids are unique across exercises (they prefix check ids)."""
+    found = [each for each in exercises() if part_id in each.part_ids]
+    if not found:
+        raise KeyError(f"no exercise declares a part {part_id!r}")
+    return found[0]

@@ -42,4 +42,5 @@ def model_args_source() -> str:
     return f"class {MODEL_ARGS_CLASS}: {fields}"
 
 
-EXERCISE = Exercise("attention", PARTS, PROVIDED_CELLS, IMPORTS, ("selfcheck.py", "conftest.py", "test_attention.py"))
+EXERCISE = Exercise("attention", PARTS, PROVIDED_CELLS, IMPORTS, (IMPORTS, "@dataclass", model_args_source()),
+                    ("selfcheck.py", "conftest.py", "test_attention.py"))

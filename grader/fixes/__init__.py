@@ -117,7 +117,7 @@ def search(grading: Regrading, report: dict, not_tried: list[str] | None = None)
     if not mistakes:
         return [], None
     not_tried = [] if not_tried is None else not_tried
-    tried = candidates(submission.source, mistakes, failing_parts(report))[:MAX_TRIES]
+    tried = candidates(submission.source, mistakes, failing_parts(report), submission.exercise.graded_name)[:MAX_TRIES]
     helpful = []
     for number, candidate in enumerate(tried):
         try:

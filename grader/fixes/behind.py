@@ -9,7 +9,6 @@ edit counts only when the regrade's part no longer raises. The crash's own check
 """
 from __future__ import annotations
 
-from grader.exercises.attention import GRADED_NAME
 from grader.fixes.candidates import Candidate, candidates
 from grader.fixes.crash_repairs import repair
 from grader.fixes.rewrites import REWRITES
@@ -54,7 +53,8 @@ def look_behind(grading, report: dict, edit_of, gates: set[str], fixed: dict | N
                        if own_checks & set(fix["checks"]) for edit in fix["edits"]]
             mended = (fixed, "fix", located)
         else:
-            for candidate in mending(grading.submission.source, gate, part)[:MAX_REGRADES]:
+            for candidate in mending(grading.submission.source, gate, part, grading.submission.exercise.graded_name)[
+                    :MAX_REGRADES]:
                 regraded = edit_of(candidate)
                 if runs(regraded, gate["id"]):
                     by = "fix" if candidate.mistake in REWRITES else "edit"
@@ -72,11 +72,12 @@ def look_behind(grading, report: dict, edit_of, gates: set[str], fixed: dict | N
     return out
 
 
-def mending(source: str, gate: dict, part: str) -> list[Candidate]:
-    """The edits worth a regrade for one crash: the catalog fix of each mistake the crash was named, then a repair."""
+def mending(source: str, gate: dict, part: str, graded_name: dict[str, str]) -> list[Candidate]:
+    """The edits worth a regrade for one crash: the catalog fix of each mistake the crash was named, then a repair.
+    `graded_name`: the exercise's part id -> the name it grades."""
     named = [m for m in gate["mistakes"] if m in REWRITES]
-    found = candidates(source, named, {m: [part] for m in named}) if named else []
-    repaired = repair(source, gate["error"], GRADED_NAME[part]) if part in GRADED_NAME else None
+    found = candidates(source, named, {m: [part] for m in named}, graded_name) if named else []
+    repaired = repair(source, gate["error"], graded_name[part]) if part in graded_name else None
     return found + ([repaired] if repaired is not None else [])
 
 

@@ -10,7 +10,6 @@ import ast
 from dataclasses import dataclass
 
 from grader.handin import syntax_tree
-from grader.exercises.attention import GRADED_NAME
 from grader.fixes.rewrites import REWRITES, Splice
 
 
@@ -70,9 +69,10 @@ def from_splices(mistake: str, lines: list[str], splices: list[Splice]) -> Candi
     return Candidate(mistake, tuple(edits)) if edits else None
 
 
-def candidates(source: str, mistakes: list[str], parts: dict[str, list[str]]) -> list[Candidate]:
+def candidates(source: str, mistakes: list[str], parts: dict[str, list[str]], graded_name: dict[str, str]) -> list[Candidate]:
     """One candidate per mistake id with a rule that proposes an edit, in the order of `mistakes`.
-    `parts`: mistake id -> the parts whose checks it failed (its edits stay in those parts' code)."""
+    `parts`: mistake id -> the parts whose checks it failed (its edits stay in those parts' code); `graded_name`: the
+    exercise's part id -> the name it grades."""
     try:
         tree = syntax_tree.parsed(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -85,7 +85,7 @@ def candidates(source: str, mistakes: list[str], parts: dict[str, list[str]]) ->
         rule = REWRITES.get(mistake)
         if rule is None:
             continue
-        names = [GRADED_NAME[p] for p in parts.get(mistake) or GRADED_NAME if p in GRADED_NAME]
+        names = [graded_name[p] for p in parts.get(mistake) or graded_name if p in graded_name]
         splices = [s for name in names if name in graded for s in rule(encoded, graded[name])]
         candidate = from_splices(mistake, lines, splices)
         if candidate is not None and candidate not in found:

@@ -20,15 +20,14 @@ from __future__ import annotations
 import ast
 import difflib
 
-from grader.exercises.attention import GRADED_NAME
 
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def parts_reached(before: str, after: str) -> set[str]:
-    """The ids of the parts whose behaviour the change from `before` to `after` can alter (all of them where either
-    text does not parse)."""
-    every = set(GRADED_NAME)
+def parts_reached(before: str, after: str, graded_name: dict[str, str]) -> set[str]:
+    """The ids of the parts (`graded_name`: part id -> the name it grades) whose behaviour the change from `before` to
+    `after` can alter (all of them where either text does not parse)."""
+    every = set(graded_name)
     old_lines, new_lines = before.splitlines(), after.splitlines()
     changed_old, changed_new = set(), set()
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False).get_opcodes():
@@ -38,11 +37,12 @@ def parts_reached(before: str, after: str) -> set[str]:
     reached: set[str] = set()
     for text, changed in ((before, changed_old), (after, changed_new)):
         if changed:
-            reached |= _reached_in(text, changed, every)
+            reached |= _reached_in(text, changed, graded_name)
     return reached
 
 
-def _reached_in(text: str, changed: set[int], every: set[str]) -> set[str]:
+def _reached_in(text: str, changed: set[int], graded_name: dict[str, str]) -> set[str]:
+    every = set(graded_name)
     try:
         module = ast.parse(text)
     except SyntaxError:
@@ -74,7 +74,7 @@ def _reached_in(text: str, changed: set[int], every: set[str]) -> set[str]:
         edited.add(owner)
     if edited & at_load:
         return every
-    return {part for part, name in GRADED_NAME.items() if edited & _closure(name, uses)}
+    return {part for part, name in graded_name.items() if edited & _closure(name, uses)}
 
 
 def _names(node: ast.AST) -> set[str]:

@@ -8,11 +8,13 @@ import time
 from pathlib import Path
 from typing import Iterator
 
+from grader import exercises
 from grader.errors import NbgraderFailed, CourseError, GradebookDisagrees
 from grader.grade_all.folder import ended_twice, failed_report
 from grader.grade_all.json_list import write_reports
 from grader.grade_all.parallel import in_parallel, in_shard
 from grader.grade_all.text import class_summary, table
+from grader.handin.exercise_of import exercise_of
 from grader.nbgrader.autograde_run import autograde_invocation, run_autograde
 from grader.nbgrader.course import REPORT_CACHE_FOLDER, Course
 from grader.nbgrader.earlier_collect import MANIFEST, read_manifest
@@ -42,19 +44,21 @@ def grade_course(course: Course, jobs: int, shard: tuple[int, int] | None,
             except Exception as error:  # nbgrader fails on it too: the row says why
                 yield student, path, error
 
+    declared = exercises.exercise(course.assignment) if course.assignment in exercises.NAMES else None
+
     def work(item: tuple[str, Path, tuple | Exception]) -> dict:
         student, path, notebook = item
         if isinstance(notebook, Exception):
-            report = failed_report(notebook, "nbgrader could not read it")
+            report = failed_report(notebook, "nbgrader could not read it", declared or exercise_of(path, []))
         else:
             try:
                 report = course.graded(*notebook)
             except Exception as error:
-                report = failed_report(error, "grading failed")
+                report = failed_report(error, "grading failed", declared or exercise_of(path, []))
         return {"submission": str(path), "student": student, **report}
 
     reports = in_parallel(work, sanitized(), len(mine), jobs, progress, "notebook",
-                          killed=lambda item: ended_twice(item[0], item[1]))
+                          killed=lambda item: ended_twice(item[0], item[1], declared))
     return reports, others
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 
-from grader.exercises.attention import MAX_SCORE
 from grader.catalog import REVIEW_BY_HAND, catalog
 from grader.handin.clean_text import printable
 from grader.rules import RULE_MISTAKES
@@ -18,7 +17,7 @@ def class_summary(reports: list[dict], lang: str) -> str:
     if not reports:
         return lines[0]
     scores = [r["score"] for r in reports]
-    top = max(r["max_score"] for r in reports) or MAX_SCORE
+    top = max(r["max_score"] for r in reports) or 1.0  # no report worth a point: none graded, each row says why
     lines.append(f"{'平均分' if zh else 'Mean'}: {statistics.mean(scores):.2f} / {top:g}   "
                  f"{'中位数' if zh else 'Median'}: {statistics.median(scores):g}   "
                  f"{'满分' if zh else 'Full marks'}: {sum(s >= top for s in scores)}   "

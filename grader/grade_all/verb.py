@@ -5,6 +5,7 @@ import os
 import sys
 from pathlib import Path
 
+from grader import exercises
 from grader.errors import UsageError
 from grader.grade_all.folder import grade_class
 from grader.grade_all.json_list import write_reports
@@ -15,12 +16,15 @@ from grader.nbgrader.autograde_run import DB_URL_ENV
 def main(*, dir: str, jobs: int = 1, json_out: str | None = None, lang: str = "zh",  # noqa: A002 (CLI name)
          nbgrader: str | None = None, db_url: str | None = None, db_url_file: str | None = None,
          shard: tuple[int, int] | None = None, force: bool = False, report_cache: Path | None = None,
-         fix_credit: float | None = None) -> int:
+         fix_credit: float | None = None, exercise: str | None = None) -> int:
     """`report_cache`: the folder the CLI read from $ATTENTION_KIT_REPORT_CACHE. `fix_credit`: None is 0 for a
-    folder, the course's GradeWithHiddenGraders.fix_credit with --nbgrader."""
+    folder, the course's GradeWithHiddenGraders.fix_credit with --nbgrader. `exercise`: the name of the exercise
+    every hand-in of a folder answers, where given (with --nbgrader the assignment names it)."""
     root = Path(dir)
     if not root.is_dir():
         raise UsageError(f"no such directory: {dir}")
+    if nbgrader and exercise:
+        raise UsageError("--exercise goes with a folder: with --nbgrader ASSIGNMENT the assignment names the exercise")
     if nbgrader:
         from grader.grade_all.nbgrader_mode import grade_nbgrader_course  # nbgrader: a second a folder never needs
 
@@ -36,7 +40,7 @@ def main(*, dir: str, jobs: int = 1, json_out: str | None = None, lang: str = "z
     if db_url or db_url_file or shard or force:
         raise UsageError("--db-url, --db-url-file, --shard and --force go with --nbgrader ASSIGNMENT")
     reports = grade_class(root, jobs, progress=sys.stderr.isatty(), cache=report_cache,
-                          fix_credit=fix_credit or 0.0)
+                          fix_credit=fix_credit or 0.0, exercise=exercises.exercise(exercise) if exercise else None)
     if json_out:
         write_reports(reports, json_out, lang)
     if reports:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from grader.exercises.attention import GRADED_NAMES
 from grader.handin import syntax_tree
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -71,8 +70,8 @@ def _used_names(node: ast.AST, nodes: list[ast.AST]) -> set[str]:
     return syntax_tree.loaded_names(nodes)
 
 
-def extract_definitions(statements: list[ast.stmt]) -> list[ast.stmt]:
-    """Keep what the graded names need, transitively, in their original order.
+def extract_definitions(statements: list[ast.stmt], graded_names: tuple[str, ...]) -> list[ast.stmt]:
+    """Keep what the exercise's `graded_names` need, transitively, in their original order.
 
     A statement is kept when it binds a name that a graded name (or a kept statement) reads: the
     graded defs and classes, the helpers, imports and assignments they use. Everything else (a
@@ -95,7 +94,7 @@ def extract_definitions(statements: list[ast.stmt]) -> list[ast.stmt]:
                 binders.setdefault(name, []).append(index)
         # a `__future__` import binds no name anything reads, but changes how every later statement compiles
         kept[index] = isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
-    pending = list(GRADED_NAMES)
+    pending = list(graded_names)
     looked_up: set[str] = set()
     while pending:
         name = pending.pop()

@@ -28,11 +28,8 @@ from grader.handin.cell_magics import strip_magics
 from grader.handin.compile_decorators import imports_of, speed_up_lines
 from grader.handin.definitions import extract_definitions
 from grader.handin.notebook_version import NotebookVersionRefused, notebook_cells
-from grader.exercises.attention import GRADED_NAME, GRADED_NAMES, IMPORTS, model_args_source  # noqa: F401 (re-exported)
-
-# The notebook's provided cells (imports, ModelArgs): a notebook that lost them is still graded on its
-# code. They come first, so the student's own definitions, if any, take precedence.
-PROVIDED_CELLS = [IMPORTS, "@dataclass", model_args_source()]
+from grader.exercises import Exercise
+from grader.handin.exercise_of import exercise_of
 
 # Caps, checked before the work they bound (reading, parsing), so that no hand-in makes this trusted
 # process slow or big: what is over a cap is refused, scores 0, and says why (`submission-too-large`).
@@ -45,9 +42,6 @@ MAX_CODE_LINES = 20_000
 """The code cells' lines together, counted before parsing (a statement takes at least one line, but `;`)."""
 MAX_STATEMENTS = 10_000
 """Top-level statements after parsing, which bounds the extraction's work (linear in them anyway)."""
-
-_GRADED_DEFINITION = re.compile(rf"^(?:def|class)\s+({'|'.join(GRADED_NAMES)})\b")
-
 
 @dataclass(frozen=True)
 class Refusal:
@@ -70,6 +64,7 @@ class Submission:
 
     path: str
     source: str  # the extracted module the sandbox executes (dropped lines blanked, numbering kept)
+    exercise: Exercise  # what it answers (grader.exercises): its parts, graded names and provided code
     syntax_errors: list[dict] = field(default_factory=list)
     origin: list[tuple[int, int]] = field(default_factory=list)  # module line - 1 -> (cell, line in cell)
     is_notebook: bool = False
@@ -90,7 +85,8 @@ class Submission:
     def graded_name_in(self, cell: int) -> str | None:
         """The graded name the code cell `cell` (0-based) defines at top level, if any."""
         lines = self.source.splitlines()
-        found = (_GRADED_DEFINITION.match(lines[i]) for i, (c, _) in enumerate(self.origin) if c == cell and i < len(lines))
+        graded = re.compile(rf"^(?:def|class)\s+({'|'.join(self.exercise.graded_names)})\b")
+        found = (graded.match(lines[i]) for i, (c, _) in enumerate(self.origin) if c == cell and i < len(lines))
         return next((match.group(1) for match in found if match), None)
 
 
@@ -165,10 +161,11 @@ def read_code_cells(path: Path) -> list[str]:
     return code
 
 
-def load_submission(path: str | Path, *, folder: Path | None = None) -> Submission:
+def load_submission(path: str | Path, *, folder: Path | None = None, exercise: Exercise | None = None) -> Submission:
     """Read a hand-in; one that cannot be read safely comes back with its `refusal` set.
 
-    `folder`: the student's own folder; no component of `path` below it may be a link.
+    `folder`: the student's own folder; no component of `path` below it may be a link. `exercise`: what it answers,
+    where the verb knows (an nbgrader assignment, `--exercise`); else read from its name and code (`exercise_of`).
     """
     path = Path(path)
     is_notebook = path.suffix == ".ipynb"
@@ -177,8 +174,9 @@ def load_submission(path: str | Path, *, folder: Path | None = None) -> Submissi
             raise link_refused(path)
         cells = read_code_cells(path)
     except SubmissionRefused as refused:
-        return Submission(str(path), "", is_notebook=is_notebook, refusal=refused.refusal)
-    return submission_from_cells(cells, str(path), is_notebook=is_notebook)
+        return Submission(str(path), "", exercise or exercise_of(path, []), is_notebook=is_notebook,
+                          refusal=refused.refusal)
+    return submission_from_cells(cells, str(path), is_notebook=is_notebook, exercise=exercise)
 
 
 def code_over_caps(cells: list[str]) -> SubmissionRefused | None:
@@ -193,30 +191,34 @@ def code_over_caps(cells: list[str]) -> SubmissionRefused | None:
     return None
 
 
-def submission_from_cells(cells: list[str], path: str, is_notebook: bool = True) -> Submission:
-    """Parse each cell separately so that one broken cell does not hide the others.
+def submission_from_cells(cells: list[str], path: str, is_notebook: bool = True,
+                          exercise: Exercise | None = None) -> Submission:
+    """Parse each cell separately so that one broken cell does not hide the others. `exercise`: as `load_submission`.
 
     The module sent to the sandbox keeps every cell's lines in place and blanks the dropped
     ones, so a line number in an error maps straight back to (cell, line) in the student's file.
     """
     over = code_over_caps(cells)
     if over is not None:
-        return Submission(path, "", is_notebook=is_notebook, refusal=over.refusal)
+        return Submission(path, "", exercise or exercise_of(path, []), is_notebook=is_notebook, refusal=over.refusal)
     with parent_budget.charged():
+        exercise = exercise or exercise_of(path, cells)
         try:
-            return _parsed(cells, path, is_notebook)
+            return _parsed(cells, path, is_notebook, exercise)
         except parent_budget.OverBudget as spent:
-            return Submission(path, "", is_notebook=is_notebook, refusal=Refusal(spent.mistake, spent.zh, spent.en))
+            return Submission(path, "", exercise, is_notebook=is_notebook,
+                              refusal=Refusal(spent.mistake, spent.zh, spent.en))
 
 
-def _parsed(cells: list[str], path: str, is_notebook: bool) -> Submission:
+def _parsed(cells: list[str], path: str, is_notebook: bool, exercise: Exercise) -> Submission:
     if is_notebook:  # a .py file is Python throughout: a line starting with `%` there is an operator's
         cells = [strip_magics(cell) for cell in cells]
     statements: list[ast.stmt] = []
     spans: dict[int, tuple[int, int]] = {}  # id(statement) -> (first, last) line in the whole module
     offsets: dict[int, int] = {}  # id(statement) -> the module lines before its cell
-    origin: list[tuple[int, int]] = [(-1, 0)] * len(PROVIDED_CELLS)  # module line - 1 -> (cell, line in cell)
-    module_lines: list[str] = list(PROVIDED_CELLS)
+    provided = len(exercise.provided_code)
+    origin: list[tuple[int, int]] = [(-1, 0)] * provided  # module line - 1 -> (cell, line in cell)
+    module_lines: list[str] = list(exercise.provided_code)
     syntax_errors = []
     for index, cell in enumerate(cells):
         parent_budget.check()
@@ -245,19 +247,19 @@ def _parsed(cells: list[str], path: str, is_notebook: bool) -> Submission:
         if len(statements) > MAX_STATEMENTS:
             refused = too_large(f"代码的顶层语句超过 {MAX_STATEMENTS} 条",
                                 f"the code has over {MAX_STATEMENTS} top-level statements")
-            return Submission(path, "", is_notebook=is_notebook, refusal=refused.refusal)
+            return Submission(path, "", exercise, is_notebook=is_notebook, refusal=refused.refusal)
     parent_budget.check()
     keep_lines = set()
-    imports = imports_of(syntax_tree.parse(IMPORTS).body + statements)
-    for statement in extract_definitions(statements):
+    imports = imports_of(syntax_tree.parse(exercise.imports).body + statements)
+    for statement in extract_definitions(statements, exercise.graded_names):
         first, last = spans[id(statement)]
         keep_lines.update(range(first, last + 1))
         keep_lines -= {offsets[id(statement)] + line for line in speed_up_lines(statement, imports)}
-    provided = len(PROVIDED_CELLS)
     source = "\n".join(line if n in keep_lines or n <= provided else "" for n, line in enumerate(module_lines, start=1))
     return Submission(
         path=path,
         source=source + "\n",
+        exercise=exercise,
         syntax_errors=syntax_errors,
         origin=origin,
         is_notebook=is_notebook,

@@ -31,7 +31,7 @@ from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, Unicode
 
-from grader.exercises import attention  # torch-free: nbgrader imports this module at start-up
+from grader import exercises  # torch-free: nbgrader imports this module at start-up
 from grader.handin import parent_budget
 from grader.handin.clean_text import printable
 from grader.report.text import BOTH, check_lines, fix_lines, part_lines
@@ -42,7 +42,7 @@ from grader.process import freeze_imported_objects, single_threaded_torch
 from grader.sandbox.worker_process import start_fork_server_unless_cached
 from grader.handin.source import submission_from_cells
 
-PARTS = {part.id: part.label for part in attention.PARTS}
+PARTS = {part.id: part.label for each in exercises.exercises() for part in each.parts}
 
 PART_CALL = re.compile(r"""score_part\(\s*["'](\w+)["']""")
 """How an autograder cell names the part it grades (its hidden block calls grader.hidden.score_part)."""
@@ -93,6 +93,8 @@ class GradeWithHiddenGraders(NbGraderPreprocessor):
         name = printable("/".join(str(info.get(key, "?")) for key in ("student", "assignment", "notebook")) + ".ipynb",
                          keep_newlines=False)
         sources = code_as_submitted(nb)
+        assignment = str(info.get("assignment", ""))
+        exercise = exercises.exercise(assignment) if assignment in exercises.NAMES else None  # else its name, its code
         cache = Path(self.report_cache) if self.report_cache else None
         start_fork_server_unless_cached(cache)  # before this process loads torch, as the CLI does
         single_threaded_torch()  # this step is where nbgrader's process enters grading, as the CLI is for ours
@@ -101,7 +103,7 @@ class GradeWithHiddenGraders(NbGraderPreprocessor):
         freeze_imported_objects()
 
         with parent_budget.charged():  # reading and grading this notebook, as for `grader grade`
-            report = grade(submission_from_cells(sources, name, is_notebook=True),
+            report = grade(submission_from_cells(sources, name, is_notebook=True, exercise=exercise),
                            cache=cache, fix_credit=self.fix_credit)
         kit = kit_metadata(nb)
         kit["report"] = report

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from grader.exercises.attention import PART_IDS
 from grader.handin import places
 from grader.catalog import REVIEW_BY_HAND, explain, fix_first
-from grader.checks import Check, Outcome
+from grader.checks import PARTS, Check, Outcome
 from grader.handin.clean_text import printable
 from grader.handin.source import Refusal
 
@@ -106,7 +105,7 @@ def spliced(original: dict, regraded: dict, parts: set[str]) -> dict:
     fresh = {c["id"]: c for c in regraded["checks"]}
     checks = []
     for check in original["checks"]:
-        if check["part"] in PART_IDS:
+        if check["part"] in PARTS:
             checks.append(fresh.get(check["id"], check) if check["part"] in parts else check)
         else:  # of no part (integrity): both runs had it, and a failure in either is kept
             checks.append(fresh.get(check["id"], check) if check["passed"] else check)

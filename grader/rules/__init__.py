@@ -13,13 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader.handin import parent_budget, places, syntax_tree
-from grader.exercises.attention import GRADED_NAME
+from grader.exercises import Exercise
 from grader.catalog import rule_mistakes
 from grader.rules.attribution import attribution
 from grader.rules.reader import Rules
 from grader.rules.table import allowed_imports
 
-PARTS = GRADED_NAME  # part -> graded name
 # the mistakes that say "broke the rules" rather than "got attention wrong" (the catalog's rules group but the
 # built-in attention, a way of not writing attention): an instructor follows them up
 RULE_MISTAKES = tuple(m for m in rule_mistakes() if m != "forbidden-api")
@@ -64,15 +63,15 @@ class Violation:
         return f"{place} `{self.text}`: {seen}. Instead, {instead}"
 
 
-def violations(source: str) -> list[Violation]:
-    """Every rule the code breaks, each attributed to the parts whose points it costs."""
+def violations(source: str, exercise: Exercise) -> list[Violation]:
+    """Every rule the code breaks, each attributed to the parts of `exercise` whose points it costs."""
     try:
         tree = syntax_tree.parsed(source)
     except SyntaxError:
         return []  # nothing of it runs; the syntax error is reported elsewhere
     lines = source.splitlines()
     walked = syntax_tree.walk_statements(tree)  # each statement once: both passes read these lists
-    parts_of = attribution(tree, walked)
+    parts_of = attribution(tree, walked, exercise.graded_name)
     rules = Rules(tree, walked)
     found: list[Violation] = []
     seen: set[tuple[str, int]] = set()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 
 from grader.handin import syntax_tree
-from grader.exercises.attention import GRADED_NAME
 
 
 def _bound(statement: ast.stmt, nodes: list[ast.AST]) -> set[str]:
@@ -36,9 +35,10 @@ def _load_time_regions(statement: ast.stmt) -> list[ast.AST]:
     return [statement]
 
 
-def attribution(tree: ast.Module, walked: dict[int, list[ast.AST]]):
-    """parts_of(statement, node): the parts whose grading runs `node`. `walked`: each top-level statement's
-    walk (syntax_tree.walk_statements), read here and by the rules instead of walking each statement again."""
+def attribution(tree: ast.Module, walked: dict[int, list[ast.AST]], graded_name: dict[str, str]):
+    """parts_of(statement, node): the parts (of `graded_name`: part id -> the name it grades) whose grading runs
+    `node`. `walked`: each top-level statement's walk (syntax_tree.walk_statements), read here and by the rules
+    instead of walking each statement again."""
     bound_by = {id(s): _bound(s, walked[id(s)]) for s in tree.body}
     # read once, however many parts reach the statement
     loads_of = {id(s): syntax_tree.loaded_names(walked[id(s)]) for s in tree.body}
@@ -68,14 +68,14 @@ def attribution(tree: ast.Module, walked: dict[int, list[ast.AST]]):
                for region in _load_time_regions(s)]
     load_time = {id(n) for _, nodes in regions for n in nodes}
     at_load = reach({name for _, nodes in regions for name in syntax_tree.loaded_names(nodes)})
-    names_of = {part: reach({graded}) for part, graded in GRADED_NAME.items()}
+    names_of = {part: reach({graded}) for part, graded in graded_name.items()}
 
     def parts_of(statement: ast.stmt, node: ast.AST) -> set[str]:
         if id(node) in load_time:
-            return set(GRADED_NAME)  # runs in the process both parts are graded in
+            return set(graded_name)  # runs in the process every part is graded in
         bound = bound_by[id(statement)]
         if bound & at_load:
-            return set(GRADED_NAME)
+            return set(graded_name)
         return {part for part, names in names_of.items() if bound & names}
 
     return parts_of

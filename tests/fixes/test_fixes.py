@@ -21,6 +21,7 @@ from grader.fixes.rewrites import REWRITES
 from grader.checks import checks_for
 from grader.grade import Grading, default_limits, grade, grade_submission
 from grader.handin.source import load_submission
+from grader.exercises.attention import EXERCISE
 
 pytestmark = pytest.mark.sandbox
 
@@ -91,7 +92,7 @@ def test_correct_submission_gets_no_fix_and_full_marks(graded, path):
 
 def grading_of(submission) -> Grading:
     """A grading as `grade` sets one up on this machine, with no report cache."""
-    return Grading(submission, checks_for(), default_limits(), use_cuda=False)
+    return Grading(submission, checks_for(exercise=EXERCISE), default_limits(), use_cuda=False)
 
 
 @pytest.mark.parametrize("limit", ["timeout", "memory-limit", "tampering", "submission-too-costly"])
@@ -107,7 +108,7 @@ def test_an_edit_that_changes_nothing_on_correct_code_is_not_verified():
     """A candidate edit of a correct line (√d_k written another way) earns nothing, so it is not a fix."""
     submission = load_submission(REFERENCE)
     report = grade(submission)
-    (candidate,) = candidates(submission.source, ["missing-scale"], {})
+    (candidate,) = candidates(submission.source, ["missing-scale"], {}, EXERCISE.graded_name)
     assert candidate.edits  # the edit is real, and applied
     assert fixes.verified(grading_of(submission), report, candidate) is None
 
@@ -117,7 +118,7 @@ def test_an_edit_alone_that_a_second_bug_keeps_from_helping_is_not_shown(graded)
     path = HOSTILE / "softmax-dim-and-mask-multiplied.py"
     submission = load_submission(path)
     report = graded(path)
-    (candidate,) = candidates(submission.source, ["softmax-dim"], {})
+    (candidate,) = candidates(submission.source, ["softmax-dim"], {}, EXERCISE.graded_name)
     assert fixes.verified(grading_of(submission), report, candidate) is None
     assert report["fixes"] == []
 
@@ -134,7 +135,7 @@ def test_a_fix_the_code_sabotages_is_judged_on_the_regrade_and_never_shown_or_cr
             tried.append(copy)
             return super().regrade(copy)
 
-    fixes.search(Recorded(load_submission(path), checks_for(), default_limits(), use_cuda=False), report)
+    fixes.search(Recorded(load_submission(path), checks_for(exercise=EXERCISE), default_limits(), use_cuda=False), report)
     assert len(tried) == 1  # the candidate was really tried
     assert report["fixes"] == [] and report["fix_credit"]["points"] == 0
     assert report["score"] == sum(c["points"] for c in report["checks"])

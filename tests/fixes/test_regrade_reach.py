@@ -12,6 +12,7 @@ from support.paths import SUBMISSIONS
 from grader import grade as grade_module
 from grader.fixes import reach
 from grader.grade import grade_submission
+from grader.exercises.attention import EXERCISE
 
 SDPA_ONLY = '''import torch
 
@@ -32,18 +33,18 @@ def edit(text: str, old: str, new: str) -> str:
 
 @pytest.mark.unit
 def test_an_edit_inside_one_part_reaches_that_part_alone():
-    assert reach.parts_reached(SDPA_ONLY, edit(SDPA_ONLY, "Q @ K.mT", "Q @ K.mT / 8")) == {"sdpa"}
-    assert reach.parts_reached(SDPA_ONLY, edit(SDPA_ONLY, "return q", "return q * 1")) == {"mha"}
+    assert reach.parts_reached(SDPA_ONLY, edit(SDPA_ONLY, "Q @ K.mT", "Q @ K.mT / 8"), EXERCISE.graded_name) == {"sdpa"}
+    assert reach.parts_reached(SDPA_ONLY, edit(SDPA_ONLY, "return q", "return q * 1"), EXERCISE.graded_name) == {"mha"}
 
 
 @pytest.mark.unit
 def test_an_edit_reaches_every_part_that_can_call_it():
     calls = edit(SDPA_ONLY, "return q\n", "return scaled_dot_product_attention(q, k, v)[0]\n")
-    assert reach.parts_reached(calls, edit(calls, "Q @ K.mT", "Q @ K.mT / 8")) == {"sdpa", "mha"}
+    assert reach.parts_reached(calls, edit(calls, "Q @ K.mT", "Q @ K.mT / 8"), EXERCISE.graded_name) == {"sdpa", "mha"}
     helper = edit(SDPA_ONLY, "    scores = Q @ K.mT\n", "    scores = scores_of(Q, K)\n") + "\ndef scores_of(Q, K):\n    return Q @ K.mT\n"
-    assert reach.parts_reached(helper, edit(helper, "return Q @ K.mT", "return Q @ K.mT / 8")) == {"sdpa"}
+    assert reach.parts_reached(helper, edit(helper, "return Q @ K.mT", "return Q @ K.mT / 8"), EXERCISE.graded_name) == {"sdpa"}
     through = edit(helper, "return q\n", "return q + shift(q)\n") + "\ndef shift(x):\n    return scores_of(x, x)[..., :1]\n"
-    assert reach.parts_reached(through, edit(through, "return Q @ K.mT", "return Q @ K.mT / 8")) == {"sdpa", "mha"}
+    assert reach.parts_reached(through, edit(through, "return Q @ K.mT", "return Q @ K.mT / 8"), EXERCISE.graded_name) == {"sdpa", "mha"}
 
 
 @pytest.mark.unit
@@ -54,7 +55,7 @@ def test_an_edit_reaches_every_part_that_can_call_it():
     (SDPA_ONLY, "\nclass MultiHeadAttention", "\nEXTRA = 1\nclass MultiHeadAttention"),  # a line added between two
 ], ids=["module-level", "called-at-load", "unparsable", "inserted-between"])
 def test_an_edit_that_runs_at_load_or_cannot_be_read_reaches_every_part(program, old, new):
-    assert reach.parts_reached(program, edit(program, old, new)) == {"sdpa", "mha"}
+    assert reach.parts_reached(program, edit(program, old, new), EXERCISE.graded_name) == {"sdpa", "mha"}
 
 
 def _checks_run(monkeypatch) -> list[set[str]]:
@@ -78,5 +79,5 @@ def test_a_fixs_regrade_runs_the_part_it_edits_and_reports_what_a_full_regrade_r
     report = grade_submission(path)
     assert [f["mistake"] for f in report["fixes"]] == [mutant]
     assert runs[0] == {"sdpa", "mha"} and runs[1:] and all(parts == {fixed_part} for parts in runs[1:]), runs
-    monkeypatch.setattr(reach, "parts_reached", lambda before, after: {"sdpa", "mha"})
+    monkeypatch.setattr(reach, "parts_reached", lambda before, after, graded_name: {"sdpa", "mha"})
     assert json.dumps(grade_submission(path), sort_keys=True) == json.dumps(report, sort_keys=True)

@@ -15,6 +15,7 @@ import pytest
 from support.paths import SUBMISSIONS
 from grader.fixes import reach
 from grader.grade import grade_submission
+from grader.exercises.attention import EXERCISE
 
 SHARED = '''import torch
 
@@ -53,20 +54,20 @@ def edit(text: str, old: str, new: str) -> str:
 @pytest.mark.unit
 @pytest.mark.parametrize("program", [SHARED, WRITES_INTO_THE_CLASS], ids=["module-variable", "class-attribute"])
 def test_an_edit_of_a_part_that_writes_shared_state_reaches_the_part_that_reads_it(program):
-    assert reach.parts_reached(program, edit(program, "Q @ K.mT", "Q @ K.mT / 8")) == {"sdpa", "mha"}
+    assert reach.parts_reached(program, edit(program, "Q @ K.mT", "Q @ K.mT / 8"), EXERCISE.graded_name) == {"sdpa", "mha"}
 
 
 @pytest.mark.unit
 def test_an_edit_of_the_reading_part_reaches_the_part_that_writes_what_it_reads():
     """Run alone, the reading part would not find what the writer leaves: the writer's checks run too."""
-    assert reach.parts_reached(SHARED, edit(SHARED, "[0]\n", "[0] * 1\n")) == {"sdpa", "mha"}
+    assert reach.parts_reached(SHARED, edit(SHARED, "[0]\n", "[0] * 1\n"), EXERCISE.graded_name) == {"sdpa", "mha"}
 
 
 @pytest.mark.unit
 def test_names_local_to_each_part_are_not_shared_state():
     program = edit(SHARED, '        return STATE["attend"](q, k, v)[0]\n', "        scores = q.softmax(-1)\n        return scores\n")
     program = edit(program, '    STATE["attend"] = scaled_dot_product_attention\n', "")
-    assert reach.parts_reached(program, edit(program, "Q @ K.mT", "Q @ K.mT / 8")) == {"sdpa"}
+    assert reach.parts_reached(program, edit(program, "Q @ K.mT", "Q @ K.mT / 8"), EXERCISE.graded_name) == {"sdpa"}
 
 
 def _compensating() -> str:
@@ -91,7 +92,7 @@ def test_a_fix_that_breaks_the_part_reading_its_state_earns_no_credit(monkeypatc
     report = grade_submission(path, fix_credit=1.0)
     assert report["fixes"] == [] and report["fix_credit"]["points"] == 0 and report["score"] == 15.0, \
         (report["score"], report["fixes"], report["fix_credit"])
-    monkeypatch.setattr(reach, "parts_reached", lambda before, after: {"sdpa", "mha"})
+    monkeypatch.setattr(reach, "parts_reached", lambda before, after, graded_name: {"sdpa", "mha"})
     assert json.dumps(grade_submission(path, fix_credit=1.0), sort_keys=True) == json.dumps(report, sort_keys=True)
 
 
@@ -113,5 +114,5 @@ def test_a_fix_of_the_reading_part_is_regraded_after_the_part_that_writes_what_i
     report = grade_submission(path, fix_credit=1.0)
     assert report["fixes"] == [] and report["fix_credit"]["points"] == 0 and report["score"] == 10.0, \
         (report["score"], report["fixes"], report["fix_credit"])
-    monkeypatch.setattr(reach, "parts_reached", lambda before, after: {"sdpa", "mha"})
+    monkeypatch.setattr(reach, "parts_reached", lambda before, after, graded_name: {"sdpa", "mha"})
     assert json.dumps(grade_submission(path, fix_credit=1.0), sort_keys=True) == json.dumps(report, sort_keys=True)

@@ -4,7 +4,7 @@ Pure text work (grader.handin.source): no sandbox, no torch.
 """
 from grader.exercises import attention
 from grader.handin.cell_magics import strip_magics
-from grader.handin.source import MAX_CODE_LINES, PROVIDED_CELLS, submission_from_cells
+from grader.handin.source import MAX_CODE_LINES, submission_from_cells
 
 import pytest
 
@@ -81,7 +81,7 @@ def test_a_broken_rule_in_a_notebook_is_placed_by_the_cell_that_defines_the_grad
     from grader.rules import violations
     mha = "class MultiHeadAttention:\n    def forward(self, x):\n        import os\n        return x\n"
     submission = submission_from_cells(["import torch", "print('hi')", mha], "attention.ipynb")
-    found = [v for v in violations(submission.source) if v.mistake == "forbidden-import"]
+    found = [v for v in violations(submission.source, attention.EXERCISE) if v.mistake == "forbidden-import"]
     where = submission.locate({"line": found[0].line, "text": found[0].text, "function": "<module>"})
     assert found[0].describe("en", where).startswith("the cell that defines `MultiHeadAttention`, line 3 `import os`")
     assert found[0].describe("zh", where).startswith("定义 `MultiHeadAttention` 的单元格第 3 行")
@@ -120,4 +120,4 @@ def test_speed_up_decorators_run_as_the_identity():
     source = submission_from_cells([code], "a.py", is_notebook=False).source
     assert "@t.compile(" not in source and "mode='reduce-overhead')" not in source and "@jit.script" not in source
     assert "def a(x):" in source and "def b(x):" in source and "fast = torch.compile(a)" in source
-    assert len(source.splitlines()) == len(code.splitlines()) + len(PROVIDED_CELLS)
+    assert len(source.splitlines()) == len(code.splitlines()) + len(attention.EXERCISE.provided_code)

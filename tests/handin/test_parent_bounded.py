@@ -20,6 +20,7 @@ from grader.fixes.rewrites import REWRITES
 from grader.grade import grade_submission
 from grader.handin.source import submission_from_cells
 from support.worst_case_code import WORST, attribute_chains, with_block
+from grader.exercises.attention import EXERCISE
 
 pytestmark = pytest.mark.unit
 
@@ -37,9 +38,9 @@ def test_every_pass_over_the_worst_code_the_caps_allow_stays_within_the_budget(c
     submission = submission_from_cells([code], f"{case}.py", is_notebook=False)
     assert submission.refusal is None, submission.refusal
     assert len(submission.source) > 0.9 * len(code) or case == "statements"  # the hostile block was kept
-    rules.violations(submission.source)
+    rules.violations(submission.source, EXERCISE)
     static_pass.analyse(submission.source)
-    candidates(submission.source, list(REWRITES), {})
+    candidates(submission.source, list(REWRITES), {}, EXERCISE.graded_name)
     spent = time.process_time() - started
     assert spent < PASSES_CPU_SECONDS, f"{case}: {spent:.1f} s of CPU"
 
@@ -66,12 +67,12 @@ def four_times_the_size_costs_about_four_times(text_pass, code_of, small: int) -
 
 
 def test_a_line_binding_n_names_costs_the_rules_linear_time():
-    four_times_the_size_costs_about_four_times(rules.violations, binding_line_of, 1200)
+    four_times_the_size_costs_about_four_times(lambda source: rules.violations(source, EXERCISE), binding_line_of, 1200)
 
 
 def test_attribute_chains_cost_the_rules_linear_time():
     four_times_the_size_costs_about_four_times(
-        rules.violations, lambda depth: with_block("X = torch" + ".a" * depth), 500)
+        lambda source: rules.violations(source, EXERCISE), lambda depth: with_block("X = torch" + ".a" * depth), 500)
 
 
 def test_findings_on_every_line_cost_the_static_pass_linear_time():
@@ -109,6 +110,6 @@ def test_an_honest_hand_in_reads_far_inside_the_budget():
     code = REFERENCE.read_text(encoding="utf-8")
     started = time.process_time()
     submission = submission_from_cells([code], "honest.py", is_notebook=False)
-    rules.violations(submission.source)
+    rules.violations(submission.source, EXERCISE)
     static_pass.analyse(submission.source)
     assert time.process_time() - started < PASSES_CPU_SECONDS / 30

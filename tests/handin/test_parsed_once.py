@@ -10,6 +10,7 @@ from grader.fixes.rewrites import REWRITES
 from grader.handin import syntax_tree
 from grader.handin.source import load_submission
 from support.paths import SUBMISSIONS
+from grader.exercises.attention import EXERCISE
 
 pytestmark = pytest.mark.unit
 
@@ -21,9 +22,9 @@ def test_the_rules_the_static_pass_and_the_fix_candidates_share_one_parse(monkey
     parses = []
     monkeypatch.setattr(syntax_tree, "parse", lambda text, *args: parses.append(text) or ast.parse(text))
     syntax_tree.parsed.cache_clear()
-    rules.violations(source)
+    rules.violations(source, EXERCISE)
     static_pass.analyse(source)
-    candidates(source, list(REWRITES), {})
+    candidates(source, list(REWRITES), {}, EXERCISE.graded_name)
     assert parses == [source]
 
 
@@ -31,7 +32,7 @@ def test_no_reader_changes_the_shared_tree():
     source = load_submission(HAND_IN).source
     syntax_tree.parsed.cache_clear()
     before = ast.dump(syntax_tree.parsed(source), include_attributes=True)
-    rules.violations(source)
+    rules.violations(source, EXERCISE)
     static_pass.analyse(source)
-    candidates(source, list(REWRITES), {})
+    candidates(source, list(REWRITES), {}, EXERCISE.graded_name)
     assert ast.dump(syntax_tree.parsed(source), include_attributes=True) == before

@@ -8,6 +8,7 @@ from grader.exercises import attention
 from grader.checks import checks_for
 from grader.demo.class_notebooks import answers_from_python
 from support.paths import ROOT
+from grader.exercises.attention import EXERCISE
 
 pytestmark = pytest.mark.unit
 
@@ -18,8 +19,8 @@ def test_a_parts_declared_points_are_its_checks_points(part):
 
 
 def test_every_check_belongs_to_a_declared_part():
-    assert {c.part for c in checks_for()} == set(attention.PART_IDS)
-    assert sum(c.points for c in checks_for()) == attention.MAX_SCORE
+    assert {c.part for c in checks_for(exercise=EXERCISE)} == set(attention.PART_IDS)
+    assert sum(c.points for c in checks_for(exercise=EXERCISE)) == attention.MAX_SCORE
 
 
 def test_a_py_submission_splits_into_one_solution_cell_per_part(tmp_path):

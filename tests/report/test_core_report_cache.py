@@ -9,6 +9,7 @@ import pytest
 from grader.report import cache as report_cache
 from grader.sandbox.confinement import Limits
 from grader.handin.source import submission_from_cells
+from grader.exercises.attention import EXERCISE
 
 pytestmark = pytest.mark.unit
 
@@ -86,7 +87,7 @@ def test_two_graders_of_one_source_compute_its_report_once(tmp_path, monkeypatch
     submission = submission_from_cells(CELLS, "a.ipynb", is_notebook=True)
     reports = []
     graders = [threading.Thread(target=lambda: reports.append(
-        grade.Grading(submission, checks_for(), Limits(visible=["/usr"]), False, tmp_path).report())) for _ in range(2)]
+        grade.Grading(submission, checks_for(exercise=EXERCISE), Limits(visible=["/usr"]), False, tmp_path).report())) for _ in range(2)]
     for grader in graders:
         grader.start()
     for grader in graders:
@@ -113,13 +114,13 @@ def test_a_cached_report_costs_the_budget_the_seconds_it_took(tmp_path, monkeypa
     submission = submission_from_cells(CELLS, "a.ipynb", is_notebook=True)
     edited = submission_from_cells([CELLS[0], CELLS[1] + "  # edited"], "a.ipynb", is_notebook=True)
     monkeypatch.setattr(grade, "_run_checks", checks)
-    afresh = grade.Grading(submission, checks_for(), limits, False, tmp_path)
+    afresh = grade.Grading(submission, checks_for(exercise=EXERCISE), limits, False, tmp_path)
     afresh.report()
     afresh.regrade(edited)
     assert afresh.left() == 5.0
 
     seconds.update({cell: 0.0 for cell in seconds})  # were anything run again, it would now cost nothing
-    again = grade.Grading(submission, checks_for(), limits, False, tmp_path)
+    again = grade.Grading(submission, checks_for(exercise=EXERCISE), limits, False, tmp_path)
     assert again.report() == {"score": 1.0, "max_score": 1.0, "checks": []}
     assert again.left() == 25.0
     again.regrade(edited)

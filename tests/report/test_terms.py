@@ -15,6 +15,7 @@ import pytest
 from grader.build.course_text import filled
 from grader.checks import checks_for
 from support.paths import ROOT
+from grader.exercises.attention import EXERCISE
 
 pytestmark = pytest.mark.unit
 
@@ -48,7 +49,7 @@ def student_texts() -> dict[str, str]:
              "kv_cache selfcheck": (ROOT / "source" / "kv_cache" / "selfcheck.py").read_text(encoding="utf-8"),
              "catalog": json.dumps(catalog, ensure_ascii=False),
              "selfcheck": (ROOT / "source" / "attention" / "selfcheck.py").read_text(encoding="utf-8"),
-             "check titles": "\n".join(f"{c.title_zh} {c.title_en}" for c in checks_for())}
+             "check titles": "\n".join(f"{c.title_zh} {c.title_en}" for c in checks_for(exercise=EXERCISE))}
     texts.update({str(path.relative_to(ROOT)): path.read_text(encoding="utf-8") for path in GRADER_SENTENCES})
     return texts
 

@@ -15,7 +15,7 @@ from support.hand_ins import header
 
 from support.paths import REFERENCE, ROOT, STUBS, SUBMISSIONS
 from grader import rules
-from grader.exercises.attention import PART
+from grader.exercises.attention import EXERCISE, PART
 from grader.grade_all.text import class_summary
 from grader.handin.source import load_submission, submission_from_cells
 
@@ -32,7 +32,7 @@ GRADED_PROLOGUE = "import math\nimport torch\nimport torch.nn as nn\nimport torc
 def rules_broken(code: str) -> list[rules.Violation]:
     """The violations in `code` as the worker would run it (extracted like a notebook cell)."""
     source = submission_from_cells([GRADED_PROLOGUE + textwrap.dedent(code)], "snippet.py", is_notebook=False).source
-    return rules.violations(source)
+    return rules.violations(source, EXERCISE)
 
 
 def sdpa_body(body: str, prelude: str = "") -> str:
@@ -43,7 +43,7 @@ def sdpa_body(body: str, prelude: str = "") -> str:
 
 @pytest.mark.parametrize("path", HONEST_FILES, ids=[p.stem if p.suffix == ".py" else p.name for p in HONEST_FILES])
 def test_rules_leave_every_honest_submission_alone(path):
-    assert rules.violations(load_submission(path).source) == []
+    assert rules.violations(load_submission(path).source, EXERCISE) == []
 
 
 HONEST_SNIPPETS = {

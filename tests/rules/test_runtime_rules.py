@@ -12,6 +12,7 @@ import pytest
 from support.hand_ins import header
 
 from support.paths import REFERENCE, ROOT, SUBMISSIONS
+from grader.exercises.attention import EXERCISE
 from grader import rules
 from grader.handin.source import load_submission
 
@@ -225,7 +226,7 @@ def test_honest_idiom_earns_full_marks(graded, tmp_path_factory, name):
     report = graded(path)
     failed = [(c["id"], c.get("message_en", "")[:300]) for c in report["checks"] if not c["passed"]]
     assert report["score"] == report["max_score"] and report["mistakes"] == [], failed or report["mistakes"]
-    assert rules.violations(load_submission(path).source) == [], "the static pass refuses what the run time allows"
+    assert rules.violations(load_submission(path).source, EXERCISE) == [], "the static pass refuses what the run time allows"
 
 
 def test_there_are_at_least_thirty_honest_idioms():

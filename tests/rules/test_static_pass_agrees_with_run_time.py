@@ -20,6 +20,7 @@ pytestmark = pytest.mark.sandbox
 
 sys.path.insert(0, str(CORPUS))
 from expected import ALL as CORPUS_VERDICTS  # noqa: E402
+from grader.exercises.attention import EXERCISE
 
 HONEST = sorted((SUBMISSIONS / "correct").glob("*.py")) + sorted((SUBMISSIONS / "forgery").glob("honest_*.py")) \
     + [REFERENCE] + [CORPUS / f"{name}.py" for name, entry in sorted(CORPUS_VERDICTS.items()) if not entry["fails"]]
@@ -33,7 +34,7 @@ def test_the_static_pass_refuses_nothing_the_run_time_allows(graded, request, pa
     both = graded(path)  # the session's report: the static pass on
     # Grading reads the static pass only through `rules.violations`: where it finds nothing, grading without it
     # is the same computation, so the run time alone is graded afresh only where the pass found something.
-    found = rules.violations(load_submission(path).source)
+    found = rules.violations(load_submission(path).source, EXERCISE)
     run_time_alone = both
     if found:
         request.getfixturevalue("static_rules_off")

@@ -11,6 +11,7 @@ import textwrap
 import pytest
 
 from grader import rules
+from grader.exercises.attention import EXERCISE
 
 pytestmark = pytest.mark.unit
 
@@ -20,7 +21,7 @@ PROLOGUE = "import math\nimport torch\n\n\n"
 def found(body: str) -> list[tuple[str, str]]:
     source = PROLOGUE + "def scaled_dot_product_attention(Q, K, V, is_causal=True):\n" + textwrap.indent(
         textwrap.dedent(body), "    ") + "    return Q, K\n"
-    return [(v.mistake, v.en) for v in rules.violations(source)]
+    return [(v.mistake, v.en) for v in rules.violations(source, EXERCISE)]
 
 
 TEXT_ONLY = {

@@ -22,11 +22,12 @@ from grader.checks import checks_for
 import grader.grade as grade_module
 from grader.grade import default_limits, grade_submission
 from grader.grade_all.folder import grade_class
+from grader.exercises.attention import EXERCISE
 
 pytestmark = pytest.mark.sandbox
 
 HOSTILE = sorted((SUBMISSIONS / "hostile").glob("*.py"))
-ALL_CHECK_IDS = {c.id for c in checks_for()}
+ALL_CHECK_IDS = {c.id for c in checks_for(exercise=EXERCISE)}
 
 
 @pytest.fixture(scope="module")

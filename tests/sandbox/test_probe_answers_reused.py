@@ -22,6 +22,8 @@ from grader.sandbox import answers as answer_channel
 from grader.sandbox import graph_probes
 from grader.sandbox.confinement import Limits
 from grader.sandbox.requests import MhaRequest, Probe, SdpaRequest, checked
+from grader.exercises.attention import EXERCISE
+from grader.handin.source import Submission
 
 pytestmark = pytest.mark.unit
 
@@ -79,7 +81,7 @@ class InProcessJudge(Judge):
 
 @pytest.fixture
 def student(monkeypatch):
-    code = student_code.StudentCode(submission=None, limits=Limits())
+    code = student_code.StudentCode(submission=Submission("<test>", "", EXERCISE), limits=Limits())
     worker, judge = InProcessWorker(), InProcessJudge()
     monkeypatch.setattr(code, "_ensure_worker", lambda: worker)
     monkeypatch.setattr(code, "_ensure_judge", lambda: judge)
@@ -250,7 +252,7 @@ def test_a_second_grading_draws_its_own_decoys(monkeypatch):
     """The record of decoys is one grading's: another grading (another StudentCode) of the same request draws again."""
     gradings = []
     for _ in range(2):
-        code = student_code.StudentCode(submission=None, limits=Limits())
+        code = student_code.StudentCode(submission=Submission("<test>", "", EXERCISE), limits=Limits())
         worker, judge = InProcessWorker(), InProcessJudge()
         monkeypatch.setattr(code, "_ensure_worker", lambda worker=worker: worker)
         monkeypatch.setattr(code, "_ensure_judge", lambda judge=judge: judge)

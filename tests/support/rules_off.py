@@ -10,7 +10,7 @@ import sys
 
 from grader.process import REPORT_CACHE_ENV
 
-BYPASS_RULES = ("import os, grader.rules; grader.rules.violations = lambda source: []; "
+BYPASS_RULES = ("import os, grader.rules; grader.rules.violations = lambda source, exercise: []; "
                 "import grader.sandbox.worker_process; grader.sandbox.worker_process.RUNTIME_GUARDS = False; "
                 f"os.environ.pop({REPORT_CACHE_ENV!r}, None)")
 

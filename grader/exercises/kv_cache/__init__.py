@@ -1,4 +1,5 @@
-"""The exercise `kv_cache`, declared once: `repeat_kv`, a `KVCache` and grouped-query attention that decodes with it.
+"""The second exercise, `kv_cache`: a key/value cache with grouped-query attention, declared once: `repeat_kv`, a
+`KVCache` and `GroupedQueryAttention` that decodes with it.
 
 Torch-free (grader/exercises/__init__.py says why). The interface, fixed for every helper of issue 45, is the
 notebook's (source/kv_cache/kv_cache.ipynb): its parts, in order, with their graded names and points; the provided
@@ -50,9 +51,6 @@ def model_args_source() -> str:
     return f"class {MODEL_ARGS_CLASS}: {fields}"
 
 
-PROVIDED_CODE = (IMPORTS, "@dataclass", model_args_source(), CAUSAL_ATTENTION_SOURCE)
-"""The provided code to put before a hand-in's own (a notebook that lost its provided cells is still graded on its
-code; the student's own definitions come later and take precedence)."""
-
 EXERCISE = Exercise(name="kv_cache", parts=PARTS, provided_cells=PROVIDED_CELLS, imports=IMPORTS,
+                    provided_code=(IMPORTS, "@dataclass", model_args_source(), *CAUSAL_ATTENTION_SOURCE.splitlines()),
                     selfcheck_files=("selfcheck.py", "conftest.py", "test_kv_cache.py"))

@@ -1,0 +1,310 @@
+"""Can the judge check step-by-step decoding with a KV cache from graphs alone (issue 45's second lab)?
+
+The lab's graded code is stateful: `KVCache.update` writes into preallocated buffers in place, and
+`GroupedQueryAttention.forward(x, cache, start_pos)` reads what earlier calls wrote. These tests record each
+decode step as the worker records a probe (tests/support/decode_chain.py: the worker's recorder, in this process),
+and chain the steps' graphs on the parent's own inputs and weights, each step's cache and module state out fed to
+the next step in; the chain is held to a full causal pass computed here in float64.
+"""
+import math
+
+import pytest
+import torch
+
+from support import decode_chain
+from support.decode_chain import Step
+from support.paths import ROOT
+from grader.graph import answers, decode, run
+from grader.sandbox import graph_probes, probes, tracing
+
+pytestmark = pytest.mark.unit
+
+SOLUTION = (ROOT / "tests" / "support" / "kv_cache_solution.py").read_text(encoding="utf-8")
+ARGS = {"dim": 24, "n_heads": 6, "n_kv_heads": 2, "max_seq_len": 16, "max_batch_size": 3}
+BATCH = 2
+PROMPT_THEN_TOKENS = [Step(0, 0, 5), Step(0, 5, 1), Step(0, 6, 1), Step(0, 7, 1)]
+PROMPT_THEN_CHUNK = [Step(0, 0, 4), Step(0, 4, 3), Step(0, 7, 1)]
+TWO_SEQUENCES_INTERLEAVED = [Step(0, 0, 4), Step(1, 0, 6), Step(0, 4, 1), Step(1, 6, 1), Step(0, 5, 2)]
+WORKER_SEED, PARENT_SEED = 11, 90210  # the parent's is drawn per grading and never sent
+
+
+def edited(text: str, old: str, new: str) -> str:
+    assert text.count(old) >= 1, old  # a mutant that changes nothing would pass for the solution
+    return text.replace(old, new)
+
+
+def full_causal_pass(x: torch.Tensor, weights: dict, n_heads: int, n_kv_heads: int) -> torch.Tensor:
+    """Grouped-query attention over all positions at once, in float64: query head h reads key head h // n_rep."""
+    x = x.double()
+    B, T, dim = x.shape
+    d = dim // n_heads
+    q = (x @ weights["wq.weight"].double().T).view(B, T, n_heads, d).transpose(1, 2)
+    k = (x @ weights["wk.weight"].double().T).view(B, T, n_kv_heads, d).transpose(1, 2)
+    v = (x @ weights["wv.weight"].double().T).view(B, T, n_kv_heads, d).transpose(1, 2)
+    k, v = (t.repeat_interleave(n_heads // n_kv_heads, dim=1) for t in (k, v))
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d)
+    scores = scores.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), -math.inf)
+    y = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(B, T, dim)
+    return y @ weights["wo.weight"].double().T
+
+
+def parents_inputs(steps: list[Step]) -> tuple[dict, dict[int, torch.Tensor]]:
+    """Weights and one whole input per sequence, from the parent's seed (none of it reaches the worker)."""
+    generator = torch.Generator().manual_seed(PARENT_SEED)
+    dim, heads, kv_heads = ARGS["dim"], ARGS["n_heads"], ARGS["n_kv_heads"]
+    d = dim // heads
+    shapes = {"wq.weight": (heads * d, dim), "wk.weight": (kv_heads * d, dim), "wv.weight": (kv_heads * d, dim),
+              "wo.weight": (dim, heads * d)}
+    weights = {name: torch.randn(shape, generator=generator) / math.sqrt(dim) for name, shape in shapes.items()}
+    lengths = {}
+    for step in steps:
+        lengths[step.sequence] = max(lengths.get(step.sequence, 0), step.start_pos + step.length)
+    return weights, {n: torch.randn(BATCH, length, dim, generator=generator) for n, length in lengths.items()}
+
+
+def decoded(text: str, steps: list[Step], thread_module_state: bool = True, device: str = "cpu",
+            devices_seen: list | None = None) -> dict[int, tuple]:
+    """Per sequence: (the chain's outputs joined along positions, the full causal pass)."""
+    namespace, lines = decode_chain.load(text)
+    traced = decode_chain.trace_decode(namespace, lines, ARGS, steps, BATCH, WORKER_SEED, device)
+    weights, whole = parents_inputs(steps)
+    xs = [whole[s.sequence][:, s.start_pos:s.start_pos + s.length] for s in steps]
+    outs, devices, _ = decode_chain.chain(traced, xs, weights, thread_module_state)
+    if devices_seen is not None:
+        devices_seen.extend(devices)
+    joined = {}
+    for step, out in zip(steps, outs):
+        joined.setdefault(step.sequence, []).append(out)
+    return {n: (torch.cat(parts, dim=1), full_causal_pass(whole[n], weights, ARGS["n_heads"], ARGS["n_kv_heads"]))
+            for n, parts in joined.items()}
+
+
+def matches(text: str, steps: list[Step], thread_module_state: bool = True, device: str = "cpu",
+            devices_seen: list | None = None) -> bool:
+    return all(torch.allclose(chained.double(), full, rtol=1e-4, atol=1e-5)
+               for chained, full in decoded(text, steps, thread_module_state, device, devices_seen).values())
+
+
+INDEX_COPY = edited(edited(SOLUTION, "self.cache_k[:B, :, start_pos:start_pos + T] = k",
+                           "self.cache_k[:B].index_copy_(2, torch.arange(start_pos, start_pos + T, device=k.device), k)"),
+                    "self.cache_v[:B, :, start_pos:start_pos + T] = v",
+                    "self.cache_v[:B].index_copy_(2, torch.arange(start_pos, start_pos + T, device=v.device), v)")
+INDEX_PUT = edited(edited(SOLUTION, "self.cache_k[:B, :, start_pos:start_pos + T] = k",
+                          "self.cache_k[:B, :, torch.arange(start_pos, start_pos + T, device=k.device)] = k"),
+                   "self.cache_v[:B, :, start_pos:start_pos + T] = v",
+                   "self.cache_v[:B, :, torch.arange(start_pos, start_pos + T, device=v.device)] = v")
+MODULE_BUFFERS = edited(edited(edited(SOLUTION, "class KVCache:", "class KVCache(nn.Module):"),
+                               "        shape = (max_batch_size,", "        super().__init__()\n        shape = (max_batch_size,"),
+                        "        self.cache_k = torch.zeros(shape, device=device, dtype=dtype)\n"
+                        "        self.cache_v = torch.zeros(shape, device=device, dtype=dtype)",
+                        "        self.register_buffer('cache_k', torch.zeros(shape, device=device, dtype=dtype))\n"
+                        "        self.register_buffer('cache_v', torch.zeros(shape, device=device, dtype=dtype))")
+SQUARE_CASE_GIVEN = edited(SOLUTION, "        future = torch.ones(T, S, dtype=torch.bool, device=x.device).triu(start_pos + 1)",
+                           "        if start_pos == 0:  # the prompt: lab 1's square mask\n"
+                           "            future = torch.ones(T, T, device=x.device).triu(1) == 1\n"
+                           "        else:\n"
+                           "            future = torch.ones(T, S, dtype=torch.bool, device=x.device).triu(start_pos + 1)")
+ONE_BUFFER = edited(SOLUTION, "        self.cache_k = torch.zeros(shape, device=device, dtype=dtype)\n"
+                              "        self.cache_v = torch.zeros(shape, device=device, dtype=dtype)",
+                    "        self.cache_k, self.cache_v = torch.zeros((2, *shape), device=device, dtype=dtype).unbind(0)")
+HONEST = {"slice assignment": SOLUTION, "index_copy_": INDEX_COPY, "assignment at a tensor of positions": INDEX_PUT, "a cache of module buffers": MODULE_BUFFERS,
+          "a branch on start_pos == 0": SQUARE_CASE_GIVEN, "keys and values in one buffer": ONE_BUFFER}
+
+WRITTEN_AT_ZERO = edited(edited(SOLUTION, "self.cache_k[:B, :, start_pos:start_pos + T] = k", "self.cache_k[:B, :, 0:T] = k"),
+                         "self.cache_v[:B, :, start_pos:start_pos + T] = v", "self.cache_v[:B, :, 0:T] = v")
+MASK_NOT_OFFSET = edited(SOLUTION, ".triu(start_pos + 1)", ".triu(1)")
+SQUARE_MASK_ALWAYS = edited(SOLUTION, "torch.ones(T, S, dtype=torch.bool, device=x.device).triu(start_pos + 1)",
+                            "torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)")
+
+
+def test_a_write_in_place_into_an_input_comes_back_as_the_graphs_output():
+    """The recorder records `cache[:B, :, s:s+T] = k` as slice views and `copy_` into the input, and the cache
+    after the call as the input's own node; the runner writes into its copy of the input and returns it (cache in,
+    cache out), the caller's tensor untouched."""
+    def update(k, cache_k):
+        cache_k[:k.shape[0], :, 2:2 + k.shape[2]] = k
+        return [cache_k[:k.shape[0], :, :2 + k.shape[2]], cache_k]
+
+    text, constants = tracing.encode(tracing.trace(update, [torch.randn(1, 2, 3, 4), torch.zeros(2, 2, 8, 4)]))
+    graph = decode.decode(bytes(text.numpy().tobytes()), len(constants))
+    assert [node.target for node in graph.nodes if node.kind == "call"].count("aten.copy_.default") == 1
+    assert decode.verdicts(graph) == {"forbidden": set(), "unsupported": set()}
+    assert graph.nodes[-1].args[1].node == 1  # the cache out is the cache in, written
+    k, cache_in = torch.randn(1, 2, 3, 4), torch.randn(2, 2, 8, 4)
+    kept = cache_in.clone()
+    (seen, cache_out), _ = run.run(graph, [k, cache_in], constants)
+    wanted = kept.clone()
+    wanted[:1, :, 2:5] = k
+    assert torch.equal(cache_out, wanted) and torch.equal(seen, wanted[:1, :, :5]) and torch.equal(cache_in, kept)
+
+
+@pytest.mark.parametrize("style", HONEST)
+@pytest.mark.parametrize("steps", [PROMPT_THEN_TOKENS, PROMPT_THEN_CHUNK, TWO_SEQUENCES_INTERLEAVED],
+                         ids=["prompt then tokens", "prompt then a chunk", "two sequences interleaved"])
+def test_an_honest_decode_chained_on_the_parents_inputs_is_the_full_causal_pass(style, steps):
+    assert matches(HONEST[style], steps)
+
+
+@pytest.mark.parametrize("mutant", [WRITTEN_AT_ZERO, MASK_NOT_OFFSET],
+                         ids=["cache written at position 0", "mask not offset by start_pos"])
+def test_a_wrong_cache_position_or_mask_offset_shows_in_the_chain(mutant):
+    assert not matches(mutant, PROMPT_THEN_TOKENS)
+    assert not matches(mutant, PROMPT_THEN_CHUNK)
+
+
+def test_a_square_mask_shows_only_when_a_chunk_follows_the_prompt():
+    """A (T, T) mask broadcast over the cached keys masks nothing for one token: only a chunk tells it (there the
+    mask meets T + start_pos keys and the code raises)."""
+    assert matches(SQUARE_MASK_ALWAYS, PROMPT_THEN_TOKENS)
+    with pytest.raises(decode_chain.ChainBroken, match="must match the size"):
+        matches(SQUARE_MASK_ALWAYS, PROMPT_THEN_CHUNK)
+
+
+FIRST_CALL_ONLY = edited(edited(SOLUTION, "        self.wo = nn.Linear(args.n_heads * self.head_dim, args.dim, bias=False)",
+                                "        self.wo = nn.Linear(args.n_heads * self.head_dim, args.dim, bias=False)\n"
+                                "        self.register_buffer('calls', torch.zeros(()))"),
+                         "        return self.wo(y)",
+                         "        out = torch.where(self.calls == 0, self.wo(y), torch.zeros_like(x))\n"
+                         "        self.calls += 1\n"
+                         "        return out")
+
+
+def test_a_buffer_the_code_writes_is_fed_to_the_next_step():
+    """Right at the first call only, told by a buffer written in place: a chain that started every step from the
+    module's first state would see the first call again and again."""
+    assert not matches(FIRST_CALL_ONLY, PROMPT_THEN_TOKENS)
+    assert matches(FIRST_CALL_ONLY, PROMPT_THEN_TOKENS, thread_module_state=False)
+
+
+KEYS_ON_THE_MODULE = edited(SOLUTION, "            k, v = cache.update(start_pos, k, v)",
+                            "            if start_pos == 0:\n"
+                            "                self.kept = (k, v)\n"
+                            "            else:\n"
+                            "                self.kept = tuple(torch.cat([old, new], dim=2) for old, new in zip(self.kept, (k, v)))\n"
+                            "            k, v = self.kept")
+POSITIONS_COUNTED = edited(SOLUTION, "        B, T, _ = x.shape  # batch, new positions, model width",
+                           "        B, T, _ = x.shape\n"
+                           "        start_pos = getattr(self, 'position', 0)\n"
+                           "        self.position = start_pos + T")
+
+
+def test_keys_kept_on_the_module_are_constants_wrong_on_the_parents_inputs():
+    """Keys kept outside the cache reach the next step's graph as constants: the worker's decoys' keys."""
+    assert not matches(KEYS_ON_THE_MODULE, PROMPT_THEN_TOKENS)
+
+
+def test_positions_counted_on_the_module_show_when_two_sequences_interleave():
+    """A Python counter in place of start_pos is baked into each step's graph as the worker's sequence ran it: one
+    sequence from a fresh module cannot tell it from start_pos, two sequences on one module can."""
+    assert matches(POSITIONS_COUNTED, PROMPT_THEN_TOKENS)
+    assert not matches(POSITIONS_COUNTED, TWO_SEQUENCES_INTERLEAVED)
+
+
+def test_a_step_that_gives_back_a_cache_of_another_shape_breaks_the_chain():
+    grown = edited(SOLUTION, "        return self.cache_k[:B, :, :start_pos + T], self.cache_v[:B, :, :start_pos + T]",
+                   "        self.cache_k = torch.cat([self.cache_k, self.cache_k[:, :, :1]], dim=2)\n"
+                   "        return self.cache_k[:B, :, :start_pos + T], self.cache_v[:B, :, :start_pos + T]")
+    with pytest.raises(decode_chain.ChainBroken, match="the state out is not the state in"):
+        matches(grown, PROMPT_THEN_TOKENS)
+
+
+@pytest.mark.parametrize("alias", ["self.cache_k", "self.cache_k[:]"], ids=["the same tensor", "an overlapping view"])
+def test_a_cache_whose_keys_and_values_share_memory_is_refused_before_its_step_is_traced(alias):
+    """Keys and values written into one memory: the parent would run them on two copies, apart, and find the code
+    right. The step is refused where the memory is seen, in the worker (only the code's own grade rests on it)."""
+    shared = edited(SOLUTION, "        self.cache_v = torch.zeros(shape, device=device, dtype=dtype)",
+                    f"        self.cache_v = {alias}")
+    with pytest.raises(decode_chain.ChainBroken, match="cache_k and cache_v share memory"):
+        matches(shared, PROMPT_THEN_TOKENS)
+
+
+CACHE_KEPT_ON_THE_MODULE = edited(SOLUTION, "        if cache is not None:\n",
+                                  "        if cache is not None:\n"
+                                  "            self.own = getattr(self, 'own', cache)\n"
+                                  "            cache = self.own\n")
+
+
+def test_a_cache_object_kept_on_the_module_shows_when_two_sequences_interleave():
+    """The first cache kept and the one passed ignored: the same object at every step of one sequence, so only a
+    second sequence on the same module tells it."""
+    assert matches(CACHE_KEPT_ON_THE_MODULE, PROMPT_THEN_TOKENS)
+    assert not matches(CACHE_KEPT_ON_THE_MODULE, TWO_SEQUENCES_INTERLEAVED)
+
+
+def test_gradients_through_a_prompt_pass_that_writes_the_cache_are_the_full_passs():
+    """In training, k (which needs grad) is copied into a cache that does not: the recorder takes the backward's
+    operators into the same graph, and the parent's run gives the float64 reference's gradients for x and the four
+    projections. The cache must not be among the inputs that gradients are taken for (a view of a leaf that needs
+    grad cannot be written in place)."""
+    namespace, lines = decode_chain.load(SOLUTION)
+    module = namespace["GroupedQueryAttention"](namespace["ModelArgs"](**ARGS))
+    names = [name for name, _ in module.named_parameters()]
+    cache = namespace["KVCache"](3, ARGS["max_seq_len"], ARGS["n_kv_heads"], ARGS["dim"] // ARGS["n_heads"])
+
+    def prompt(x, wq, wk, wv, wo, cache_k, cache_v):
+        cache.cache_k, cache.cache_v = cache_k, cache_v
+        return [torch.func.functional_call(module, dict(zip(names, (wq, wk, wv, wo))), (x,), {"cache": cache})]
+
+    seen = {}
+    joint = graph_probes._joint(prompt, 5, True, seen)
+    state = [p.detach() for p in module.parameters()]
+    recorded = graph_probes._recorded(joint, [torch.randn(BATCH, 5, ARGS["dim"]), *state, cache.cache_k, cache.cache_v,
+                                              torch.randn(BATCH, 5, ARGS["dim"])], 1, "cpu", lines, [])
+    assert seen["grads"] == [True] * 5
+    weights, whole = parents_inputs([Step(0, 0, 5)])
+    cotangent = torch.randn(BATCH, 5, ARGS["dim"], generator=torch.Generator().manual_seed(PARENT_SEED + 1))
+    empty = torch.zeros(3, ARGS["n_kv_heads"], ARGS["max_seq_len"], ARGS["dim"] // ARGS["n_heads"])
+    outputs, _, error = answers.evaluate(recorded, [whole[0], *(weights[n] for n in names), empty, empty.clone(),
+                                                    cotangent], answers.Findings())
+    assert error is None
+    leaves = [whole[0].double().requires_grad_(True), *(weights[n].double().requires_grad_(True) for n in names)]
+    full = full_causal_pass(leaves[0], dict(zip(names, leaves[1:])), ARGS["n_heads"], ARGS["n_kv_heads"])
+    wanted = torch.autograd.grad(full, leaves, cotangent.double())
+    torch.testing.assert_close(outputs[0].double(), full.detach(), rtol=1e-4, atol=1e-5)
+    for got, expected in zip(outputs[1:], wanted, strict=True):
+        torch.testing.assert_close(got.double(), expected, rtol=1e-3, atol=1e-4)
+
+
+PLACED_BY_WHAT_THE_CACHE_HOLDS = edited(SOLUTION, "        B, _, T, _ = k.shape\n",
+                                        "        B, _, T, _ = k.shape\n"
+                                        "        start_pos = int((self.cache_k[0, 0].abs().sum(-1) != 0).sum())\n")
+
+
+def test_a_write_placed_by_what_the_cache_holds_is_untraceable_not_a_pass():
+    """The position counted from the cache's values (the count goes to Python): the graph holds the count the
+    worker's cache gave. The step is replayed on other x and cache values, the replay differs, and the step says
+    where the computation left the graph. (A replay on x alone would bake a branch on the cache's values unseen;
+    a replay on random caches also refuses this code, right in eager use unless a key row is exactly zero: a
+    replay on other reachable caches, other values before start_pos and zeros after, would keep it.)"""
+    with pytest.raises(decode_chain.ChainBroken, match="Untraceable"):
+        matches(PLACED_BY_WHAT_THE_CACHE_HOLDS, PROMPT_THEN_TOKENS)
+
+
+CACHE_WITHOUT_DEVICE = edited(SOLUTION, "torch.zeros(shape, device=device, dtype=dtype)", "torch.zeros(shape, dtype=dtype)")
+
+
+def test_on_the_meta_stand_in_the_chain_runs_on_the_cpu_with_devices_followed():
+    """Recorded on the meta stand-in for a GPU, each step's graph runs here on the CPU on the parent's inputs, the
+    cache's outputs said to be on the stand-in; a cache built without `device=` stays on the CPU, and the code
+    raises at the write there (meta cannot copy into the CPU, a GPU can: the device is judged from the constructor's
+    own graph, test below, not from this error)."""
+    devices = []
+    assert matches(SOLUTION, PROMPT_THEN_TOKENS, device="meta", devices_seen=devices)
+    assert devices == ["meta"] * (3 + 4)
+    with pytest.raises(decode_chain.ChainBroken, match="Cannot copy out of meta tensor"):
+        matches(CACHE_WITHOUT_DEVICE, PROMPT_THEN_TOKENS, device="meta")
+
+
+@pytest.mark.parametrize(("text", "wanted"), [(SOLUTION, ["meta", "meta"]), (CACHE_WITHOUT_DEVICE, ["cpu", "cpu"])],
+                         ids=["built with device=", "built without it"])
+def test_the_constructors_own_graph_says_where_the_cache_lives(text, wanted):
+    """KVCache(..., device=the stand-in) recorded as a graph of no inputs: the parent runs it (its zeros bounded
+    before they are made) and reads each buffer's device in the graph."""
+    namespace, lines = decode_chain.load(text)
+    with probes._device_guard("meta", lines):
+        recorder = tracing.trace(lambda: [vars(namespace["KVCache"](3, 16, 2, 4, device=torch.device("meta")))[name]
+                                          for name in ("cache_k", "cache_v")], [])
+    text_, constants = tracing.encode(recorder)
+    graph = decode.decode(bytes(text_.numpy().tobytes()), len(constants))
+    outputs, devices = run.run(graph, [], constants, devices=[])
+    assert devices == wanted and all(torch.equal(o, torch.zeros(3, 2, 16, 4)) for o in outputs)
