@@ -868,6 +868,11 @@ MUTATIONS = [
              (('        if not diagnosis.close(tensor(answer, "out"), expected_out, *tolerance):',
                "        if False:"),),
              ("tests/checks/test_gradient_probe_forward.py",), "sandbox"),
+    # with two exercises declared, the worker reads the second's declaration after its confinement
+    Mutation("exercises-loaded-with-the-package", "grader/exercises/__init__.py",
+             (("    return _DECLARATIONS[name]", '    return importlib.import_module(f"{__name__}.{name}").EXERCISE'),),
+             ("tests/exercises/test_declarations_loaded.py::"
+              "test_every_declaration_is_read_without_importing_after_the_package_loaded",), "unit"),
     # the second exercise's public self-check (issue 45): each of its own mistakes named where it is taught
     Mutation("kv-selfcheck-head-order", "release/kv_cache/selfcheck.py",
              (("    if heads == [h % H_kv for h in range(H_kv * n_rep)]:", "    if False:"),),
