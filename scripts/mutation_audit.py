@@ -870,7 +870,9 @@ MUTATIONS = [
              ("tests/checks/test_gradient_probe_forward.py",), "sandbox"),
     # with two exercises declared, the worker reads the second's declaration after its confinement
     Mutation("exercises-loaded-with-the-package", "grader/exercises/__init__.py",
-             (("    return _DECLARATIONS[name]", '    return importlib.import_module(f"{__name__}.{name}").EXERCISE'),),
+             (("    return _DECLARATIONS[name]", '    return importlib.import_module(f"{__name__}.{name}").EXERCISE'),
+              ('_DECLARATIONS: dict[str, Exercise] = {name: importlib.import_module(f"{__name__}.{name}").EXERCISE '
+               "for name in NAMES}", "_DECLARATIONS: dict[str, Exercise] = {}")),
              ("tests/exercises/test_declarations_loaded.py::"
               "test_every_declaration_is_read_without_importing_after_the_package_loaded",), "unit"),
     # the second exercise's public self-check (issue 45): each of its own mistakes named where it is taught
