@@ -34,6 +34,7 @@ class Mutation:
 NEW_ROOT = "_enter_new_root(libc, limits.visible, cuda, read_only=\"read-only-binds\" in on, capped=\"tmpfs-caps\" in on)"
 ALONE = "tests/sandbox/test_sandbox_layers_alone.py::test_the_"
 RULES_OFF = "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
+KV_SELFCHECK = "tests/student/test_kv_cache_selfcheck.py::test_each_mistake_of_the_lab_is_named_by_its_own_id"
 MUTATIONS = [
     Mutation("causal-exactness", "grader/checks/sdpa/behaviour.py",
              (("if (leaked != 0).any():", "if (leaked.abs() > 1e-6).any():"),),
@@ -867,6 +868,23 @@ MUTATIONS = [
              (('        if not diagnosis.close(tensor(answer, "out"), expected_out, *tolerance):',
                "        if False:"),),
              ("tests/checks/test_gradient_probe_forward.py",), "sandbox"),
+    # with two exercises declared, the worker reads the second's declaration after its confinement
+    Mutation("exercises-loaded-with-the-package", "grader/exercises/__init__.py",
+             (("    return _DECLARATIONS[name]", '    return importlib.import_module(f"{__name__}.{name}").EXERCISE'),
+              ('_DECLARATIONS: dict[str, Exercise] = {name: importlib.import_module(f"{__name__}.{name}").EXERCISE '
+               "for name in NAMES}", "_DECLARATIONS: dict[str, Exercise] = {}")),
+             ("tests/exercises/test_declarations_loaded.py::"
+              "test_every_declaration_is_read_without_importing_after_the_package_loaded",), "unit"),
+    # the second exercise's public self-check (issue 45): each of its own mistakes named where it is taught
+    Mutation("kv-selfcheck-head-order", "release/kv_cache/selfcheck.py",
+             (("    if heads == [h % H_kv for h in range(H_kv * n_rep)]:", "    if False:"),),
+             (f"{KV_SELFCHECK}[repeat-kv-order]",), "unit"),
+    Mutation("kv-selfcheck-cache-device", "release/kv_cache/selfcheck.py",
+             (('    if placed != {"meta"}:', "    if False:"),),
+             (f"{KV_SELFCHECK}[cache-device]",), "unit"),
+    Mutation("kv-selfcheck-mask-offset", "release/kv_cache/selfcheck.py",
+             (('    for variant in (("cache-mask-offset",) if start else ()) + _VARIANTS:', "    for variant in _VARIANTS:"),),
+             (f"{KV_SELFCHECK}[cache-mask-offset]",), "unit"),
 ]
 
 

@@ -5,6 +5,8 @@ from grader.process import ROOT  # noqa: F401 (the build's modules read it here,
 
 ASSIGNMENT = "attention"
 SOURCE_NOTEBOOK = f"source/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
+"""The first exercise's names, for the verbs that still take one assignment (the demo, Gradescope, their tests);
+the build reads none of them: it builds every exercise grader.exercises declares."""
 
 COLAB_PLACEHOLDER_REPO = "attention-kit/attention-kit"
 """What COLAB_REPO says until an instructor sets it: `make build` warns loudly while they are equal."""
@@ -37,6 +39,5 @@ EXPORT_TAG = "export"
 
 SELFCHECK_CELL = "selfcheck"
 """The provided code cell that holds the public self-check module inside the notebook."""
-SELFCHECK_MODULE = f"source/{ASSIGNMENT}/selfcheck.py"
-SELFCHECK_FILES = ("selfcheck.py", "conftest.py", "test_attention.py")
-"""The pytest self-check in source/<assignment>/, copied beside the released notebook and the exercise module."""
+SELFCHECK_MODULE = "selfcheck.py"
+"""The public self-check module in source/<assignment>/ (one of the exercise's `selfcheck_files`)."""

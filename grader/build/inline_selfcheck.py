@@ -22,18 +22,19 @@ def rules_table() -> str:
     return text[text.index('"""', 3) + 3:].lstrip("\n")
 
 
-def selfcheck_source() -> str:
+def selfcheck_source(assignment: str) -> str:
     """source/<assignment>/selfcheck.py with the grading rules' table put between its markers and the course's
     own words in place of their placeholders."""
-    text = filled((ROOT / SELFCHECK_MODULE).read_text(encoding="utf-8"))
+    text = filled((ROOT / "source" / assignment / SELFCHECK_MODULE).read_text(encoding="utf-8"))
     start, end = text.index(RULES_START) + len(RULES_START), text.index(RULES_END)
     return (text[:start] + rules_table() + text[end:]).rstrip("\n")
 
 
 def inline_selfcheck(nb: NotebookNode, path: str) -> NotebookNode:
+    """`path` is the source notebook's, source/<assignment>/<assignment>.ipynb: its folder's self-check goes in."""
     cells = [cell for cell in nb.cells if cell.get("id") == SELFCHECK_CELL]
     if len(cells) != 1:
         raise ValueError(f"{path}: expected one code cell with id {SELFCHECK_CELL!r} for the self-check module")
-    cells[0].source = selfcheck_source()
+    cells[0].source = selfcheck_source(path.split("/")[-2])
     cells[0].metadata["cellView"] = "form"
     return nb

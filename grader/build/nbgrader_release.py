@@ -12,13 +12,13 @@ from pathlib import Path
 
 from nbformat import NotebookNode
 
-from grader.build.config import ASSIGNMENT, ROOT
+from grader.build.config import ROOT
 from grader.build.read_write import read_notebook
 from grader.errors import NbgraderFailed
 from grader.process import nbgrader_env
 
 
-def generate_assignment(*, record_db: bool) -> NotebookNode:
+def generate_assignment(assignment: str, *, record_db: bool) -> NotebookNode:
     """Run nbgrader from the course directory (the repo root) into a scratch release folder.
 
     With record_db the assignment's cells, hidden tests included, are saved into the course's
@@ -27,7 +27,7 @@ def generate_assignment(*, record_db: bool) -> NotebookNode:
     """
     with tempfile.TemporaryDirectory(prefix="attention-kit-release-") as scratch:
         command = [
-            sys.executable, "-m", "nbgrader", "generate_assignment", ASSIGNMENT, "--force",
+            sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force",
             f"--CourseDirectory.release_directory={scratch}", "--log-level=WARN",
         ]
         if not record_db:
@@ -35,4 +35,4 @@ def generate_assignment(*, record_db: bool) -> NotebookNode:
         done = subprocess.run(command, cwd=ROOT, env=nbgrader_env(), capture_output=True, text=True)
         if done.returncode != 0:
             raise NbgraderFailed(f"nbgrader generate_assignment failed:\n{done.stdout}{done.stderr}", done.returncode)
-        return read_notebook(Path(scratch) / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+        return read_notebook(Path(scratch) / assignment / f"{assignment}.ipynb")

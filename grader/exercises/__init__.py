@@ -64,7 +64,7 @@ class Exercise:
         return sum(part.points for part in self.parts)
 
 
-NAMES: tuple[str, ...] = ("attention",)
+NAMES: tuple[str, ...] = ("attention", "kv_cache")
 """The declared exercises, in the order a course teaches them: each is the module `grader.exercises.<name>`,
 whose `EXERCISE` is its declaration."""
 
@@ -72,7 +72,7 @@ whose `EXERCISE` is its declaration."""
 def exercise(name: str) -> Exercise:
     if name not in NAMES:
         raise KeyError(f"no exercise named {name!r}; the declared ones are {', '.join(NAMES)}")
-    return importlib.import_module(f"{__name__}.{name}").EXERCISE
+    return _DECLARATIONS[name]
 
 
 def exercises() -> tuple[Exercise, ...]:
@@ -85,3 +85,8 @@ def of_part(part_id: str) -> Exercise:
     if not found:
         raise KeyError(f"no exercise declares a part {part_id!r}")
     return found[0]
+
+
+_DECLARATIONS: dict[str, Exercise] = {name: importlib.import_module(f"{__name__}.{name}").EXERCISE for name in NAMES}
+"""Every declaration, loaded with this package: a grading worker reads them after its confinement, where an import
+fails (it ended the worker, and every part of an honest hand-in scored 0 as `tampering`)."""

@@ -17,7 +17,7 @@ from grader.build import TARGETS, render
 from grader.build.clear_hidden_tests import clear_hidden_tests
 from grader.build.clear_outputs import clear_outputs
 from grader.build.colab_badge import colab_badge, colab_url
-from grader.build.config import COLAB_PLACEHOLDER, ROOT, SOURCE_NOTEBOOK
+from grader.build.config import COLAB_PLACEHOLDER, ROOT
 from grader.build.python_module import python_module
 from grader.build.read_write import notebook_bytes
 from grader.build.strip_solution_markers import strip_solution_markers
@@ -41,6 +41,17 @@ PITFALLS = {
     "the mask sliced to the current length": ("max_seq_len", "长度为 T"),
     "scaling by √head_dim, not √dim": ("√head_dim", "not √dim"),
 }
+
+KV_CACHE_PITFALLS = {
+    "repeat, not repeat_interleave: the groups mixed up": ("x.repeat(1, n_rep, 1, 1)", "h // n_rep", "h % H_kv"),
+    "the cache on the given device": ("device=device",),
+    "only what was written read back": ("max_seq_len", "start_pos + T"),
+    "wk and wv sized by n_kv_heads": ("wk", "n_kv_heads", "not n_heads"),
+    "the causal mask offset by start_pos": ("start_pos + i", "(T, T)"),
+    "the mask on the input's device": ("device=x.device",),
+    "scaling by √head_dim, not √dim": ("√head_dim", "not √dim"),
+}
+"""The second exercise's mistakes (issue 45), each named by one TODO block as the first exercise's are."""
 
 
 def code_text(nb: nbformat.NotebookNode) -> str:
@@ -90,11 +101,6 @@ def load_module(path: Path, name: str):
 
 
 @pytest.fixture(scope="module")
-def source() -> nbformat.NotebookNode:
-    return nbformat.read(ROOT / SOURCE_NOTEBOOK, as_version=4)
-
-
-@pytest.fixture(scope="module")
 def release() -> nbformat.NotebookNode:
     return nbformat.read(RELEASE, as_version=4)
 
@@ -112,9 +118,9 @@ def fresh_build(tmp_path_factory) -> Path:
 # --- the build as a whole -------------------------------------------------------------------------
 
 
-GENERATED = [target.path for target in TARGETS] + list(build.COPIES) + [SOURCE_NOTEBOOK]
-"""Every file the build writes: the targets, the pytest self-check copied beside them, and the source
-notebook's self-check cell, inlined from source/attention/selfcheck.py."""
+GENERATED = [target.path for target in TARGETS] + list(build.COPIES) + list(build.SOURCE_NOTEBOOKS)
+"""Every file the build writes: the targets, the pytest self-check copied beside them, and each source
+notebook's self-check cell, inlined from source/<assignment>/selfcheck.py."""
 
 
 @pytest.mark.e2e
@@ -162,15 +168,32 @@ def test_check_mode_reports_differences_and_writes_nothing(tmp_path, monkeypatch
 # --- what students get ----------------------------------------------------------------------------
 
 
-def test_no_solution_line_reaches_students(source, release):
+@pytest.mark.parametrize("exercise", ["attention", "kv_cache"])
+def test_no_solution_line_reaches_students(exercise):
     """Is every line of every solution region absent from the release notebook and from exercises/?"""
-    lines = solution_lines(source)
-    assert len(lines) >= 20, f"only {len(lines)} solution lines found: is the region parser broken?"
-    published = SOLUTIONS_PY.read_text(encoding="utf-8")
+    lines = solution_lines(nbformat.read(ROOT / f"source/{exercise}/{exercise}.ipynb", as_version=4))
+    assert len(lines) >= 15, f"only {len(lines)} solution lines found: is the region parser broken?"
+    published = (ROOT / f"solutions/{exercise}/{exercise}.py").read_text(encoding="utf-8")
     assert [line for line in lines if line not in published] == [], "the solutions module lost solution lines"
-    for name, text in (("release notebook", all_text(release)), ("exercises module", EXERCISES.read_text(encoding="utf-8"))):
+    release = nbformat.read(ROOT / f"release/{exercise}/{exercise}.ipynb", as_version=4)
+    module = (ROOT / f"exercises/{exercise}/{exercise}.py").read_text(encoding="utf-8")
+    for name, text in (("release notebook", all_text(release)), ("exercises module", module)):
         leaked = [line for line in lines if line in text]
         assert leaked == [], f"solution code in the {name}: {leaked}"
+
+
+@pytest.mark.parametrize("exercise", ["attention", "kv_cache"])
+def test_every_declared_exercise_is_built_from_its_own_source(exercise):
+    """Does the build write each exercise's notebook, modules and self-check files, each module headed by its own
+    exercise's docstring, so that one build serves every assignment of the course?"""
+    written = {target.path for target in TARGETS} | set(build.COPIES)
+    assert {f"release/{exercise}/{exercise}.ipynb", f"exercises/{exercise}/{exercise}.py",
+            f"solutions/{exercise}/{exercise}.ipynb", f"solutions/{exercise}/{exercise}.py",
+            f"release/{exercise}/selfcheck.py", f"release/{exercise}/conftest.py",
+            f"release/{exercise}/test_{exercise}.py", f"exercises/{exercise}/test_{exercise}.py"} <= written
+    for folder, words in (("exercises", f"练习 `{exercise}`"), ("solutions", f"the `{exercise}` assignment")):
+        head = (ROOT / f"{folder}/{exercise}/{exercise}.py").read_text(encoding="utf-8").split('"""')[1]
+        assert words in head and f"source/{exercise}/{exercise}.ipynb" in head, head
 
 
 @pytest.mark.parametrize("where", ["release", "exercises"])
@@ -183,10 +206,23 @@ def test_every_pitfall_has_a_todo_marker(release, where, pitfall):
         f"no TODO block in {where} names the pitfall {pitfall!r} (phrases {phrases})")
 
 
-def test_every_solution_region_follows_a_todo(source):
+@pytest.mark.parametrize("where", ["release", "exercises"])
+@pytest.mark.parametrize("pitfall", KV_CACHE_PITFALLS, ids=list(KV_CACHE_PITFALLS))
+def test_every_kv_cache_pitfall_has_a_todo_marker(where, pitfall):
+    """Does one TODO comment block of the second exercise name each of its mistakes, where students read it?"""
+    path = "release/kv_cache/kv_cache.ipynb" if where == "release" else "exercises/kv_cache/kv_cache.py"
+    text = (code_text(nbformat.read(ROOT / path, as_version=4)) if where == "release"
+            else (ROOT / path).read_text(encoding="utf-8"))
+    phrases = KV_CACHE_PITFALLS[pitfall]
+    assert any(all(phrase in block for phrase in phrases) for block in todo_blocks(text)), (
+        f"no TODO block in {where} names the pitfall {pitfall!r} (phrases {phrases})")
+
+
+@pytest.mark.parametrize("exercise", ["attention", "kv_cache"])
+def test_every_solution_region_follows_a_todo(exercise):
     """Is each `### BEGIN SOLUTION` directly preceded by a TODO comment block (so the stub keeps it)?"""
     regions = 0
-    for cell in source.cells:
+    for cell in nbformat.read(ROOT / f"source/{exercise}/{exercise}.ipynb", as_version=4).cells:
         lines = cell.source.splitlines()
         for index, line in enumerate(lines):
             if line.strip() == "### BEGIN SOLUTION":

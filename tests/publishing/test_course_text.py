@@ -6,8 +6,9 @@ import copy
 
 import pytest
 
-from grader.build import TARGETS
-from grader.build.config import COURSE_TEXT, ROOT, SOURCE_NOTEBOOK
+from grader.build import targets
+from grader.build.config import COURSE_TEXT, ROOT
+from grader.exercises import exercises
 from grader.build.inline_selfcheck import inline_selfcheck, selfcheck_source
 from grader.build.read_write import read_notebook
 from grader.build.student_readme import student_readme
@@ -16,7 +17,8 @@ pytestmark = pytest.mark.unit
 
 SHIPPED_WORDS = ("实验 07", "Happy-LLM 笔记", "the Happy-LLM notes")
 """The words this course ships with, as docs/instructors/publishing.md lists them."""
-SOURCES = [SOURCE_NOTEBOOK, "source/attention/selfcheck.py", "source/attention/README.md"]
+SOURCES = [f"source/{name}/{file}" for name in ("attention", "kv_cache")
+           for file in (f"{name}.ipynb", "selfcheck.py", "README.md")]
 
 
 @pytest.mark.parametrize("path", SOURCES)
@@ -37,22 +39,31 @@ def test_the_published_notebook_and_self_check_hold_the_words_and_no_placeholder
         assert not [placeholder for placeholder in COURSE_TEXT if placeholder in text], path
     assert "因果掩码（causal mask，实验 07 里叫“遮罩”）" in (ROOT / "release/attention/attention.ipynb").read_text(
         encoding="utf-8")
+    for path in ("release/kv_cache/kv_cache.ipynb", "solutions/kv_cache/kv_cache.ipynb"):  # it names the lab only
+        text = (ROOT / path).read_text(encoding="utf-8")
+        assert "实验 07 里的那个" in text and not [placeholder for placeholder in COURSE_TEXT if placeholder in text]
 
 
 def test_another_course_sets_its_words_once_and_every_target_follows(monkeypatch):
     words = {"COURSE_LAB": "Lab 3", "COURSE_NOTES_ZH": "讲义", "COURSE_NOTES_EN": "the lecture notes"}
     for placeholder, value in words.items():
         monkeypatch.setitem(COURSE_TEXT, placeholder, value)
-    source = inline_selfcheck(read_notebook(ROOT / SOURCE_NOTEBOOK), SOURCE_NOTEBOOK)  # as render() reads it
-    written = {target.path: target.write(_stepped(copy.deepcopy(source), target), target.path).decode("utf-8")
-               for target in TARGETS}
-    written["selfcheck.py"], written["README.md"] = selfcheck_source(), student_readme().decode("utf-8")
+    written = {}
+    for exercise in exercises():
+        name, notebook = exercise.name, exercise.source_notebook
+        source = inline_selfcheck(read_notebook(ROOT / notebook), notebook)  # as render() reads it
+        written.update({target.path: target.write(_stepped(copy.deepcopy(source), target), target.path).decode("utf-8")
+                        for target in targets(exercise)})
+        written[f"{name}/selfcheck.py"] = selfcheck_source(name)
+        written[f"{name}/README.md"] = student_readme(name).decode("utf-8")
+    assert {path.split("/")[1] for path in written if path.startswith("release/")} == {"attention", "kv_cache"}
     for path, text in written.items():
         assert not [old for old in SHIPPED_WORDS if old in text], path
         assert not [placeholder for placeholder in words if placeholder in text], path
     for path in ("release/attention/attention.ipynb", "solutions/attention/attention.ipynb"):
         assert "causal mask，Lab 3 里叫" in written[path] and "讲义里的" in written[path], path
-    assert "the lecture notes' n_embd" in written["selfcheck.py"]
+    assert "the lecture notes' n_embd" in written["attention/selfcheck.py"]
+    assert "Lab 3 里的那个" in written["release/kv_cache/kv_cache.ipynb"]
 
 
 def _stepped(nb, target):

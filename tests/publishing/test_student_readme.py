@@ -7,21 +7,28 @@ import re
 import pytest
 
 from grader.build.colab_badge import colab_url
-from grader.build.student_readme import SOURCE, TARGET, student_readme
+from grader.build.student_readme import source, student_readme, target
 from grader.build.config import COLAB_PLACEHOLDER, ROOT
 
 pytestmark = pytest.mark.unit
 
+EXERCISES = ("attention", "kv_cache")
+"""Every exercise has its students' README (written here, not read from grader.exercises: a declared exercise
+without one must fail these tests, not drop out of them)."""
+SOURCE, TARGET = source("attention"), target("attention")
 
-def test_the_build_writes_it_into_the_release_with_the_notebooks_colab_link():
-    text = student_readme().decode("utf-8")
-    assert f"]({colab_url('release/attention/attention.ipynb')})" in text
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_the_build_writes_it_into_the_release_with_the_notebooks_colab_link(name):
+    text = student_readme(name).decode("utf-8")
+    assert f"]({colab_url(f'release/{name}/{name}.ipynb')})" in text
     assert COLAB_PLACEHOLDER not in text
-    assert (ROOT / TARGET).read_text(encoding="utf-8") == text  # what is published is what the build makes
+    assert (ROOT / target(name)).read_text(encoding="utf-8") == text  # what is published is what the build makes
 
 
-def test_it_is_chinese_first_then_english_and_covers_colab_the_self_check_and_grading():
-    text = (ROOT / TARGET).read_text(encoding="utf-8")
+@pytest.mark.parametrize("name", EXERCISES)
+def test_it_is_chinese_first_then_english_and_covers_colab_the_self_check_and_grading(name):
+    text = (ROOT / target(name)).read_text(encoding="utf-8")
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings and all(re.match(r"## [\u4e00-\u9fff]", heading) and "·" in heading for heading in headings)
     for topic in ("Colab", "self-check", "What is graded", "python -m pytest"):
@@ -36,21 +43,23 @@ def test_a_source_without_the_colab_placeholder_is_refused(tmp_path, monkeypatch
     (tmp_path / SOURCE).write_text("# no link\n", encoding="utf-8")
     monkeypatch.setattr(module, "ROOT", tmp_path)
     with pytest.raises(ValueError, match="COLAB_URL"):
-        module.student_readme()
+        module.student_readme("attention")
 
 
-def test_it_gives_downloads_that_exist_on_github():
+@pytest.mark.parametrize("name", EXERCISES)
+def test_it_gives_downloads_that_exist_on_github(name):
     """GitHub downloads no folder: each file's own page (a relative link, beside the README) or the zip of the
     published repository (COLAB_REPO at COLAB_BRANCH, the placeholder as shipped)."""
-    text = (ROOT / TARGET).read_text(encoding="utf-8")
+    text = (ROOT / target(name)).read_text(encoding="utf-8")
     assert "Download this whole folder" not in text and "下载整个文件夹" not in text
     assert text.count("](https://github.com/attention-kit/attention-kit/archive/refs/heads/main.zip)") == 2  # zh, en
-    for name in ("attention.ipynb", "selfcheck.py", "conftest.py", "test_attention.py"):
-        assert f"[{name}]({name})" in text and (ROOT / TARGET).with_name(name).is_file(), name
+    for file in (f"{name}.ipynb", "selfcheck.py", "conftest.py", f"test_{name}.py"):
+        assert f"[{file}]({file})" in text and (ROOT / target(name)).with_name(file).is_file(), file
 
 
-def test_it_says_that_unfinished_parts_fail():
-    text = (ROOT / TARGET).read_text(encoding="utf-8")
+@pytest.mark.parametrize("name", EXERCISES)
+def test_it_says_that_unfinished_parts_fail(name):
+    text = (ROOT / target(name)).read_text(encoding="utf-8")
     assert "还没做完的部分，检查会失败" in text and "Checks of the parts you have not done yet fail" in text
 
 
@@ -61,4 +70,4 @@ def test_a_source_without_the_zip_placeholder_is_refused(tmp_path, monkeypatch):
     (tmp_path / SOURCE).write_text("[Colab](COLAB_URL), no download\n", encoding="utf-8")
     monkeypatch.setattr(module, "ROOT", tmp_path)
     with pytest.raises(ValueError, match="REPOSITORY_ZIP_URL"):
-        module.student_readme()
+        module.student_readme("attention")

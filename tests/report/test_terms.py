@@ -1,7 +1,7 @@
 """Does everything a student reads keep to one term per concept, as docs/terms.md lists them?
 
-The texts: the source notebook (its prose, TODOs and the inlined self-check), the mistake catalog, the
-self-check module, the checks' titles and every grader module whose sentences reach a report or a
+The texts: the source notebooks of both exercises (their prose, TODOs and the inlined self-check), the mistake
+catalog, the self-check modules, the checks' titles and every grader module whose sentences reach a report or a
 feedback page. The exception docs/terms.md names (the notebook's one note tying 掩码 to the lab's 遮罩)
 is allowed once, in the notebook only.
 """
@@ -36,15 +36,17 @@ def never_written() -> list[str]:
     return [term for row in rows[2:] for term in re.findall(r"「([^」]+)」", row[column])]
 
 
-def notebook_text() -> str:
-    """The source notebook as the build writes it for students: the course's own words in place (COURSE_TEXT)."""
-    nb = json.loads((ROOT / "source" / "attention" / "attention.ipynb").read_text(encoding="utf-8"))
+def notebook_text(exercise: str = "attention") -> str:
+    """A source notebook as the build writes it for students: the course's own words in place (COURSE_TEXT)."""
+    nb = json.loads((ROOT / "source" / exercise / f"{exercise}.ipynb").read_text(encoding="utf-8"))
     return filled("\n".join("".join(cell["source"]) for cell in nb["cells"]))
 
 
 def student_texts() -> dict[str, str]:
     catalog = json.loads((ROOT / "grader" / "mistakes.json").read_text(encoding="utf-8"))
     texts = {"notebook": notebook_text().replace(NOTE, "", 1),
+             "kv_cache notebook": notebook_text("kv_cache"),
+             "kv_cache selfcheck": (ROOT / "source" / "kv_cache" / "selfcheck.py").read_text(encoding="utf-8"),
              "catalog": json.dumps(catalog, ensure_ascii=False),
              "selfcheck": (ROOT / "source" / "attention" / "selfcheck.py").read_text(encoding="utf-8"),
              "check titles": "\n".join(f"{c.title_zh} {c.title_en}" for c in checks_for(exercise=EXERCISE))}

@@ -7,7 +7,6 @@ built once and cached under /tmp (the grader, nbgrader and this repository are n
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -17,7 +16,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from support import e2e_tools
+from support import public_selfcheck
+from support.public_selfcheck import clean_env, selfcheck
 from grader.catalog import catalog
 from support.paths import ROOT
 
@@ -44,27 +44,12 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="session")
 def colab_python() -> Path:
-    """A venv with only the Colab-like packages (e2e_tools.COLAB_PACKAGES), made by `make test-setup`."""
-    python = e2e_tools.colab_python()
-    if python is None:
-        pytest.skip(f"no Colab-like venv at {e2e_tools.COLAB_VENV}: {e2e_tools.SETUP_HINT}")
-    return python
+    return public_selfcheck.colab_python()
 
 
 @pytest.fixture
 def release_copy(tmp_path) -> Path:
-    folder = tmp_path / "attention"
-    shutil.copytree(RELEASE, folder)
-    return folder
-
-
-def clean_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ATTENTION_IMPL", "VIRTUAL_ENV")}
-
-
-def selfcheck(python: Path, folder: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=folder,
-                          env=clean_env(), capture_output=True, text=True, timeout=300)
+    return public_selfcheck.release_copy("attention", tmp_path)
 
 
 @pytest.mark.unit
