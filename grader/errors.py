@@ -17,6 +17,13 @@ class UsageError(GraderError):
     exit_code = 2
 
 
+class NoGraders(GraderError):
+    """An exercise declared before all its parts have hidden graders (a lab being written): nothing of it is graded,
+    rather than a score made of the parts that happen to have checks."""
+
+    exit_code = 2
+
+
 class CourseError(GraderError):
     """The nbgrader course cannot be graded this way (no such assignment in the gradebook, no grading
     step in its configuration, no submitted notebooks)."""

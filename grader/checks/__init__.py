@@ -11,6 +11,7 @@ Each part of an exercise (grader.exercises) has one package here named after the
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import random
 from dataclasses import dataclass, field
 from typing import Callable
@@ -21,6 +22,7 @@ from grader.checks import secret as grading_secret
 from grader.checks.student_code import StudentCode
 from grader.exercises import Exercise, exercises, of_part
 from grader.rules import Violation
+from grader.errors import NoGraders
 
 PARTS = {part.id: part.label for each in exercises() for part in each.parts}  # part id -> its heading
 
@@ -120,8 +122,15 @@ def checks_for(part: str | None = None, visibility: str | None = None, *, exerci
     check can read)."""
     if exercise is None and part is None:
         raise TypeError("checks_for needs an exercise or a part")
+    exercise = exercise or of_part(part)
+    missing = [p.id for p in exercise.parts if importlib.util.find_spec(f"grader.checks.{p.id}") is None]
+    if missing and (part is None or part in missing):
+        raise NoGraders(f"the exercise {exercise.name!r} has no hidden graders yet for "
+                        f"{', '.join(f'grader/checks/{each}/' for each in missing)}")
     ordered = []
-    for declared in (exercise or of_part(part)).parts:
+    for declared in exercise.parts:
+        if declared.id in missing:
+            continue
         package = importlib.import_module(f"grader.checks.{declared.id}")  # importing registers its checks
         registered = {c.id: c for c in REGISTRY if c.part == declared.id}
         if set(registered) != set(package.ORDER):

@@ -2,6 +2,9 @@
 import pytest
 
 from grader import exercises
+from grader.checks import checks_for
+from grader.errors import NoGraders
+from grader.exercises import Exercise, Part
 from support.paths import ROOT
 
 pytestmark = pytest.mark.unit
@@ -29,3 +32,13 @@ def test_each_exercise_has_its_source_notebook_and_self_check(exercise):
     numbers = [part.number for part in exercise.parts]
     assert numbers == list(range(1, len(numbers) + 1))
     assert len(set(exercise.graded_names)) == len(exercise.parts)
+
+
+def test_an_exercise_whose_parts_lack_graders_is_refused_whole_naming_what_is_missing():
+    """A lab being written grades nothing rather than the parts that happen to have checks."""
+    attention = exercises.exercise("attention")
+    half = Exercise("half", (attention.parts[0], Part("unwritten", 2, "Later", "", "later", "later_tests", 5.0, "part2")),
+                    (), "", (), ())
+    with pytest.raises(NoGraders, match="grader/checks/unwritten/"):
+        checks_for(exercise=half)
+    assert [c.part for c in checks_for("sdpa")] == ["sdpa"] * len(checks_for("sdpa"))
