@@ -64,7 +64,7 @@ class Exercise:
         return sum(part.points for part in self.parts)
 
 
-NAMES: tuple[str, ...] = ("attention",)
+NAMES: tuple[str, ...] = ("attention", "kv_cache")
 """The declared exercises, in the order a course teaches them: each is the module `grader.exercises.<name>`,
 whose `EXERCISE` is its declaration."""
 
