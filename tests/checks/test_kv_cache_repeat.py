@@ -24,6 +24,10 @@ KV_CACHE = SUBMISSIONS / "kv_cache"
 CORRECT = sorted((KV_CACHE / "correct").glob("*.py"))
 MUTANTS = [path for path in sorted((KV_CACHE / "mutants").glob("*.py")) if header(path, "part") == "repeat"]
 STUBS = KV_CACHE / "mutants" / "not-implemented.py"  # the notebook's three stubs, untouched
+PLAIN = KV_CACHE / "correct" / "repeat_interleave_slice_plain.py"
+PLAIN_BODY = """    if n_rep == 1:
+        return x
+    return torch.repeat_interleave(x, n_rep, dim=1)  # (B, H, T, d)"""
 
 
 @functools.cache
@@ -94,3 +98,68 @@ def test_an_exercise_with_a_part_without_graders_fails_loudly_and_a_part_alone_g
 @pytest.mark.unit
 def test_the_ids_part_one_names_are_in_the_catalog():
     assert {header(path, "expect") for path in MUTANTS} <= set(catalog())
+
+
+def with_repeat_kv(tmp_path: Path, name: str, body: str) -> Path:
+    """The plain honest hand-in with repeat_kv's body replaced (its other parts unchanged)."""
+    source = PLAIN.read_text(encoding="utf-8")
+    assert source.count(PLAIN_BODY) == 1
+    path = tmp_path / f"{name}.py"
+    path.write_text(source.replace(PLAIN_BODY, body), encoding="utf-8")
+    return path
+
+
+def failed_checks(report: dict) -> dict[str, list[str]]:
+    return {c["id"]: c["mistakes"] for c in report["checks"] if not c["passed"]}
+
+
+def test_a_head_map_made_on_the_cpu_that_indexes_the_input_keeps_full_marks(tmp_path):
+    """Honest: CUDA tensors take CPU indices, so the stand-ins for a GPU must not refuse it."""
+    report = graded(with_repeat_kv(tmp_path, "cpu_head_map", "    head_map = torch.arange(x.size(1) * n_rep) // n_rep\n"
+                                                             "    return x[:, head_map]"))
+    assert report["score"] == 4.0, failures(report)
+
+
+def test_repeating_along_the_positions_is_the_wrong_shape_and_nothing_else_is_blamed_on_it(tmp_path):
+    report = graded(with_repeat_kv(tmp_path, "positions", "    return torch.repeat_interleave(x, n_rep, dim=2)"))
+    shapes = next(c for c in report["checks"] if c["id"] == "repeat.shapes")
+    assert shapes["mistakes"] == ["wrong-return"] and "should have shape (2, 8, 5, 8), got (2, 2, 20, 8)" in shapes["message_en"]
+    gradients = next(c for c in report["checks"] if c["id"] == "repeat.gradients")
+    assert gradients["mistakes"] == [] and "see repeat.shapes" in gradients["message_en"]  # no raw autograd error
+
+
+def test_an_output_made_on_the_cpu_costs_the_device_points_alone(tmp_path):
+    """A GPU copies x into a CPU tensor without a word: only the stand-ins' report of the output's device shows it."""
+    report = graded(with_repeat_kv(tmp_path, "cpu_output", "    B, H_kv, T, d = x.shape\n"
+                                                           "    out = torch.zeros(B, H_kv * n_rep, T, d)\n"
+                                                           "    out[:] = x.repeat_interleave(n_rep, dim=1)\n"
+                                                           "    return out"))
+    assert failed_checks(report) == {"repeat.device": ["hardcoded-device"]}
+    assert report["score"] == 3.5
+
+
+def test_values_taken_out_to_python_earn_nothing(tmp_path):
+    """x.tolist() answers from the decoys the worker traced on: the graph does not follow the parent's inputs."""
+    report = graded(with_repeat_kv(tmp_path, "python_values", "    return torch.tensor(x.tolist()).repeat_interleave(n_rep, 1)"))
+    assert report["score"] == 0.0 and "untraceable" in report["mistakes"], failures(report)
+
+
+def test_an_import_in_repeat_kv_breaks_the_rules_and_zeroes_the_part(tmp_path):
+    report = graded(with_repeat_kv(tmp_path, "import_os", "    import os\n    return x.repeat_interleave(n_rep, 1)"))
+    assert report["score"] == 0.0
+    assert failed_checks(report)["repeat.rules"] == ["forbidden-import"]
+
+
+@pytest.mark.parametrize("layer", ["every rule on", "only the judge"])
+def test_the_built_in_attention_in_repeat_kv_zeroes_the_part(tmp_path, monkeypatch, request, layer):
+    """The static rule, the worker's refusal or, with both off, the judge reading the graph: the part scores 0."""
+    path = with_repeat_kv(tmp_path, "built_in", "    F.scaled_dot_product_attention(x, x, x)\n"
+                                                "    return x.repeat_interleave(n_rep, 1)")
+    if layer == "only the judge":
+        request.getfixturevalue("rules_bypassed")
+        report = grade_submission(path, checks=checks_for("repeat"))  # afresh: the cache's key holds no switch
+        assert failed_checks(report)["repeat.own_implementation"] == ["forbidden-api"]
+    else:
+        report = graded(path)
+        assert failed_checks(report)["repeat.rules"] == ["forbidden-api"]
+    assert report["score"] == 0.0
