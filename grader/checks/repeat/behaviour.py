@@ -18,7 +18,7 @@ def shapes(ctx: Context) -> Outcome:
     failures = [problem for _, problem in probe_shapes(ctx) if problem]
     if failures:
         return failures[0]
-    return passed("所有形状（n_rep = 1、只有一个键/值头、T = 1、长序列、宽度不是 2 的幂）都正确。",
+    return passed("所有形状（n_rep = 1、只有一个键／值头、T = 1、长序列、宽度不是 2 的幂）都正确。",
                   "All shapes right (n_rep = 1, one key/value head, T = 1, long T, a width that is not a power of 2).")
 
 
@@ -45,7 +45,7 @@ def compare(answer: dict, x: torch.Tensor, n_rep: int, label_zh: str, label_en: 
         actual, reference.repeat_kv(x.double(), n_rep, tile=True), atol, rtol)
     error, index = where_largest(actual, expected)
     zh = (f"{label_zh}：输出的第 0…{H_kv * n_rep - 1} 个头依次是输入的第 {heads_words(found)} 个头，应为 "
-          f"{heads_words(grouped)}（第 h 个头是输入的第 h // n_rep 个头，相邻的 n_rep 个查询头共用一个键/值头）；"
+          f"{heads_words(grouped)}（第 h 个头是输入的第 h // n_rep 个头，相邻的 n_rep 个查询头共用一个键／值头）；"
           f"最大误差 {error:.3g}（位置 {index}）。")
     en = (f"{label_en}: output heads 0…{H_kv * n_rep - 1} hold input heads {heads_words(found)}, expected "
           f"{heads_words(grouped)} (head h is input head h // n_rep: each group of n_rep consecutive query heads shares "
@@ -63,7 +63,7 @@ def compare(answer: dict, x: torch.Tensor, n_rep: int, label_zh: str, label_en: 
 
 
 @check("repeat.values", part="repeat", points=1.5, visibility="hidden",
-       title_zh="每个输出头是它那一组的键/值头（与 float64 参考一致）",
+       title_zh="每个输出头是它那一组的键／值头（与 float64 参考一致）",
        title_en="each output head is its group's key/value head (matches a float64 reference)")
 def values(ctx: Context) -> Outcome:
     # every layout real use hands over (keys after view(B, T, H_kv, d).transpose(1, 2), and contiguous), in training
@@ -76,13 +76,13 @@ def values(ctx: Context) -> Outcome:
         problem = problem or compare(answer, x, n_rep, *label)
         if problem:
             return problem
-    return passed("每个输出头都是它那一组的键/值头（n_rep 为 1 到 4，连续与非连续输入，训练与推理）。",
+    return passed("每个输出头都是它那一组的键／值头（n_rep 为 1 到 4，连续与非连续输入，训练与推理）。",
                   "Every output head is its group's key/value head (n_rep from 1 to 4, contiguous and non-contiguous "
                   "inputs, training and inference).")
 
 
 @check("repeat.gradients", part="repeat", points=0.5, visibility="hidden",
-       title_zh="梯度传回 x（每个键/值头收到它那一组的梯度之和）",
+       title_zh="梯度传回 x（每个键／值头收到它那一组的梯度之和）",
        title_en="gradients reach x (each key/value head gets the sum over its group)")
 def gradients(ctx: Context) -> Outcome:
     outcome = named_backward(ctx, "repeat", _gradients(ctx))
@@ -113,6 +113,6 @@ def _gradients(ctx: Context) -> Outcome:
         problem = compare_gradients(["x"], answer.get("grads") or [None], expected, tolerance)
         if problem:
             return problem
-    return passed("x 的梯度与参考一致：每个键/值头收到它那一组查询头的梯度之和。",
+    return passed("x 的梯度与参考一致：每个键／值头收到它那一组查询头的梯度之和。",
                   "The gradient for x matches the reference: each key/value head gets the sum over its group of "
                   "query heads.")
