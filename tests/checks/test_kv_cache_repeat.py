@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from grader.catalog import catalog, explain
-from grader.checks import checks_for
+from grader.checks import checks_for, secret
 from grader.exercises import Exercise, Part, exercise
 from grader.grade import grade_submission
 from support.hand_ins import header
@@ -163,3 +163,15 @@ def test_the_built_in_attention_in_repeat_kv_zeroes_the_part(tmp_path, monkeypat
         report = graded(path)
         assert failed_checks(report)["repeat.rules"] == ["forbidden-api"]
     assert report["score"] == 0.0
+
+
+@pytest.mark.parametrize("name", ["correct/stack_groups_provided_sdpa_for_the_prompt", "mutants/repeat-kv-order__2",
+                                  "mutants/python-loop__3"])
+def test_the_verdict_is_the_same_under_two_grading_secrets(monkeypatch, name):
+    """Sizes, layouts, regimes and values are drawn per grading (grader/checks/secret.py): none may change a verdict."""
+    verdicts = []
+    for drawn in (11, 987654321):
+        monkeypatch.setattr(secret, "FIXED_FOR_TESTS", drawn)
+        report = grade_submission(KV_CACHE / f"{name}.py", checks=checks_for("repeat"))  # afresh: no cache holds a secret
+        verdicts.append((report["score"], report["mistakes"]))
+    assert verdicts[0] == verdicts[1]
