@@ -35,6 +35,7 @@ NEW_ROOT = "_enter_new_root(libc, limits.visible, cuda, read_only=\"read-only-bi
 ALONE = "tests/sandbox/test_sandbox_layers_alone.py::test_the_"
 RULES_OFF = "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
 KV_SELFCHECK = "tests/student/test_kv_cache_selfcheck.py::test_each_mistake_of_the_lab_is_named_by_its_own_id"
+KV_REPEAT = "tests/checks/test_kv_cache_repeat.py::"
 MUTATIONS = [
     Mutation("causal-exactness", "grader/checks/sdpa/behaviour.py",
              (("if (leaked != 0).any():", "if (leaked.abs() > 1e-6).any():"),),
@@ -885,6 +886,45 @@ MUTATIONS = [
     Mutation("kv-selfcheck-mask-offset", "release/kv_cache/selfcheck.py",
              (('    for variant in (("cache-mask-offset",) if start else ()) + _VARIANTS:', "    for variant in _VARIANTS:"),),
              (f"{KV_SELFCHECK}[cache-mask-offset]",), "unit"),
+    # issue 45: the kv_cache lab's Part 1 graders (grader/checks/repeat/) and the generic probe of a graded function
+    Mutation("repeat-kv-order-named", "grader/checks/repeat/behaviour.py",
+             (('failed(zh, en, ["repeat-kv-order"] if tiled else [])', "failed(zh, en, [])"),),
+             (f"{KV_REPEAT}test_a_part_one_mutant_loses_points_with_its_mistake_named_in_both_languages[repeat-kv-order]",
+              f"{KV_REPEAT}test_a_part_one_mutant_loses_points_with_its_mistake_named_in_both_languages[repeat-kv-order__2]"),
+             "sandbox"),
+    Mutation("repeat-values-compared", "grader/checks/repeat/behaviour.py",
+             (("        problem = problem or compare(answer, x, n_rep, *label)\n", "        problem = problem\n"),),
+             (f"{KV_REPEAT}test_the_tiled_order_says_which_heads_went_where",), "sandbox"),
+    Mutation("repeat-gradient-comparison", "grader/checks/repeat/behaviour.py",
+             (('problem = compare_gradients(["x"], answer.get("grads") or [None], expected, tolerance)', "problem = None"),),
+             (f"{KV_REPEAT}test_a_part_one_mutant_loses_points_with_its_mistake_named_in_both_languages[broken-grad]",),
+             "sandbox"),
+    Mutation("repeat-shape-structure", "grader/checks/repeat/probing.py",
+             (('    if tuple(item["shape"]) != tuple(expected):', "    if False:"),),
+             (f"{KV_REPEAT}test_repeating_along_the_positions_is_the_wrong_shape_and_nothing_else_is_blamed_on_it",),
+             "sandbox"),
+    Mutation("repeat-loop-grown", "grader/checks/repeat/runtime.py",
+             (("    return counted_loops(stages, count,", "    return counted_loops(stages[:1], count,"),),
+             (f"{KV_REPEAT}test_a_part_one_mutant_loses_points_with_its_mistake_named_in_both_languages[python-loop__3]",),
+             "sandbox"),
+    Mutation("repeat-device-judged", "grader/checks/repeat/runtime.py",
+             (("    return device_sweep(ctx, cases, run,", "    return Outcome(True) or device_sweep(ctx, cases, run,"),),
+             (f"{KV_REPEAT}test_an_output_made_on_the_cpu_costs_the_device_points_alone",), "sandbox"),
+    Mutation("repeat-forbidden-gate", "grader/checks/repeat/runtime.py",
+             (('    return forbidden_api_gate(ctx, "repeat")', '    return forbidden_api_gate(ctx, "sdpa")'),),
+             (f"{KV_REPEAT}test_the_built_in_attention_in_repeat_kv_zeroes_the_part[only the judge]",), "sandbox"),
+    Mutation("repeat-rules-gate", "grader/checks/repeat/runtime.py",
+             (('    return rules_gate(ctx, "repeat")', '    return rules_gate(ctx, "sdpa")'),),
+             (f"{KV_REPEAT}test_an_import_in_repeat_kv_breaks_the_rules_and_zeroes_the_part",), "sandbox"),
+    Mutation("function-probe-own-part", "grader/sandbox/requests.py",
+             (('    if getattr(request, "part", probe.part) != probe.part:', "    if False:"),),
+             ("tests/sandbox/test_probe_requests.py::test_a_request_of_another_probe_or_no_probe_is_a_grader_error",),
+             "unit"),
+    Mutation("exercise-without-graders-refused", "grader/checks/__init__.py",
+             (("    if missing and (part is None or part in missing):", "    if False:"),),
+             ("tests/report/test_exercises_declared.py::"
+              "test_an_exercise_whose_parts_lack_graders_is_refused_whole_naming_what_is_missing",
+              f"{KV_REPEAT}test_an_exercise_with_a_part_without_graders_fails_loudly_and_a_part_alone_grades"), "unit"),
 ]
 
 

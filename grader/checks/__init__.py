@@ -128,9 +128,9 @@ def checks_for(part: str | None = None, visibility: str | None = None, *, exerci
         raise NoGraders(f"the exercise {exercise.name!r} has no hidden graders yet for "
                         f"{', '.join(f'grader/checks/{each}/' for each in missing)}")
     ordered = []
-    for declared in exercise.parts:
-        if declared.id in missing:
-            continue
+    # a part's checks alone import that part's package alone: a part with graders is graded while the exercise's other
+    # parts have none yet, and the whole exercise is refused (NoGraders) until they all have
+    for declared in [each for each in exercise.parts if (part is None or each.id == part) and each.id not in missing]:
         package = importlib.import_module(f"grader.checks.{declared.id}")  # importing registers its checks
         registered = {c.id: c for c in REGISTRY if c.part == declared.id}
         if set(registered) != set(package.ORDER):

@@ -17,6 +17,7 @@ import inspect
 
 import torch
 
+from grader.exercises import exercises
 from grader.exercises.attention import GRADED_NAME
 from grader.graph import decode, run
 from grader.graph.devices import STAND_INS
@@ -155,6 +156,36 @@ def sdpa(namespace, lines, *, Q, K, V, is_causal=None, device="cpu", grad=False,
     return {**recorded, **_facts(seen)}
 
 
+GRADED_NAME_OF_PART = {part.id: part.graded_name for each in exercises() for part in each.parts}
+"""Every declared part's graded name, read before the worker confines itself."""
+
+
+def function_call(namespace, lines, *, part, arguments, device="cpu", grad=False, cotangent=None,
+                  layout="contiguous", regime=None) -> dict:
+    """Trace a part's graded function once on `arguments` (decoy tensors and the request's ints, in order), in its
+    regime and layout; with `grad`, the gradients of its first output for every tensor argument in the same graph.
+    The graph's inputs are the tensor arguments in order (then the cotangent); the ints are part of the call."""
+    function = _graded(namespace, GRADED_NAME_OF_PART[part])
+    given = [argument for argument in arguments if isinstance(argument, torch.Tensor)]
+    seen: dict = {}
+    regime = regime_on(regime, grad, device)
+
+    def call(*tensors):
+        supplied = iter(tensors)
+        return function(*(next(supplied) if isinstance(argument, torch.Tensor) else argument for argument in arguments))
+
+    try:
+        inputs = in_regime([_place(t, device) for t in given], regime, layout)
+        extra = [_place(cotangent, device)] if grad else []
+        with _device_guard(device, lines) as cuda, torch.set_grad_enabled(regime == "training"):
+            recorded = _recorded(_joint(call, len(given), grad, seen), inputs + extra, len(given), device, lines,
+                                 [*given, *([cotangent] if grad else [])])
+        _note_unanswered(recorded, cuda)
+    except BaseException as error:
+        return {"error": describe_error(error, lines), **_facts(seen)}
+    return {**recorded, **_facts(seen)}
+
+
 def _note_unanswered(recorded: dict, cuda, earlier: dict | None = None) -> None:
     """Where the code asked torch.cuda what the stand-in cannot answer as a GPU (`stand_in_cuda`), even in a `try`,
     during the call or `earlier` (building the module, loading the file): the parent then judges nothing on this
@@ -250,7 +281,7 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
 NOT_SENT = torch.empty(0)
 """In place of a value the parent has of its own."""
 
-PROBES = {"sdpa": sdpa, "mha": mha, "mha_interface": probes.mha_interface}
+PROBES = {"sdpa": sdpa, "mha": mha, "mha_interface": probes.mha_interface, "repeat": function_call}
 
 
 def request_problem(probe: str, fields: dict) -> str | None:

@@ -13,6 +13,7 @@ import functools
 
 import torch
 
+from grader.exercises import exercises
 from grader.exercises.attention import DROPOUTS, MODEL_ARGS, MODEL_ARGS_TYPES, PROJECTIONS
 from grader.errors import GraderError
 from grader.graph.layouts import LAYOUTS
@@ -39,6 +40,7 @@ class Probe(enum.Enum):
     SDPA = "sdpa"
     MHA = "mha"
     MHA_INTERFACE = "mha_interface"
+    REPEAT = "repeat"  # a FunctionRequest: the kv_cache lab's repeat_kv
 
     @property
     def part(self) -> str:
@@ -210,7 +212,42 @@ class MhaInterfaceRequest:
         _check_common(self)
 
 
-REQUEST_TYPE = {Probe.SDPA: SdpaRequest, Probe.MHA: MhaRequest, Probe.MHA_INTERFACE: MhaInterfaceRequest}
+DECLARED_PARTS = tuple(part.id for each in exercises() for part in each.parts)
+
+
+@_request
+class FunctionRequest:
+    """One call of a part's graded function on floating-point tensors and Python ints (`repeat_kv(x, n_rep)`),
+    passed positionally in the order of `arguments`, with what to observe. The function is the one the part's
+    declaration names (grader/exercises/); gradients are taken for every tensor argument, of the first output."""
+
+    part: str  # the declared part whose graded function is called: the probe's own part (`checked`)
+    arguments: list  # each a floating-point tensor or an int; a list, so that the decoys replace its tensors
+    device: str = "cpu"
+    grad: bool = False
+    cotangent: torch.Tensor | None = None  # d(loss)/d(the first output), needed with grad
+    count_ops: bool = False
+    layout: str = "contiguous"  # how each tensor lies in memory (grader/graph/layouts.py), with the same values
+    regime: str | None = None  # REGIMES; None: training with grad, inference without
+
+    def __post_init__(self) -> None:
+        _require(_is(self.part, str) and self.part in DECLARED_PARTS, self, f"part must be one of {DECLARED_PARTS}")
+        _require(_is(self.arguments, list) and len(self.arguments) > 0, self, "arguments must be a non-empty list")
+        _require(all(_float_tensor(a) or _is(a, int) for a in self.arguments), self,
+                 "each argument must be a floating-point tensor or an int")
+        _require(any(_float_tensor(a) for a in self.arguments), self, "the arguments must hold a tensor")
+        _require(self.device in DEVICES, self, f"device must be one of {DEVICES}")
+        _check_flags(self, ("grad", "count_ops"))
+        _require(self.layout in LAYOUTS, self, f"layout must be one of {LAYOUTS}")
+        _check_regime(self, self.regime)
+        if self.grad:  # the output's shape is the code's to give: a wrong one is a finding, never a bad request
+            _require(_float_tensor(self.cotangent), self, "grad=True needs a floating-point cotangent")
+        else:
+            _require(self.cotangent is None, self, "a cotangent without grad=True")
+
+
+REQUEST_TYPE = {Probe.SDPA: SdpaRequest, Probe.MHA: MhaRequest, Probe.MHA_INTERFACE: MhaInterfaceRequest,
+                Probe.REPEAT: FunctionRequest}
 
 
 def checked(probe: Probe, request: object) -> dict:
@@ -220,4 +257,6 @@ def checked(probe: Probe, request: object) -> dict:
     if type(request) is not REQUEST_TYPE[probe]:
         raise BadRequest(f"the {probe.value} probe takes a {REQUEST_TYPE[probe].__name__}, "
                          f"not a {type(request).__name__}")
+    if getattr(request, "part", probe.part) != probe.part:  # what the probe sees is counted against its part
+        raise BadRequest(f"the {probe.value} probe calls part {probe.part}'s code, not part {request.part}'s")
     return {field.name: getattr(request, field.name) for field in dataclasses.fields(request)}

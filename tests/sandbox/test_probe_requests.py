@@ -15,7 +15,8 @@ from grader.checks import Check, Outcome
 from grader.errors import GraderError
 from grader.grade import grade_submission
 from grader.sandbox import graph_probes, probes, requests
-from grader.sandbox.requests import BadRequest, MhaInterfaceRequest, MhaRequest, Probe, SdpaRequest, checked
+from grader.sandbox.requests import (BadRequest, FunctionRequest, MhaInterfaceRequest, MhaRequest, Probe, SdpaRequest,
+                                     checked)
 
 pytestmark = pytest.mark.unit
 
@@ -47,6 +48,11 @@ HONEST = {
                 MhaRequest(args=model_args(dim=12, n_heads=3), calls=[mha_call(dim=12)], dtype="float64", grad=True,
                            cotangent=torch.randn(2, 5, 12), device="meta", seed=1)],
     Probe.MHA_INTERFACE: [MhaInterfaceRequest(args=model_args(dropout=0.1), is_causal=False)],
+    Probe.REPEAT: [FunctionRequest(part="repeat", arguments=[torch.randn(2, 2, 5, 8), 3]),
+                   FunctionRequest(part="repeat", arguments=[torch.randn(2, 2, 5, 8), 1], device="fake-cuda",
+                                   count_ops=True, layout="heads", regime="training"),
+                   FunctionRequest(part="repeat", arguments=[torch.randn(2, 2, 5, 8, dtype=torch.float64), 2], grad=True,
+                                   cotangent=torch.randn(2, 4, 5, 8, dtype=torch.float64))],
 }
 
 
@@ -94,6 +100,13 @@ BAD = {
     "dtype unknown": lambda: MhaRequest(args=model_args(), calls=[mha_call()], dtype="half"),
     "seed not an int": lambda: MhaRequest(args=model_args(), calls=[mha_call()], seed=1.0),
     "dropout layer unknown": lambda: MhaRequest(args=model_args(), calls=[mha_call()], dropout_p={"dropout": 0.5}),
+    "function of an undeclared part": lambda: FunctionRequest(part="repeat_kv", arguments=[torch.randn(2, 2, 5, 8), 2]),
+    "function arguments as a tuple": lambda: FunctionRequest(part="repeat", arguments=(torch.randn(2, 2, 5, 8), 2)),
+    "function argument a bool": lambda: FunctionRequest(part="repeat", arguments=[torch.randn(2, 2, 5, 8), True]),
+    "function argument a float": lambda: FunctionRequest(part="repeat", arguments=[torch.randn(2, 2, 5, 8), 2.0]),
+    "function without a tensor": lambda: FunctionRequest(part="repeat", arguments=[2]),
+    "function grad without cotangent": lambda: FunctionRequest(part="repeat", arguments=[torch.randn(2, 2, 5, 8), 2],
+                                                               grad=True),
     "mha grad over calls of two shapes": lambda: MhaRequest(args=model_args(), calls=[mha_call(), mha_call(T=4)],
                                                             grad=True, cotangent=torch.randn(2, 5, 32)),
 }
@@ -112,6 +125,9 @@ def test_a_request_of_another_probe_or_no_probe_is_a_grader_error():
         checked(Probe.MHA, request)
     with pytest.raises(BadRequest, match="not a Probe"):
         checked("mha_interface", request)
+    # what a probe sees (forbidden calls, tampering) is counted against its part: another part's code is refused
+    with pytest.raises(BadRequest, match="calls part repeat's code, not part cache's"):
+        checked(Probe.REPEAT, FunctionRequest(part="cache", arguments=[torch.randn(2, 2, 5, 8), 2]))
 
 
 def test_a_request_is_frozen_once_validated():
