@@ -1,0 +1,40 @@
+"""Are the self-check files every exercise shares (its pytest loader and test module) written from one template,
+each exercise's copy naming only its own notebook, environment variable and parts?"""
+import pytest
+
+from grader.build.shared_selfcheck import shared_file
+from grader.exercises import exercise
+from support.paths import ROOT
+
+pytestmark = pytest.mark.unit
+
+PLACEHOLDERS = ("EXERCISE_NAME", "EXERCISE_IMPL", "PART_MARKERS")
+
+# what each published copy must say: its notebook, the variable that picks another file, how to run one part
+OWN_WORDS = {
+    "attention": ("attention.ipynb", "ATTENTION_IMPL", "`-m part1` or `-m part2`"),
+    "kv_cache": ("kv_cache.ipynb", "KV_CACHE_IMPL", "`-m part1`, `-m part2` or `-m part3`"),
+}
+
+
+def test_the_shared_files_have_one_source_and_no_exercise_keeps_a_copy():
+    for template in ("conftest.py", "test_exercise.py"):
+        assert (ROOT / "source/selfcheck" / template).is_file(), template
+    for name in OWN_WORDS:
+        assert not (ROOT / f"source/{name}/conftest.py").exists()
+        assert not (ROOT / f"source/{name}/test_{name}.py").exists()
+
+
+@pytest.mark.parametrize("name", list(OWN_WORDS))
+def test_each_copy_is_filled_in_with_its_own_exercise(name):
+    """(tests/publishing/test_build.py holds the committed copies to what the build writes.)"""
+    notebook, variable, markers = OWN_WORDS[name]
+    conftest = shared_file(exercise(name), "conftest.py").decode("utf-8")
+    tests = shared_file(exercise(name), f"test_{name}.py").decode("utf-8")
+    for text in (conftest, tests):
+        assert not [p for p in PLACEHOLDERS if p in text], "a placeholder left in the published file"
+        assert f"{markers} " in text or f"{markers}:" in text, "how to run one part"
+    assert f'"{notebook}"' in conftest and f'os.environ.get("{variable}")' in conftest
+    others = [other for other in OWN_WORDS if other != name]
+    assert not [other for other in others if OWN_WORDS[other][1] in conftest or f"{other}.ipynb" in conftest]
+
