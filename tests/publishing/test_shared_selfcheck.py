@@ -1,7 +1,8 @@
-"""Are the self-check files every exercise shares (its pytest loader and test module) written from one template,
-each exercise's copy naming only its own notebook, environment variable and parts?"""
+"""Are the self-check files every exercise shares (its pytest loader, test module, and its selfcheck.py's runner
+and report) written from one source, each exercise's copy naming only its own notebook, variable and parts?"""
 import pytest
 
+from grader.build.inline_selfcheck import selfcheck_source
 from grader.build.shared_selfcheck import shared_file
 from grader.exercises import exercise
 from support.paths import ROOT
@@ -38,3 +39,18 @@ def test_each_copy_is_filled_in_with_its_own_exercise(name):
     others = [other for other in OWN_WORDS if other != name]
     assert not [other for other in others if OWN_WORDS[other][1] in conftest or f"{other}.ipynb" in conftest]
 
+
+
+@pytest.mark.parametrize("name", list(OWN_WORDS))
+def test_each_self_check_runs_the_one_shared_runner_and_keeps_only_its_own_checks(name):
+    """source/selfcheck/runner.py is the one source of running and reporting a part: each published selfcheck.py
+    holds it once, between its markers, and no exercise's source defines it again."""
+    runner = (ROOT / "source/selfcheck/runner.py").read_text(encoding="utf-8")
+    own = (ROOT / f"source/{name}/selfcheck.py").read_text(encoding="utf-8")
+    published = selfcheck_source(name)
+    for definition in ("def run_part(", "def explain_failure(", "def part_summary(", "def selfcheck_notebook("):
+        assert definition in runner and definition not in own, definition
+        assert published.count(definition) == 1, definition
+    assert runner.strip("\n") in published
+    for hook in ("def before_part(part, namespace):", "def one_mistake_explains(results):"):
+        assert hook in own, f"source/{name}/selfcheck.py lacks the runner's hook {hook}"
