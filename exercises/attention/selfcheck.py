@@ -949,11 +949,39 @@ SELFCHECK_TITLE = {"part1": "Part 1 · scaled_dot_product_attention", "part2": "
 declared here again; tests/student/test_public_selfcheck.py holds them equal to grader.exercises.attention."""
 
 
+def before_part(part, namespace):
+    """Read what the part's code text shows about its mask (_MASK_TEXT) before its checks run."""
+    _MASK_TEXT.clear()
+    _MASK_TEXT.update(_mask_text(part, namespace))
+
+
+def one_mistake_explains(results):
+    """Code written for one input rank (the shapes check says hardcoded-dims) raises in the other checks too,
+    which run on another rank: those errors are the same mistake, named once, not guesses of their own."""
+    shapes = results.get("shapes")
+    if shapes is None or shapes.mistake != "hardcoded-dims":
+        return results
+    return {name: SelfCheckFailure("hardcoded-dims", f.seen_zh, f.seen_en, raised=True, error=f.error, line=f.line)
+            if f and f.raised else f for name, f in results.items()}
+
+
+SELFCHECK_LABEL = {"shapes": "形状", "causal_mask": "因果掩码", "values": "数值", "rules": "评分规则", "interface": "接口",
+                   "causal": "因果：未来不影响过去", "dropout_eval": "eval() 模式下的 dropout"}
+"""check name -> its Chinese label, printed before the name."""
+
+
+# --- the self-check's runner and report: `make build` copies it here from source/selfcheck/runner.py ---
+# The self-check's runner and report, the same for every exercise: each exercise's selfcheck.py declares its
+# checks (SELFCHECK_CHECKS, SELFCHECK_GRADED, SELFCHECK_TITLE, SELFCHECK_LABEL, SELFCHECK_MISTAKES), how a failure
+# is raised (SelfCheckFailure, _fail, _own_error, _error_text, check_rules) and two hooks: before_part(part,
+# namespace), run before a part's checks, and one_mistake_explains(results), which names once the mistake that
+# broke several checks. `make build` copies this text between the markers of each exercise's selfcheck.py
+# (grader/build/inline_selfcheck.py), so each published self-check stands alone.
+
 def run_part(part, namespace):
     """{check name: None if it passed, else the SelfCheckFailure}, every check of the part run once."""
     missing = [name for name in SELFCHECK_GRADED[part] if name not in namespace]
-    _MASK_TEXT.clear()
-    _MASK_TEXT.update(_mask_text(part, namespace))
+    before_part(part, namespace)
     results = {}
     for name, check in SELFCHECK_CHECKS[part]:
         try:
@@ -974,22 +1002,9 @@ def run_part(part, namespace):
                                                  f"the self-check's own code failed: {said}.")
             else:
                 results[name] = SelfCheckFailure("wrong-return", said, said)
-    return one_rank_explains_the_errors(results)
+    return one_mistake_explains(results)
 
 
-def one_rank_explains_the_errors(results):
-    """Code written for one input rank (the shapes check says hardcoded-dims) raises in the other checks too,
-    which run on another rank: those errors are the same mistake, named once, not guesses of their own."""
-    shapes = results.get("shapes")
-    if shapes is None or shapes.mistake != "hardcoded-dims":
-        return results
-    return {name: SelfCheckFailure("hardcoded-dims", f.seen_zh, f.seen_en, raised=True, error=f.error, line=f.line)
-            if f and f.raised else f for name, f in results.items()}
-
-
-SELFCHECK_LABEL = {"shapes": "形状", "causal_mask": "因果掩码", "values": "数值", "rules": "评分规则", "interface": "接口",
-                   "causal": "因果：未来不影响过去", "dropout_eval": "eval() 模式下的 dropout"}
-"""check name -> its Chinese label, printed before the name."""
 _TODO_REFERENCE = re.compile(r"[（(]TODO ([0-9a-z /]+)[）)]")
 
 
@@ -1062,3 +1077,4 @@ def selfcheck_notebook(part, namespace):
     A failure goes to stderr: Colab shows it in red, and `nbgrader validate` counts the cell as failed."""
     text = part_summary(part, run_part(part, namespace))
     print(text, file=sys.stderr if text.startswith("❌") else sys.stdout)
+# --- end of the self-check's runner and report ---

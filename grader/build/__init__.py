@@ -23,6 +23,7 @@ from grader.exercises import Exercise, exercises
 from grader.build.inline_selfcheck import inline_selfcheck, selfcheck_source
 from grader.build.nbgrader_release import generate_assignment
 from grader.build.python_module import python_module
+from grader.build.shared_selfcheck import shared_file, shared_files
 from grader.build.read_write import notebook_bytes, read_notebook
 from grader.build.student_readme import student_readme, target as readme_target
 from grader.build.strip_solution_markers import strip_solution_markers
@@ -83,9 +84,10 @@ def targets(exercise: Exercise) -> tuple[Target, ...]:
 
 
 def copies(exercise: Exercise) -> tuple[str, ...]:
-    """The pytest self-check, copied from source/<name>/ beside the released notebook and the exercise module."""
+    """The pytest self-check beside the released notebook and the exercise module: the exercise's own files from
+    source/<name>/ and the ones every exercise shares, filled in from source/selfcheck/."""
     return tuple(f"{folder}/{exercise.name}/{file}" for folder in ("release", "exercises")
-                 for file in exercise.selfcheck_files)
+                 for file in (*exercise.selfcheck_files, *shared_files(exercise)))
 
 
 TARGETS: tuple[Target, ...] = tuple(target for exercise in exercises() for target in targets(exercise))
@@ -112,8 +114,12 @@ def render_exercise(exercise: Exercise, *, record_db: bool) -> dict[str, bytes]:
     origins = {"source": source_nb, "release": generate_assignment(name, record_db=record_db)}
     for path in copies(exercise):
         file = path.rsplit("/", 1)[1]
-        files[path] = ((selfcheck_source(name) + "\n").encode("utf-8") if file == SELFCHECK_MODULE
-                       else (ROOT / "source" / name / file).read_bytes())
+        if file == SELFCHECK_MODULE:
+            files[path] = (selfcheck_source(name) + "\n").encode("utf-8")
+        elif file in shared_files(exercise):
+            files[path] = shared_file(exercise, file)
+        else:
+            files[path] = (ROOT / "source" / name / file).read_bytes()
     files[readme_target(name)] = student_readme(name)
     for target in targets(exercise):
         nb = copy.deepcopy(origins[target.origin])

@@ -1,8 +1,9 @@
 """Step: put the public self-check module (source/<assignment>/selfcheck.py) into the notebook's provided cell `selfcheck`.
 
 The same file is copied beside the released notebook for `python -m pytest`, so the notebook's
-self-check cells and the pytest self-check run one source. Colab shows the cell folded (its
-`# @title` line and `cellView: form`), since students only run it.
+self-check cells and the pytest self-check run one source. What every exercise's self-check does alike (running
+a part, reporting it) is one source too, source/selfcheck/runner.py, put between the module's markers. Colab
+shows the cell folded (its `# @title` line and `cellView: form`), since students only run it.
 """
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from grader.build.course_text import filled
 
 RULES_START = "# --- the grading rules' allow-list: `make build` copies it here from grader/rules/table.py ---\n"
 RULES_END = "# --- end of the grading rules' allow-list ---\n"
+RUNNER = "source/selfcheck/runner.py"
+RUNNER_START = f"# --- the self-check's runner and report: `make build` copies it here from {RUNNER} ---\n"
+RUNNER_END = "# --- end of the self-check's runner and report ---\n"
 
 
 def rules_table() -> str:
@@ -22,12 +26,19 @@ def rules_table() -> str:
     return text[text.index('"""', 3) + 3:].lstrip("\n")
 
 
+def between(text: str, start_marker: str, end_marker: str, inserted: str) -> str:
+    """`text` with `inserted` in place of whatever its two marker lines enclose."""
+    start, end = text.index(start_marker) + len(start_marker), text.index(end_marker)
+    return text[:start] + inserted + text[end:]
+
+
 def selfcheck_source(assignment: str) -> str:
-    """source/<assignment>/selfcheck.py with the grading rules' table put between its markers and the course's
-    own words in place of their placeholders."""
+    """source/<assignment>/selfcheck.py with the grading rules' table and the runner every exercise shares
+    (source/selfcheck/runner.py) put between their markers, and the course's own words in place of their
+    placeholders."""
     text = filled((ROOT / "source" / assignment / SELFCHECK_MODULE).read_text(encoding="utf-8"))
-    start, end = text.index(RULES_START) + len(RULES_START), text.index(RULES_END)
-    return (text[:start] + rules_table() + text[end:]).rstrip("\n")
+    text = between(text, RULES_START, RULES_END, rules_table())
+    return between(text, RUNNER_START, RUNNER_END, (ROOT / RUNNER).read_text(encoding="utf-8")).rstrip("\n")
 
 
 def inline_selfcheck(nb: NotebookNode, path: str) -> NotebookNode:

@@ -36,7 +36,8 @@ class Exercise:
     imports: str  # what the provided imports cell binds, as one line of Python
     provided_code: tuple[str, ...]  # the provided code as lines put before every hand-in's (a notebook that lost its
     # provided cells is still graded on its code; the student's own definitions come later and take precedence)
-    selfcheck_files: tuple[str, ...]  # the public pytest self-check in source/<name>/, copied beside the release
+    selfcheck_files: tuple[str, ...]  # its own public self-check files in source/<name>/, copied beside the
+    # release (the pytest loader and test module every exercise shares come from source/selfcheck/)
 
     @property
     def source_notebook(self) -> str:

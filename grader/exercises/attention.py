@@ -43,4 +43,4 @@ def model_args_source() -> str:
 
 
 EXERCISE = Exercise("attention", PARTS, PROVIDED_CELLS, IMPORTS, (IMPORTS, "@dataclass", model_args_source()),
-                    ("selfcheck.py", "conftest.py", "test_attention.py"))
+                    ("selfcheck.py",))

@@ -717,9 +717,38 @@ SELFCHECK_TITLE = {"part1": "Part 1 · repeat_kv", "part2": "Part 2 · KVCache",
 declared here again; a test holds them equal to the exercise's declaration."""
 
 
+def before_part(part, namespace):
+    """Nothing to read before a part's checks run: each check reads what it needs."""
+
+
+def one_mistake_explains(results):
+    """A module that ignores n_kv_heads (the interface check says so) cannot write its n_heads keys into a cache
+    made for n_kv_heads: those errors are the same mistake, named once, not guesses of their own."""
+    interface = results.get("interface")
+    if interface is None or interface.mistake != "kv-heads-ignored":
+        return results
+    return {name: SelfCheckFailure("kv-heads-ignored", f.seen_zh, f.seen_en, raised=f.raised, error=f.error, line=f.line)
+            if f and f.mistake in ("raised", "wrong-return") else f for name, f in results.items()}
+
+
+SELFCHECK_LABEL = {"shapes": "形状", "head_order": "头的顺序", "grad": "梯度", "rules": "评分规则", "interface": "接口",
+                   "write": "写入位置与返回长度", "values": "数值", "decoding": "带缓存解码 = 完整计算",
+                   "causal": "因果：未来不影响过去"}
+"""check name -> its Chinese label, printed before the name."""
+
+
+# --- the self-check's runner and report: `make build` copies it here from source/selfcheck/runner.py ---
+# The self-check's runner and report, the same for every exercise: each exercise's selfcheck.py declares its
+# checks (SELFCHECK_CHECKS, SELFCHECK_GRADED, SELFCHECK_TITLE, SELFCHECK_LABEL, SELFCHECK_MISTAKES), how a failure
+# is raised (SelfCheckFailure, _fail, _own_error, _error_text, check_rules) and two hooks: before_part(part,
+# namespace), run before a part's checks, and one_mistake_explains(results), which names once the mistake that
+# broke several checks. `make build` copies this text between the markers of each exercise's selfcheck.py
+# (grader/build/inline_selfcheck.py), so each published self-check stands alone.
+
 def run_part(part, namespace):
     """{check name: None if it passed, else the SelfCheckFailure}, every check of the part run once."""
     missing = [name for name in SELFCHECK_GRADED[part] if name not in namespace]
+    before_part(part, namespace)
     results = {}
     for name, check in SELFCHECK_CHECKS[part]:
         try:
@@ -740,28 +769,14 @@ def run_part(part, namespace):
                                                  f"the self-check's own code failed: {said}.")
             else:
                 results[name] = SelfCheckFailure("wrong-return", said, said)
-    return kv_heads_explain_the_errors(results)
+    return one_mistake_explains(results)
 
 
-def kv_heads_explain_the_errors(results):
-    """A module that ignores n_kv_heads (the interface check says so) cannot write its n_heads keys into a cache
-    made for n_kv_heads: those errors are the same mistake, named once, not guesses of their own."""
-    interface = results.get("interface")
-    if interface is None or interface.mistake != "kv-heads-ignored":
-        return results
-    return {name: SelfCheckFailure("kv-heads-ignored", f.seen_zh, f.seen_en, raised=f.raised, error=f.error, line=f.line)
-            if f and f.mistake in ("raised", "wrong-return") else f for name, f in results.items()}
-
-
-SELFCHECK_LABEL = {"shapes": "形状", "head_order": "头的顺序", "grad": "梯度", "rules": "评分规则", "interface": "接口",
-                   "write": "写入位置与返回长度", "values": "数值", "decoding": "带缓存解码 = 完整计算",
-                   "causal": "因果：未来不影响过去"}
-"""check name -> its Chinese label, printed before the name."""
 _TODO_REFERENCE = re.compile(r"[（(]TODO ([0-9a-z /]+)[）)]")
 
 
 def _todos_of_part(text, part):
-    """A fix's "（TODO 1a / 3b）" cut to the TODOs of the part that failed (dropped when none is this part's)."""
+    """A fix's "（TODO 1b / 2e）" cut to the TODOs of the part that failed (dropped when none is this part's)."""
     def keep(found):
         own = [todo for todo in found.group(1).split(" / ") if part is None or todo.startswith(part[-1])]
         opening, closing = ("（", "）") if found.group(0).startswith("（") else (" (", ")")
@@ -781,7 +796,7 @@ def explain_failure(failure, explained, part=None):
     this adds them to), its title and fix (the TODOs of `part` only). An error `explained` already holds is
     not quoted again: a later check it broke says "the same error" and nothing more."""
     ids = " ".join(f"[{mistake}]" for mistake in failure.mistakes)
-    error = ("error", part, failure.error, failure.line)
+    error = ("error", part, failure.error, failure.line)  # one error: one message, one line, one part
     if failure.error and error in explained:
         return f"{ids} 同一个错误（见上）/ the same error (see above)"
     quoted = []
@@ -829,3 +844,4 @@ def selfcheck_notebook(part, namespace):
     A failure goes to stderr: Colab shows it in red, and `nbgrader validate` counts the cell as failed."""
     text = part_summary(part, run_part(part, namespace))
     print(text, file=sys.stderr if text.startswith("❌") else sys.stdout)
+# --- end of the self-check's runner and report ---
