@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.exercises import exercises
+from grader.exercises import every_part
 
-_PARTS = [part for each in exercises() for part in each.parts]
+_PARTS = every_part()
 MARKERS = {
     **{marker: "Part {}, {} (hidden graders)".format(
         next(part.number for part in _PARTS if part.marker == marker),
@@ -70,18 +70,26 @@ class HiddenGraders:
     def __init__(self, config: pytest.Config):
         self.path = config.getoption("submission")
         self.lang = config.getoption("grader_lang")
+        self._submission = None  # read once, at collection: its exercise says which checks to collect
         self._report: dict | None = None
         self.explained: set[tuple[str, str]] = set()  # catalog explanations already shown: (mistake id, language)
 
     def report(self) -> dict:
         if self._report is None:
-            from grader.grade import grade_submission
+            from grader.grade import grade
             from grader.process import report_cache_from_env
             from grader.report.text import in_language
 
             # an entry point, as the CLI is: it reads the instructor's report cache folder from the environment
-            self._report = in_language(grade_submission(self.path, cache=report_cache_from_env()), self.lang)
+            self._report = in_language(grade(self.submission(), cache=report_cache_from_env()), self.lang)
         return self._report
+
+    def submission(self):
+        if self._submission is None:
+            from grader.handin.source import load_submission
+
+            self._submission = load_submission(self.path)
+        return self._submission
 
     def pytest_ignore_collect(self, collection_path, config):
         return True
@@ -89,10 +97,9 @@ class HiddenGraders:
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session, config, items):
         from grader.checks import checks_for
-        from grader.handin.source import load_submission
 
         items.clear()
-        for check in checks_for(exercise=load_submission(self.path).exercise):
+        for check in checks_for(exercise=self.submission().exercise):
             items.append(CheckItem.named(session, check.id, graders=self, check_id=check.id, part=check.part))
             if check.id in CUDA_VARIANTS:
                 items.append(CheckItem.named(session, f"{check.id}[cuda]", graders=self, check_id=check.id,

@@ -20,11 +20,11 @@ import torch
 
 from grader.checks import secret as grading_secret
 from grader.checks.student_code import StudentCode
-from grader.exercises import Exercise, exercises, of_part
+from grader.exercises import Exercise, every_part, of_part
 from grader.rules import Violation
 from grader.errors import NoGraders
 
-PARTS = {part.id: part.label for each in exercises() for part in each.parts}  # part id -> its heading
+PARTS = {part.id: part.label for part in every_part()}  # part id -> its heading
 
 
 @dataclass

@@ -7,7 +7,7 @@ import re
 
 import torch
 
-from grader.exercises import exercises
+from grader.exercises import every_graded_name
 from grader.exercises.attention import GRADED_NAME
 from grader.graph.devices import CPU_OPERAND_SHAPES
 
@@ -55,8 +55,7 @@ ERROR_RULES = [
     ("SyntaxError", r"", "syntax-error"),
     ("IndentationError", r"", "syntax-error"),
     ("NameError", r"name 'matmul' is not defined", "bare-matmul"),
-    ("NameError", rf"name '({'|'.join(n for each in exercises() for n in each.graded_names)})' is not defined",
-     "not-implemented"),
+    ("NameError", rf"name '({'|'.join(every_graded_name())})' is not defined", "not-implemented"),
     ("AttributeError", r"module 'torch' has no attribute 'T[a-z]+'", "misspelled-tensor"),
     ("AttributeError", r"module 'torch\.nn' has no attribute 'dropout'", "dropout-lowercase"),
     ("AttributeError", r"'ModelArgs' object has no attribute", "args-field-name"),

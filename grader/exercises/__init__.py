@@ -80,8 +80,23 @@ def exercises() -> tuple[Exercise, ...]:
     return tuple(exercise(name) for name in NAMES)
 
 
+def declared(name: str) -> Exercise | None:
+    """The exercise named `name` (an nbgrader assignment's), or None where no exercise has that name."""
+    return _DECLARATIONS.get(name)
+
+
+def every_part() -> tuple[Part, ...]:
+    """Every declared exercise's parts, in order: their ids, test cells and graded names are unique across exercises
+    (a part id prefixes its check ids)."""
+    return tuple(part for each in exercises() for part in each.parts)
+
+
+def every_graded_name() -> tuple[str, ...]:
+    return tuple(part.graded_name for part in every_part())
+
+
 def of_part(part_id: str) -> Exercise:
-    """The exercise a part belongs to: part ids are unique across exercises (they prefix check ids)."""
+    """The exercise a part belongs to."""
     found = [each for each in exercises() if part_id in each.part_ids]
     if not found:
         raise KeyError(f"no exercise declares a part {part_id!r}")

@@ -44,7 +44,7 @@ def grade_course(course: Course, jobs: int, shard: tuple[int, int] | None,
             except Exception as error:  # nbgrader fails on it too: the row says why
                 yield student, path, error
 
-    declared = exercises.exercise(course.assignment) if course.assignment in exercises.NAMES else None
+    declared = exercises.declared(course.assignment)
 
     def work(item: tuple[str, Path, tuple | Exception]) -> dict:
         student, path, notebook = item

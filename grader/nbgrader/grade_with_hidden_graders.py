@@ -34,15 +34,13 @@ from traitlets import Float, Unicode
 from grader import exercises  # torch-free: nbgrader imports this module at start-up
 from grader.handin import parent_budget
 from grader.handin.clean_text import printable
-from grader.report.text import BOTH, check_lines, fix_lines, part_lines
+from grader.report.text import BOTH, PARTS, check_lines, fix_lines, part_lines
 from grader.nbgrader.attention_figure import display_data
 from grader.nbgrader.hide_hidden_tests import remove_hidden_blocks
 from grader.nbgrader.release_cells import kit_metadata
 from grader.process import freeze_imported_objects, single_threaded_torch
 from grader.sandbox.worker_process import start_fork_server_unless_cached
 from grader.handin.source import submission_from_cells
-
-PARTS = {part.id: part.label for each in exercises.exercises() for part in each.parts}
 
 PART_CALL = re.compile(r"""score_part\(\s*["'](\w+)["']""")
 """How an autograder cell names the part it grades (its hidden block calls grader.hidden.score_part)."""
@@ -94,7 +92,7 @@ class GradeWithHiddenGraders(NbGraderPreprocessor):
                          keep_newlines=False)
         sources = code_as_submitted(nb)
         assignment = str(info.get("assignment", ""))
-        exercise = exercises.exercise(assignment) if assignment in exercises.NAMES else None  # else its name, its code
+        exercise = exercises.declared(assignment)  # None: its name, then its code, say (grader.handin.exercise_of)
         cache = Path(self.report_cache) if self.report_cache else None
         start_fork_server_unless_cached(cache)  # before this process loads torch, as the CLI does
         single_threaded_torch()  # this step is where nbgrader's process enters grading, as the CLI is for ours

@@ -8,12 +8,12 @@ Text that came from the hand-in is made printable again on the way out (grader.h
 from __future__ import annotations
 
 from grader.handin import places
-from grader.exercises import exercises
+from grader.exercises import every_part
 from grader.catalog import explained_once
 from grader.handin.clean_text import printable
 from grader.report.repeats import repeated_messages
 
-PARTS = {part.id: part.label for each in exercises() for part in each.parts}  # part id -> its heading
+PARTS = {part.id: part.label for part in every_part()}  # part id -> its heading
 BOTH = ("zh", "en")
 """The languages of a text both kinds of student read (the nbgrader cell, the pytest plugin, Gradescope)."""
 

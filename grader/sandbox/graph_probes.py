@@ -17,7 +17,7 @@ import inspect
 
 import torch
 
-from grader.exercises import exercises
+from grader.exercises import every_part
 from grader.exercises.attention import GRADED_NAME
 from grader.graph import decode, run
 from grader.graph.devices import STAND_INS
@@ -156,7 +156,7 @@ def sdpa(namespace, lines, *, Q, K, V, is_causal=None, device="cpu", grad=False,
     return {**recorded, **_facts(seen)}
 
 
-GRADED_NAME_OF_PART = {part.id: part.graded_name for each in exercises() for part in each.parts}
+GRADED_NAME_OF_PART = {part.id: part.graded_name for part in every_part()}
 """Every declared part's graded name, read before the worker confines itself."""
 
 

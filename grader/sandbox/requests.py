@@ -13,7 +13,7 @@ import functools
 
 import torch
 
-from grader.exercises import exercises
+from grader.exercises import every_part
 from grader.exercises.attention import DROPOUTS, MODEL_ARGS, MODEL_ARGS_TYPES, PROJECTIONS
 from grader.errors import GraderError
 from grader.graph.layouts import LAYOUTS
@@ -212,7 +212,7 @@ class MhaInterfaceRequest:
         _check_common(self)
 
 
-DECLARED_PARTS = tuple(part.id for each in exercises() for part in each.parts)
+DECLARED_PARTS = tuple(part.id for part in every_part())
 
 
 @_request

@@ -26,7 +26,7 @@ from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS
 from grader.sandbox import audit, call_boundary, generated_code, graph_probes, library_formats, probes, stand_in_cuda
 from grader.sandbox.answers import MAX_FRAME_BYTES
 from grader.sandbox.probes import SUBMISSION_FILE, describe_error
-from grader.exercises import exercises
+from grader.exercises import every_graded_name
 from grader.sandbox.confinement import Limits, confine
 from grader.sandbox.guard import STUDENT_MODULE, Guard
 from grader.sandbox.rewrite import compiled, future_flags
@@ -266,7 +266,7 @@ def worker_main(connection, limits: Limits, source: str, use_cuda: bool, guards:
     lines = source.splitlines()
     # only what the parent reads, so a long submission's ready message stays far below the answer caps
     connection.send_bytes(encode({"ready": True, "load_errors": load_errors[:MAX_LOAD_ERRORS],
-                                  "names": sorted({name for each in exercises() for name in each.graded_names} & set(namespace)),
+                                  "names": sorted(set(every_graded_name()) & set(namespace)),
                                   "tampered": runtime.tampered(), "refused": guard.seen() if guard else []}))  # at definition time
     while True:
         try:
