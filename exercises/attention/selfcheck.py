@@ -150,7 +150,8 @@ SELFCHECK_OWN_MISTAKES = ("value-mismatch", "raised", "selfcheck-error")
 """This self-check's own ids, not the catalog's: a wrong result it cannot name, an error it does not recognise
 in the student's code, and a failure of its own code."""
 
-_ERROR_MISTAKES = (  # (exception type, text in its message, mistake); the first that matches names it
+_ERROR_MISTAKES = (  # (exception type, text in its message, mistake[, "module": in a module only]); the first
+    # that matches names it
     ("NotImplementedError", "", "not-implemented"),
     ("NameError", "'matmul'", "bare-matmul"),
     ("AttributeError", "'dropout'", "dropout-lowercase"),
@@ -159,7 +160,7 @@ _ERROR_MISTAKES = (  # (exception type, text in its message, mistake); the first
     ("AttributeError", "'ModelArgs' object", "args-field-name"),
     ("TypeError", "ModelArgs", "args-field-name"),
     ("RuntimeError", "view size is not compatible", "missing-contiguous"),
-    ("RuntimeError", "must match the size", "mask-not-sliced"),  # in the module only: Part 1 has no max_seq_len mask
+    ("RuntimeError", "must match the size", "mask-not-sliced", "module"),  # Part 1 has no max_seq_len mask
     ("AssertionError", "not compiled with CUDA", "hardcoded-device"),
     ("RuntimeError", "NVIDIA driver", "hardcoded-device"),
     ("RuntimeError", "only supports boolean masks", "mask-not-bool"),
@@ -178,6 +179,13 @@ _MASK_TEXT = set()
 product with an infinity, `mask-missing` for a fill of about 0 (-1e-9 for -1e9). The numbers of the second are a
 0/1 mask multiplied in, and the NaN of the first match any variant that is NaN too: only the text tells them."""
 
+
+# --- how a check fails: `make build` copies it here from source/selfcheck/failures.py ---
+# How a self-check check fails, the same for every exercise: the failure and the mistake it names, the student's
+# code run with its exceptions read as mistakes (each exercise's _ERROR_MISTAKES says which), the student's own line
+# quoted, and the self-check's own errors told apart from the student's. `make build` copies this text between the
+# markers of each exercise's selfcheck.py (grader/build/inline_selfcheck.py), so each published self-check stands
+# alone; _student_line and _own_error tell this file's frames by _call's file, which is that selfcheck.py.
 
 class SelfCheckFailure(Exception):
     """One failed public check: the mistake that explains it, and what was seen. Where the student's code
@@ -198,17 +206,27 @@ def _fail(mistakes, seen_zh, seen_en, error="", line=""):
     raise SelfCheckFailure(first, seen_zh, seen_en, raised=bool(error), also=also, error=error, line=line)
 
 
-def _call(function, *args, module=False):
-    """Run the student's code; an exception becomes the mistake it usually means (`module`: Part 2's), or
-    `raised`, quoting the student's line: never a wrong value, since there is no value."""
+def _call(function, *args, **kwargs):
+    """Run the student's code; an exception becomes the mistake it usually means, or `raised`, quoting the
+    student's line: never a wrong value, since there is no value."""
+    return _called(function, args, kwargs, module=False)
+
+
+def _call_module(function, *args, **kwargs):
+    """_call for a module's constructor or forward: the errors _ERROR_MISTAKES marks "module" (a mask buffer
+    sliced wrong needs a module to have one) are read as their mistake here alone."""
+    return _called(function, args, kwargs, module=True)
+
+
+def _called(function, args, kwargs, module):
     try:
-        return function(*args)
+        return function(*args, **kwargs)
     except SelfCheckFailure:
         raise
     except Exception as error:  # the student's own code: any exception is a finding, not a crash
         name, text = type(error).__name__, _error_text(error)
-        mistake = next((m for kind, part, m in _ERROR_MISTAKES if kind == name and part in text
-                        and (module or m != "mask-not-sliced")), "raised")
+        mistake = next((row[2] for row in _ERROR_MISTAKES if row[0] == name and row[1] in text
+                        and (module or "module" not in row[3:])), "raised")
         line = _student_line(error)
         seen_zh = seen_en = ""  # the error quoted says it
         unset = getattr(error, "name", None) if isinstance(error, NameError) else None
@@ -257,7 +275,10 @@ def provided_cell_skipped(error, what_zh, what_en, task):
 
 
 def _close(a, b):
-    return a.shape == b.shape and torch.allclose(a, b, atol=1e-5, rtol=1e-4)
+    """a (the student's) equal to b within float32's tolerance; False where b could not be computed (None)."""
+    return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape \
+        and torch.allclose(a.double(), b.double(), atol=1e-5, rtol=1e-4)
+# --- end of how a check fails ---
 
 
 # ---- Part 1 · scaled_dot_product_attention ------------------------------------------------------
@@ -443,7 +464,7 @@ def check_sdpa_values(sdpa):
 def _mha(MultiHeadAttention, ModelArgs, dropout=0.0, is_causal=True, n_heads=3):
     torch.manual_seed(0)
     args = ModelArgs(dim=12, n_heads=n_heads, dropout=dropout, max_seq_len=16)  # dim not a power of two, H != T
-    return _call(MultiHeadAttention, args, is_causal, module=True)
+    return _call_module(MultiHeadAttention, args, is_causal)
 
 
 def _reference(mha, scale_q=1.0, out_proj=True, n_heads=3):
@@ -456,7 +477,7 @@ def _reference(mha, scale_q=1.0, out_proj=True, n_heads=3):
 
 
 def _forward(mha, x):
-    y = _call(mha, x, x, x, module=True)
+    y = _call_module(mha, x, x, x)
     if not isinstance(y, torch.Tensor) or y.shape != x.shape:
         shape = tuple(y.shape) if isinstance(y, torch.Tensor) else type(y).__name__
         _fail("wrong-return", f"输出应为 (B, T, dim) = {tuple(x.shape)}，实际 {shape}。",
@@ -759,6 +780,11 @@ def denied_attribute_of_torch(owner: str, name: str) -> str | None:
 SELFCHECK_MISTAKES["forbidden-import"] = (*SELFCHECK_MISTAKES["forbidden-import"][:2], allowed_imports("zh"),
                                          allowed_imports("en"))  # every module the table allows, as the grader says it
 
+# --- the grading rules read in your code: `make build` copies it here from source/selfcheck/rules.py ---
+# The grading rules read in the student's code, the same for every exercise: the table the worker enforces
+# (grader/rules/table.py, copied in above by `make build`) applied to the statements a part's graded definition runs.
+# `make build` copies this text between the markers of each exercise's selfcheck.py.
+
 _ESCAPES = {"eval": "introspection", "exec": "introspection", "compile": "introspection", "globals": "introspection",
             "locals": "introspection", "vars": "introspection", "breakpoint": "introspection",
             "__import__": "introspection", "__builtins__": "introspection", "open": "tampering", "exit": "tampering",
@@ -897,6 +923,7 @@ def check_rules(part, namespace):
             if breach:
                 line = lines[node.lineno - 1].strip() if 0 < node.lineno <= len(lines) else ""
                 _fail(breach[0], f"`{line[:120]}`：{breach[1]}。", f"`{line[:120]}`: {breach[1]}.")
+# --- end of the grading rules read in your code ---
 
 
 def _is_infinity(node):

@@ -118,6 +118,13 @@ _ERROR_MISTAKES = (  # (exception type, text in its message, mistake); the first
 )
 
 
+# --- how a check fails: `make build` copies it here from source/selfcheck/failures.py ---
+# How a self-check check fails, the same for every exercise: the failure and the mistake it names, the student's
+# code run with its exceptions read as mistakes (each exercise's _ERROR_MISTAKES says which), the student's own line
+# quoted, and the self-check's own errors told apart from the student's. `make build` copies this text between the
+# markers of each exercise's selfcheck.py (grader/build/inline_selfcheck.py), so each published self-check stands
+# alone; _student_line and _own_error tell this file's frames by _call's file, which is that selfcheck.py.
+
 class SelfCheckFailure(Exception):
     """One failed public check: the mistake that explains it, and what was seen. Where the student's code
     raised, `error` is the exception as one line and `line` the student's line it came from: a report quotes
@@ -126,8 +133,8 @@ class SelfCheckFailure(Exception):
     def __init__(self, mistake, seen_zh, seen_en, raised=False, also=(), error="", line=""):
         super().__init__(mistake)
         self.mistake, self.seen_zh, self.seen_en = mistake, seen_zh, seen_en
-        self.mistakes = (mistake, *also)
-        self.raised = raised
+        self.mistakes = (mistake, *also)  # several bugs at once (no mask and no wo): each named
+        self.raised = raised  # the student's code raised (rather than computed something wrong)
         self.error, self.line = error, line
 
 
@@ -140,15 +147,32 @@ def _fail(mistakes, seen_zh, seen_en, error="", line=""):
 def _call(function, *args, **kwargs):
     """Run the student's code; an exception becomes the mistake it usually means, or `raised`, quoting the
     student's line: never a wrong value, since there is no value."""
+    return _called(function, args, kwargs, module=False)
+
+
+def _call_module(function, *args, **kwargs):
+    """_call for a module's constructor or forward: the errors _ERROR_MISTAKES marks "module" (a mask buffer
+    sliced wrong needs a module to have one) are read as their mistake here alone."""
+    return _called(function, args, kwargs, module=True)
+
+
+def _called(function, args, kwargs, module):
     try:
         return function(*args, **kwargs)
     except SelfCheckFailure:
         raise
     except Exception as error:  # the student's own code: any exception is a finding, not a crash
         name, text = type(error).__name__, _error_text(error)
-        mistake = next((m for kind, part, m in _ERROR_MISTAKES if kind == name and part in text), "raised")
-        raise SelfCheckFailure(mistake, "", "", raised=True, error=f"{name}: {text}".rstrip(": "),
-                               line=_student_line(error)) from None
+        mistake = next((row[2] for row in _ERROR_MISTAKES if row[0] == name and row[1] in text
+                        and (module or "module" not in row[3:])), "raised")
+        line = _student_line(error)
+        seen_zh = seen_en = ""  # the error quoted says it
+        unset = getattr(error, "name", None) if isinstance(error, NameError) else None
+        if mistake == "raised" and unset and line.startswith("return"):
+            seen_zh = f"`{line}` 用到的 `{unset}` 没有赋值：把结果存进 `{unset}`（模板最后一行返回的就是它）。"
+            seen_en = f"`{unset}`, which `{line}` returns, was never assigned: store the result in `{unset}`."
+        raise SelfCheckFailure(mistake, seen_zh, seen_en, raised=True, error=f"{name}: {text}".rstrip(": "),
+                               line=line) from None
 
 
 def _student_line(error):
@@ -162,7 +186,8 @@ def _student_line(error):
 
 
 def _own_error(error):
-    """A NameError or ImportError raised in this file's own code: the self-check is broken, never the student."""
+    """A NameError or ImportError raised in this file's own code (a helper cell not run, a copy not built):
+    the self-check is broken, which is never the student's mistake."""
     frames = traceback.extract_tb(error.__traceback__)
     return isinstance(error, (NameError, ImportError)) and bool(frames) \
         and frames[-1].filename == _call.__code__.co_filename
@@ -182,15 +207,16 @@ def provided_cell_skipped(error, what_zh, what_en, task):
         print(f"先完成任务 {task}，再运行这个单元格（{what_zh}）。/ Finish Task {task} first, then run this cell ({what_en}).")
         return
     raised = f"{type(error).__name__}: {_error_text(error)}".rstrip(": ")
-    print(f"⚠️ 跳过{what_zh}：你的代码抛出 {raised}。上面的自检说明了原因，改好后再运行这个单元格。\n"
-          f"   Skipped {what_en}: your code raised {raised}. The self-checks above say why; fix it and run this "
-          "cell again.")
+    print(f"⚠️ 跳过{what_zh}：你的代码抛出 {raised}。上面 Part {task} 的自检说明了原因，改好后再运行这个单元格。\n"
+          f"   Skipped {what_en}: your code raised {raised}. Part {task}'s self-check above says why; "
+          "fix it and run this cell again.")
 
 
 def _close(a, b):
     """a (the student's) equal to b within float32's tolerance; False where b could not be computed (None)."""
     return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape \
         and torch.allclose(a.double(), b.double(), atol=1e-5, rtol=1e-4)
+# --- end of how a check fails ---
 
 
 # ---- Part 1 · repeat_kv ---------------------------------------------------------------------------
@@ -629,14 +655,31 @@ def denied_attribute_of_torch(owner: str, name: str) -> str | None:
 SELFCHECK_MISTAKES["forbidden-import"] = (*SELFCHECK_MISTAKES["forbidden-import"][:2], allowed_imports("zh"),
                                          allowed_imports("en"))  # every module the table allows, as the grader says it
 
+# --- the grading rules read in your code: `make build` copies it here from source/selfcheck/rules.py ---
+# The grading rules read in the student's code, the same for every exercise: the table the worker enforces
+# (grader/rules/table.py, copied in above by `make build`) applied to the statements a part's graded definition runs.
+# `make build` copies this text between the markers of each exercise's selfcheck.py.
+
 _ESCAPES = {"eval": "introspection", "exec": "introspection", "compile": "introspection", "globals": "introspection",
-            "locals": "introspection", "vars": "introspection", "__import__": "introspection",
-            "__builtins__": "introspection", "open": "tampering", "exit": "tampering", "quit": "tampering"}
+            "locals": "introspection", "vars": "introspection", "breakpoint": "introspection",
+            "__import__": "introspection", "__builtins__": "introspection", "open": "tampering", "exit": "tampering",
+            "quit": "tampering"}
 _TORCH_NAMES = {"torch", "nn", "F"}
 
 
-def _breach(node):
-    """(mistake, what) when this node breaks the grading rules the grader enforces when your code runs."""
+def _folded(node):
+    """A string made only of constants ("me" + "ta"), else None."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _folded(node.left), _folded(node.right)
+        return None if left is None or right is None else left + right
+    return None
+
+
+def _breach(node, device_text=frozenset()):
+    """(mistake, what) when this node breaks the grading rules the grader enforces when your code runs
+    (`device_text`: the nodes where a string can meet a device's text, from `_device_text`)."""
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
         denied = [m for m in modules if not module_allowed(m)]
@@ -645,28 +688,75 @@ def _breach(node):
         names = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else []
         if any(FORBIDDEN_API.match(n) for n in names):
             return "forbidden-api", f"from {node.module} import {', '.join(names)}"
+        if any(n.startswith("_") for n in names):
+            return "private-torch", f"from {node.module} import {', '.join(names)}"
     if isinstance(node, ast.Attribute):
         name, base = node.attr, node.value
         on_self = isinstance(base, ast.Name) and base.id == "self"
+        on_torch = isinstance(base, ast.Name) and base.id in _TORCH_NAMES or isinstance(base, ast.Attribute)
         if FORBIDDEN_API.match(name) and not on_self:
             return "forbidden-api", f".{name}"
+        if name in STAND_IN_ATTRIBUTES:
+            return "device-probing", f".{name}"
         if INTERPRETER_ATTRIBUTE.match(name) or (name.startswith("__") and name.endswith("__")
                                                   and name not in ALLOWED_DUNDERS):
             return "introspection", f".{name}"
         if name.startswith("_") and not name.endswith("__") and not on_self:
-            on_torch = isinstance(base, ast.Name) and base.id in _TORCH_NAMES or isinstance(base, ast.Attribute)
             return ("private-torch" if on_torch else "introspection"), f".{name}"
         if isinstance(node.ctx, ast.Store) and isinstance(base, ast.Name) and base.id in _TORCH_NAMES:
             return "tampering", f"{base.id}.{name} ="
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") \
+            and len(node.args) >= 2 and _folded(node.args[1]) is not None:  # getattr(x, "name") reads x.name
+        return _breach(ast.Attribute(node.args[0], _folded(node.args[1]), ast.Load()))
     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in _ESCAPES:
         return _ESCAPES[node.id], f"{node.id}"
+    if isinstance(node, ast.MatchClass) and set(node.kwd_attrs) & STAND_IN_ATTRIBUTES:
+        return "device-probing", "case …(is_meta=…)"
+    text = _folded(node) if isinstance(node, (ast.Constant, ast.BinOp)) and id(node) in device_text else None
+    if text is not None and re.search(r"(?<![a-z])meta(?![a-z])|faketensor", text, re.I):
+        return "device-probing", repr(text[:40])
     return None
 
 
+_DEVICE_CALLS = {"device", "to", "type"}
+_TEXT_MATCHING = {"startswith", "endswith", "find", "rfind", "index", "rindex", "count", "split", "rsplit",
+                  "partition", "rpartition", "replace", "removeprefix", "removesuffix", "strip", "lstrip", "rstrip",
+                  "__contains__", "__eq__", "__ne__", "search", "match", "fullmatch", "findall", "sub",
+                  "contains", "eq", "ne"}
+
+
+def _device_text(statement):
+    """The nodes of a statement where a string can meet a device's text (a comparison, `device=`, `.to(...)`,
+    text matching): only there does the word "meta" say the code looks for the stand-in (an assert message naming
+    Meta's LLaMA does not)."""
+    roots = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Compare):
+            roots.update(id(n) for n in [node.left, *node.comparators])
+        elif isinstance(node, ast.MatchValue):
+            roots.add(id(node.value))
+        elif isinstance(node, ast.Call):
+            roots.update(id(k.value) for k in node.keywords if k.arg == "device")
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in _DEVICE_CALLS or name in _TEXT_MATCHING:
+                roots.update(id(a) for a in [*node.args, *(k.value for k in node.keywords)])
+                if isinstance(func, ast.Attribute):
+                    roots.add(id(func.value))
+    inside, pending = set(), [(statement, False)]
+    while pending:
+        node, within = pending.pop()
+        within = within or id(node) in roots
+        if within:
+            inside.add(id(node))
+        pending.extend((child, within) for child in ast.iter_child_nodes(node))
+    return inside
+
+
 def _graded_code(sources, graded):
-    """The statements your graded definition runs: its last definition in the code you ran, the helpers it
-    uses (their last definitions), and the imports of what they use; with each statement's lines."""
-    definitions, imports = {}, []
+    """The statements your graded definition runs: its last definition in the code you ran, the helpers
+    it uses (their last definitions), and the imports of what they use; with each statement's lines."""
+    definitions, imports, at_load = {}, [], []
     for text in sources:
         text = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in str(text).splitlines())
         try:
@@ -676,29 +766,39 @@ def _graded_code(sources, graded):
         for statement in tree.body:
             if isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
                 definitions[statement.name] = (statement, text.splitlines())
+                # what runs when the code loads (decorators, base classes) counts for both parts
+                loaded = statement.decorator_list + getattr(statement, "bases", [])
+                at_load += [(ast.Module(body=[ast.Expr(node)], type_ignores=[]), text.splitlines()) for node in loaded]
             elif isinstance(statement, (ast.Import, ast.ImportFrom)):
                 imports.append((statement, text.splitlines()))
-    reached, pending = {}, [graded]
+    if graded not in definitions:
+        return []
+    reached = {}
+    pending = [graded] + [n.id for tree, _ in at_load for n in ast.walk(tree) if isinstance(n, ast.Name)]
     while pending:
         name = pending.pop()
         if name in definitions and name not in reached:
             reached[name] = definitions[name]
             pending += [n.id for n in ast.walk(definitions[name][0]) if isinstance(n, ast.Name)]
-    used = {n.id for tree, _ in reached.values() for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    used = {n.id for tree, _ in [*at_load, *reached.values()] for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    # an import counts when the graded code uses what it binds (a plotting cell's imports are not graded code)
     imported = [(statement, lines) for statement, lines in imports
                 if any((alias.asname or alias.name.split(".")[0]) in used for alias in statement.names)]
-    return imported + list(reached.values())
+    return imported + at_load + list(reached.values())
 
 
 def check_rules(part, namespace):
-    """The grading rules, read in the code of this part's graded definition: the first breach, with its line."""
+    """The grading rules, read in the code of this part's graded definition (the same table the grader holds
+    to your code when it runs): the first breach, quoted with its line."""
     sources = namespace.get("__selfcheck_sources__") or namespace.get("In") or []
     for statement, lines in _graded_code(sources, SELFCHECK_GRADED[part][0]):
+        device_text = _device_text(statement)
         for node in ast.walk(statement):
-            breach = _breach(node)
+            breach = _breach(node, device_text)
             if breach:
                 line = lines[node.lineno - 1].strip() if 0 < node.lineno <= len(lines) else ""
                 _fail(breach[0], f"`{line[:120]}`：{breach[1]}。", f"`{line[:120]}`: {breach[1]}.")
+# --- end of the grading rules read in your code ---
 
 
 SELFCHECK_CHECKS = {

@@ -118,79 +118,8 @@ _ERROR_MISTAKES = (  # (exception type, text in its message, mistake); the first
 )
 
 
-class SelfCheckFailure(Exception):
-    """One failed public check: the mistake that explains it, and what was seen. Where the student's code
-    raised, `error` is the exception as one line and `line` the student's line it came from: a report quotes
-    each error once, however many checks met it."""
-
-    def __init__(self, mistake, seen_zh, seen_en, raised=False, also=(), error="", line=""):
-        super().__init__(mistake)
-        self.mistake, self.seen_zh, self.seen_en = mistake, seen_zh, seen_en
-        self.mistakes = (mistake, *also)
-        self.raised = raised
-        self.error, self.line = error, line
-
-
-def _fail(mistakes, seen_zh, seen_en, error="", line=""):
-    """`mistakes`: one id, or a tuple of the ids that together explain what was seen."""
-    first, *also = (mistakes,) if isinstance(mistakes, str) else mistakes
-    raise SelfCheckFailure(first, seen_zh, seen_en, raised=bool(error), also=also, error=error, line=line)
-
-
-def _call(function, *args, **kwargs):
-    """Run the student's code; an exception becomes the mistake it usually means, or `raised`, quoting the
-    student's line: never a wrong value, since there is no value."""
-    try:
-        return function(*args, **kwargs)
-    except SelfCheckFailure:
-        raise
-    except Exception as error:  # the student's own code: any exception is a finding, not a crash
-        name, text = type(error).__name__, _error_text(error)
-        mistake = next((m for kind, part, m in _ERROR_MISTAKES if kind == name and part in text), "raised")
-        raise SelfCheckFailure(mistake, "", "", raised=True, error=f"{name}: {text}".rstrip(": "),
-                               line=_student_line(error)) from None
-
-
-def _student_line(error):
-    """The innermost line of the traceback outside this file and torch: the student's own line ("" if unknown)."""
-    own = _call.__code__.co_filename
-    for frame in reversed(traceback.extract_tb(error.__traceback__)):
-        path = frame.filename.replace("\\", "/")
-        if frame.filename != own and "/torch/" not in path:
-            return (frame.line or "").strip()[:160]
-    return ""
-
-
-def _own_error(error):
-    """A NameError or ImportError raised in this file's own code: the self-check is broken, never the student."""
-    frames = traceback.extract_tb(error.__traceback__)
-    return isinstance(error, (NameError, ImportError)) and bool(frames) \
-        and frames[-1].filename == _call.__code__.co_filename
-
-
-def _error_text(error):
-    """The first line of an exception's message, short; "" when it has none or cannot say it."""
-    try:
-        return str(error).splitlines()[0][:160] if str(error) else ""
-    except Exception:  # the student's own exception class
-        return ""
-
-
-def provided_cell_skipped(error, what_zh, what_en, task):
-    """A provided cell that runs the student's code: one short hint in place of a traceback, so Run all goes on."""
-    if isinstance(error, NotImplementedError):
-        print(f"先完成任务 {task}，再运行这个单元格（{what_zh}）。/ Finish Task {task} first, then run this cell ({what_en}).")
-        return
-    raised = f"{type(error).__name__}: {_error_text(error)}".rstrip(": ")
-    print(f"⚠️ 跳过{what_zh}：你的代码抛出 {raised}。上面的自检说明了原因，改好后再运行这个单元格。\n"
-          f"   Skipped {what_en}: your code raised {raised}. The self-checks above say why; fix it and run this "
-          "cell again.")
-
-
-def _close(a, b):
-    """a (the student's) equal to b within float32's tolerance; False where b could not be computed (None)."""
-    return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape \
-        and torch.allclose(a.double(), b.double(), atol=1e-5, rtol=1e-4)
+# --- how a check fails: `make build` copies it here from source/selfcheck/failures.py ---
+# --- end of how a check fails ---
 
 
 # ---- Part 1 · repeat_kv ---------------------------------------------------------------------------
@@ -536,76 +465,8 @@ def check_gqa_grad(GroupedQueryAttention, ModelArgs):
 SELFCHECK_MISTAKES["forbidden-import"] = (*SELFCHECK_MISTAKES["forbidden-import"][:2], allowed_imports("zh"),
                                          allowed_imports("en"))  # every module the table allows, as the grader says it
 
-_ESCAPES = {"eval": "introspection", "exec": "introspection", "compile": "introspection", "globals": "introspection",
-            "locals": "introspection", "vars": "introspection", "__import__": "introspection",
-            "__builtins__": "introspection", "open": "tampering", "exit": "tampering", "quit": "tampering"}
-_TORCH_NAMES = {"torch", "nn", "F"}
-
-
-def _breach(node):
-    """(mistake, what) when this node breaks the grading rules the grader enforces when your code runs."""
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
-        denied = [m for m in modules if not module_allowed(m)]
-        if denied or getattr(node, "level", 0):
-            return "forbidden-import", f"import {denied[0] if denied else '.'}"
-        names = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else []
-        if any(FORBIDDEN_API.match(n) for n in names):
-            return "forbidden-api", f"from {node.module} import {', '.join(names)}"
-    if isinstance(node, ast.Attribute):
-        name, base = node.attr, node.value
-        on_self = isinstance(base, ast.Name) and base.id == "self"
-        if FORBIDDEN_API.match(name) and not on_self:
-            return "forbidden-api", f".{name}"
-        if INTERPRETER_ATTRIBUTE.match(name) or (name.startswith("__") and name.endswith("__")
-                                                  and name not in ALLOWED_DUNDERS):
-            return "introspection", f".{name}"
-        if name.startswith("_") and not name.endswith("__") and not on_self:
-            on_torch = isinstance(base, ast.Name) and base.id in _TORCH_NAMES or isinstance(base, ast.Attribute)
-            return ("private-torch" if on_torch else "introspection"), f".{name}"
-        if isinstance(node.ctx, ast.Store) and isinstance(base, ast.Name) and base.id in _TORCH_NAMES:
-            return "tampering", f"{base.id}.{name} ="
-    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in _ESCAPES:
-        return _ESCAPES[node.id], f"{node.id}"
-    return None
-
-
-def _graded_code(sources, graded):
-    """The statements your graded definition runs: its last definition in the code you ran, the helpers it
-    uses (their last definitions), and the imports of what they use; with each statement's lines."""
-    definitions, imports = {}, []
-    for text in sources:
-        text = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in str(text).splitlines())
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
-        for statement in tree.body:
-            if isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
-                definitions[statement.name] = (statement, text.splitlines())
-            elif isinstance(statement, (ast.Import, ast.ImportFrom)):
-                imports.append((statement, text.splitlines()))
-    reached, pending = {}, [graded]
-    while pending:
-        name = pending.pop()
-        if name in definitions and name not in reached:
-            reached[name] = definitions[name]
-            pending += [n.id for n in ast.walk(definitions[name][0]) if isinstance(n, ast.Name)]
-    used = {n.id for tree, _ in reached.values() for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    imported = [(statement, lines) for statement, lines in imports
-                if any((alias.asname or alias.name.split(".")[0]) in used for alias in statement.names)]
-    return imported + list(reached.values())
-
-
-def check_rules(part, namespace):
-    """The grading rules, read in the code of this part's graded definition: the first breach, with its line."""
-    sources = namespace.get("__selfcheck_sources__") or namespace.get("In") or []
-    for statement, lines in _graded_code(sources, SELFCHECK_GRADED[part][0]):
-        for node in ast.walk(statement):
-            breach = _breach(node)
-            if breach:
-                line = lines[node.lineno - 1].strip() if 0 < node.lineno <= len(lines) else ""
-                _fail(breach[0], f"`{line[:120]}`：{breach[1]}。", f"`{line[:120]}`: {breach[1]}.")
+# --- the grading rules read in your code: `make build` copies it here from source/selfcheck/rules.py ---
+# --- end of the grading rules read in your code ---
 
 
 SELFCHECK_CHECKS = {

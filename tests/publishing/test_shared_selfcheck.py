@@ -1,5 +1,5 @@
-"""Are the self-check files every exercise shares (its pytest loader, test module, and its selfcheck.py's runner
-and report) written from one source, each exercise's copy naming only its own notebook, variable and parts?"""
+"""Are the self-check files every exercise shares (its pytest loader, test module, and its selfcheck.py's failures,
+rules, runner and report) written from one source, each exercise's copy naming only its own notebook, variable and parts?"""
 import pytest
 
 from grader.build.inline_selfcheck import selfcheck_source
@@ -54,3 +54,21 @@ def test_each_self_check_runs_the_one_shared_runner_and_keeps_only_its_own_check
     assert runner.strip("\n") in published
     for hook in ("def before_part(part, namespace):", "def one_mistake_explains(results):"):
         assert hook in own, f"source/{name}/selfcheck.py lacks the runner's hook {hook}"
+
+
+@pytest.mark.parametrize("name", list(OWN_WORDS))
+def test_each_self_check_fails_and_reads_the_rules_through_the_one_shared_source(name):
+    """How a check fails (source/selfcheck/failures.py) and the grading rules read in the code
+    (source/selfcheck/rules.py) are one source: each published selfcheck.py holds each once, and no exercise's
+    source defines them again (two copies had drifted apart: the second lab's read fewer rules)."""
+    own = (ROOT / f"source/{name}/selfcheck.py").read_text(encoding="utf-8")
+    published = selfcheck_source(name)
+    pieces = {"failures.py": ("class SelfCheckFailure(", "def _fail(", "def _call(", "def _student_line(",
+                              "def _own_error(", "def provided_cell_skipped(", "def _close("),
+              "rules.py": ("def _breach(", "def _device_text(", "def _graded_code(", "def check_rules(")}
+    for file, definitions in pieces.items():
+        shared = (ROOT / "source/selfcheck" / file).read_text(encoding="utf-8")
+        assert shared.strip("\n") in published, file
+        for definition in definitions:
+            assert definition in shared and definition not in own, definition
+            assert published.count(definition) == 1, definition
