@@ -9,6 +9,7 @@ loading PyTorch. An exercise is found by its assignment's name (`exercise("atten
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass
 
 
@@ -59,6 +60,12 @@ class Exercise:
     @property
     def graded_names(self) -> tuple[str, ...]:
         return tuple(part.graded_name for part in self.parts)
+
+    @property
+    def graded_definition(self) -> re.Pattern:
+        """A line that defines one of the graded names at top level (`def repeat_kv(`, `class KVCache:`); group 1
+        is the name. Text only: how a hand-in is read without running it."""
+        return re.compile(rf"^(?:def|class)\s+({'|'.join(map(re.escape, self.graded_names))})\b", re.M)
 
     @property
     def max_score(self) -> float:

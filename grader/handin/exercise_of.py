@@ -7,7 +7,6 @@ level the most of. Text only: nothing of the hand-in runs.
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from grader.exercises import Exercise, exercises
@@ -23,6 +22,5 @@ def exercise_of(path: str | Path, cells: list[str]) -> Exercise:
         if stem in by_name:
             return by_name[stem]
     code = "\n".join(cells)
-    defined = {each.name: sum(bool(re.search(rf"^(?:def|class)\s+{name}\b", code, re.M)) for name in each.graded_names)
-               for each in declared}
+    defined = {each.name: len({match.group(1) for match in each.graded_definition.finditer(code)}) for each in declared}
     return max(declared, key=lambda each: defined[each.name])  # the first declared where the code says nothing

@@ -18,7 +18,6 @@ import ast
 import errno
 import json
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,8 +84,7 @@ class Submission:
     def graded_name_in(self, cell: int) -> str | None:
         """The graded name the code cell `cell` (0-based) defines at top level, if any."""
         lines = self.source.splitlines()
-        graded = re.compile(rf"^(?:def|class)\s+({'|'.join(self.exercise.graded_names)})\b")
-        found = (graded.match(lines[i]) for i, (c, _) in enumerate(self.origin) if c == cell and i < len(lines))
+        found = (self.exercise.graded_definition.match(lines[i]) for i, (c, _) in enumerate(self.origin) if c == cell and i < len(lines))
         return next((match.group(1) for match in found if match), None)
 
 
