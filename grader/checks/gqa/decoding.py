@@ -17,7 +17,8 @@ from grader.checks.common import MODULE_TOLERANCE, failed_with_error, where_larg
 from grader.exercises.kv_cache import PROJECTIONS, reference
 from grader.sandbox.requests import DecodeRequest, Probe
 
-SCENARIOS = ("单个 token", "一段 token", "两个序列交替"), ("single tokens", "a chunk", "two sequences interleaved")
+SCENARIOS = (("提示词后接单个 token", "提示词后接一段 token", "两个序列在同一个模块上交替"),
+             ("a prompt then single tokens", "a prompt then a chunk", "two sequences interleaved on one module"))
 
 
 def drawn(ctx: Context) -> tuple[dict, int, list[list[list[int]]]]:
@@ -122,8 +123,10 @@ def decode(ctx: Context) -> Outcome:
         for index, result in enumerate(answer["steps"]):
             zh, en = step_words(index, steps[index])
             if "error" in result:
-                outcome = failed_with_error(ctx, result["error"], f"{zh}{label[0]}", f"{en}{label[1]}")
+                outcome = failed_with_error(ctx, result["error"], f"解码{zh}{label[0]}", f"decoding {en}{label[1]}")
                 extra = _cache_mistake(steps, index, None, offset[index], right, tolerance)
+                if result["error"].get("type") == "WrongReturn":  # decode_probes: forward returned no single tensor
+                    extra = ["wrong-return"]
                 outcome.mistakes = [*dict.fromkeys([*outcome.mistakes, *extra])]
                 return outcome
             actual = result["out"]
@@ -137,11 +140,11 @@ def decode(ctx: Context) -> Outcome:
             row = _first_wrong_row(actual, expected[index], *tolerance)
             error, where = where_largest(actual, expected[index])
             position = steps[index][1] + row
+            before = ("之前的每一步都正确。", " Every earlier step was right.") if index else ("", "")
             return failed(f"{zh}{label[0]}：输出第 {row} 行（绝对位置 {position}）与对整个序列做一次完整因果计算的结果不符，"
-                          f"最大误差 {error:.3g}（位置 {where}）；之前的 {index} 步都正确。",
+                          f"最大误差 {error:.3g}（位置 {where}）。{before[0]}",
                           f"{en}{label[1]}: output row {row} (absolute position {position}) differs from the full "
-                          f"causal pass over the whole sequence; max error {error:.3g} at {where}; the {index} steps "
-                          f"before it were right.",
+                          f"causal pass over the whole sequence; max error {error:.3g} at {where}.{before[1]}",
                           _cache_mistake(steps, index, actual, offset[index], right, tolerance))
     return passed("逐步解码的每一步都等于完整的因果计算（提示词后接单个 token、一段 token，两个序列在同一个模块上交替）。",
                   "Every decoding step equals the full causal pass (single tokens and a chunk after a prompt, two "
@@ -175,6 +178,11 @@ def causal(ctx: Context) -> Outcome:
         if "error" in first and not first.get("steps"):
             return failed_with_error(ctx, first["error"], f"构建 GroupedQueryAttention 并解码{label[0]}",
                                      f"building GroupedQueryAttention and decoding{label[1]}")
+        broken = [index for index, result in enumerate(first["steps"]) if "out" not in result]
+        if broken or len(first["steps"]) < len(steps):  # a step that never ran shows no causality
+            zh, en = step_words(broken[0] if broken else len(first["steps"]), steps[broken[0] if broken else -1])
+            return Outcome(False, f"未检查：解码{zh}{label[0]}时出错（见 gqa.decode）。",
+                           f"Not checked: decoding {en}{label[1]} failed (see gqa.decode).", cause="cascade")
         for (index, j, _), answer in zip(perturbed, answers[1:]):
             if len(first["steps"]) <= index or "out" not in first["steps"][index] \
                     or len(answer["steps"]) <= index or "out" not in answer["steps"][index]:
