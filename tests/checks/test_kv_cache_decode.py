@@ -156,3 +156,14 @@ def test_the_verdict_is_the_same_under_two_grading_secrets(monkeypatch):
 def test_the_decode_checks_are_hidden_with_four_points():
     checks = [c for c in checks_for("gqa") if c.id in DECODE]
     assert [(c.id, c.points, c.visibility) for c in checks] == [("gqa.decode", 3, "hidden"), ("gqa.causal", 1, "hidden")]
+
+
+def test_the_caches_buffers_written_by_hand_keep_full_marks(tmp_path):
+    """The interface names cache_k and cache_v: a module that writes and slices them itself, in place of calling
+    update, is honest (the grader's cache is handed in; only rebinding its attributes breaks the rules)."""
+    path = with_forward(tmp_path, "by_hand", "            k, v = cache.update(start_pos, k, v)  # (B, H_kv, S, d)",
+                        "            cache.cache_k[:B, :, start_pos:start_pos + T] = k\n"
+                        "            cache.cache_v[:B, :, start_pos:start_pos + T] = v\n"
+                        "            k, v = cache.cache_k[:B, :, :start_pos + T], cache.cache_v[:B, :, :start_pos + T]")
+    checks = decode_checks(grade_submission(path, checks=checks_for("gqa")))
+    assert all(c["passed"] for c in checks.values()), [c["message_en"] for c in checks.values()]
