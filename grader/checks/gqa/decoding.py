@@ -120,7 +120,7 @@ def decode(ctx: Context) -> Outcome:
         expected = expected_rows(args, steps, whole, weights)
         offset = expected_rows(args, steps, whole, weights, offset_mask=False)
         right.append([])
-        for index, result in enumerate(answer["steps"]):
+        for index, result in enumerate(answer.get("steps", [])):
             zh, en = step_words(index, steps[index])
             if "error" in result:
                 outcome = failed_with_error(ctx, result["error"], f"解码{zh}{label[0]}", f"decoding {en}{label[1]}")
@@ -178,18 +178,23 @@ def causal(ctx: Context) -> Outcome:
         if "error" in first and not first.get("steps"):
             return failed_with_error(ctx, first["error"], f"构建 GroupedQueryAttention 并解码{label[0]}",
                                      f"building GroupedQueryAttention and decoding{label[1]}")
-        broken = [index for index, result in enumerate(first["steps"]) if "out" not in result]
-        if broken or len(first["steps"]) < len(steps):  # a step that never ran shows no causality
-            zh, en = step_words(broken[0] if broken else len(first["steps"]), steps[broken[0] if broken else -1])
+        ran = first.get("steps", [])
+        broken = [index for index, result in enumerate(ran) if "out" not in result]
+        if broken or len(ran) < len(steps):  # a step that never ran shows no causality
+            at = broken[0] if broken else len(ran)
+            zh, en = step_words(at, steps[at])
             return Outcome(False, f"未检查：解码{zh}{label[0]}时出错（见 gqa.decode）。",
                            f"Not checked: decoding {en}{label[1]} failed (see gqa.decode).", cause="cascade")
         for (index, j, _), answer in zip(perturbed, answers[1:]):
-            if len(first["steps"]) <= index or "out" not in first["steps"][index] \
-                    or len(answer["steps"]) <= index or "out" not in answer["steps"][index]:
-                continue  # the step failed: gqa.decode says why
-            if first["steps"][index]["out"].dim() != 3 or answer["steps"][index]["out"].dim() != 3:
+            again = answer.get("steps", [])
+            if len(again) <= index or "out" not in again[index]:  # ran on the first inputs, not on these
+                zh, en = step_words(index, steps[index])
+                return failed(f"{zh}{label[0]}：只改变本步第 {j} 行起的输入，解码就出错了，无法说明前面的行不受影响。",
+                              f"{en}{label[1]}: changing this step's input from row {j} on made decoding fail, so "
+                              f"the rows before it are not shown to stay as they were.")
+            if ran[index]["out"].dim() != 3 or again[index]["out"].shape != ran[index]["out"].shape:
                 continue  # another shape than (B, T, dim): gqa.decode says so
-            rows = moved(first["steps"][index]["out"][:, :j], answer["steps"][index]["out"][:, :j])
+            rows = moved(ran[index]["out"][:, :j], again[index]["out"][:, :j])
             if bool(rows.any()):
                 row = int(rows.nonzero()[0])
                 zh, en = step_words(index, steps[index])
