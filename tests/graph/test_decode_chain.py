@@ -274,3 +274,22 @@ def test_a_write_placed_by_what_the_cache_holds_is_untraceable_not_a_pass():
     replay on other reachable caches, other values before start_pos and zeros after, would keep it.)"""
     with pytest.raises(ChainBroken, match="Untraceable"):
         matches(PLACED_BY_WHAT_THE_CACHE_HOLDS, PROMPT_THEN_TOKENS)
+
+
+OWN_CACHE_IN_BUFFERS = edited(edited(SOLUTION,
+                                     "        self.wo = nn.Linear(args.n_heads * self.head_dim, args.dim, bias=False)",
+                                     "        self.wo = nn.Linear(args.n_heads * self.head_dim, args.dim, bias=False)\n"
+                                     "        self.own = KVCache(args.max_batch_size, args.max_seq_len, args.n_kv_heads, self.head_dim)\n"
+                                     "        self.register_buffer('own_k', self.own.cache_k)\n"
+                                     "        self.register_buffer('own_v', self.own.cache_v)"),
+                              "            k, v = cache.update(start_pos, k, v)",
+                              "            self.own.cache_k, self.own.cache_v = self.own_k, self.own_v\n"
+                              "            k, v = self.own.update(start_pos, k, v)")
+
+
+def test_a_cache_of_the_modules_own_buffers_is_threaded_and_shows_when_two_sequences_interleave():
+    """The cache handed in ignored for one the module keeps in buffers: the judge threads the buffers as it threads
+    every module state, so one sequence decodes right, and a second sequence on the same module overwrites the
+    first's keys, as it would in real use."""
+    assert matches(OWN_CACHE_IN_BUFFERS, PROMPT_THEN_TOKENS)
+    assert not matches(OWN_CACHE_IN_BUFFERS, TWO_SEQUENCES_INTERLEAVED)
