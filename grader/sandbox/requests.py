@@ -13,9 +13,8 @@ import functools
 
 import torch
 
-from grader.exercises import every_part
+from grader.exercises import every_part, kv_cache
 from grader.exercises.attention import DROPOUTS, MODEL_ARGS, MODEL_ARGS_TYPES, PROJECTIONS
-from grader.exercises import kv_cache
 from grader.errors import GraderError
 from grader.graph.layouts import LAYOUTS
 
