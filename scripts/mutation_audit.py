@@ -36,6 +36,8 @@ ALONE = "tests/sandbox/test_sandbox_layers_alone.py::test_the_"
 RULES_OFF = "tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_every_worker_rule_off"
 KV_SELFCHECK = "tests/student/test_kv_cache_selfcheck.py::test_each_mistake_of_the_lab_is_named_by_its_own_id"
 KV_REPEAT = "tests/checks/test_kv_cache_repeat.py::"
+KV_DECODE = "tests/checks/test_kv_cache_decode.py::"
+DECODE_CHAIN = "tests/graph/test_decode_chain.py::"
 MUTATIONS = [
     Mutation("causal-exactness", "grader/checks/sdpa/behaviour.py",
              (("if (leaked != 0).any():", "if (leaked.abs() > 1e-6).any():"),),
@@ -925,6 +927,35 @@ MUTATIONS = [
              ("tests/report/test_exercises_declared.py::"
               "test_an_exercise_whose_parts_lack_graders_is_refused_whole_naming_what_is_missing",
               f"{KV_REPEAT}test_an_exercise_with_a_part_without_graders_fails_loudly_and_a_part_alone_grades"), "unit"),
+    # issue 45: the kv_cache lab's decode chain (grader/sandbox/decode_probes.py, grader/graph/decode_chain.py) and
+    # Part 3's decode checks (grader/checks/gqa/decoding.py)
+    Mutation("decode-shared-state-refused", "grader/sandbox/decode_probes.py",
+             (("    if shared:  # the judge runs", "    if False:  # the judge runs"),),
+             (f"{DECODE_CHAIN}test_a_cache_whose_keys_and_values_share_memory_is_refused_before_its_step_is_traced",
+              f"{KV_DECODE}test_shared_memory_is_refused_at_the_step_after_it_was_made"), "sandbox"),
+    Mutation("decode-module-state-threaded", "grader/graph/decode_chain.py",
+             (("        caches[sequence], state = outputs[1:3], outputs[3:]", "        caches[sequence] = outputs[1:3]"),),
+             (f"{DECODE_CHAIN}test_a_buffer_the_code_writes_is_fed_to_the_next_step",), "unit"),
+    Mutation("decode-state-shape-kept", "grader/graph/decode_chain.py",
+             (("o.shape != g.shape or o.dtype != g.dtype", "o.dtype != g.dtype"),),
+             (f"{DECODE_CHAIN}test_a_step_that_gives_back_a_cache_of_another_shape_breaks_the_chain",), "unit"),
+    Mutation("decode-sequences-interleaved", "grader/checks/gqa/decoding.py",
+             (("                 [[0, 0, prompt], [1, 0, other], [0, prompt, 1], [1, other, 1], [0, prompt + 1, chunk]]]",
+               "                 [[0, 0, prompt], [0, prompt, 1], [0, prompt + 1, chunk]]]"),),
+             (f"{KV_DECODE}test_state_kept_where_the_judge_cannot_follow_it_earns_no_decode_points[positions counted in "
+              f"Python]",), "sandbox"),
+    Mutation("decode-chunk-named-mask-offset", "grader/checks/gqa/decoding.py",
+             (("    if length > 1 and start_pos > 0 and tokens_right:", "    if False:"),),
+             (f"{KV_DECODE}test_a_mask_not_offset_by_start_pos_loses_the_decode_points_named_in_both_languages"
+              f"[cache-mask-offset__2]",), "sandbox"),
+    Mutation("decode-offset-reference-named", "grader/checks/gqa/decoding.py",
+             (("    if actual is not None and diagnosis.close(actual, offset, *tolerance):", "    if False:"),),
+             (f"{KV_DECODE}test_a_mask_not_offset_by_start_pos_loses_the_decode_points_named_in_both_languages"
+              f"[cache-mask-offset]",), "sandbox"),
+    Mutation("decode-causal-exact", "grader/checks/gqa/decoding.py",
+             (("    differs = (a != b) & ~(torch.isnan(a) & torch.isnan(b))", "    differs = (a - b).abs() > 1e3"),),
+             (f"{KV_DECODE}test_a_row_that_sees_a_later_position_loses_the_causal_point[cache-mask-offset__2]",),
+             "sandbox"),
 ]
 
 

@@ -13,7 +13,7 @@ import functools
 
 import torch
 
-from grader.exercises import every_part
+from grader.exercises import every_part, kv_cache
 from grader.exercises.attention import DROPOUTS, MODEL_ARGS, MODEL_ARGS_TYPES, PROJECTIONS
 from grader.errors import GraderError
 from grader.graph.layouts import LAYOUTS
@@ -41,6 +41,7 @@ class Probe(enum.Enum):
     MHA = "mha"
     MHA_INTERFACE = "mha_interface"
     REPEAT = "repeat"  # a FunctionRequest: the kv_cache lab's repeat_kv
+    DECODE = "gqa_decode"  # a DecodeRequest: GroupedQueryAttention decoding step by step (its part: gqa)
 
     @property
     def part(self) -> str:
@@ -246,8 +247,52 @@ class FunctionRequest:
             _require(self.cotangent is None, self, "a cotangent without grad=True")
 
 
+DECODE_ARGS = tuple(kv_cache.MODEL_ARGS)  # the kv_cache lab's ModelArgs fields, in order, all ints
+DECODE_WEIGHTS = kv_cache.PROJECTIONS
+
+
+@_request
+class DecodeRequest:
+    """Build `GroupedQueryAttention(ModelArgs(**args))` and decode `steps` with the grader's own KVCache, one per
+    sequence (grader/sandbox/decode_probes.py). A step is [sequence, start_pos, T]: one forward call on `xs[i]`
+    (batch, T, dim) with that sequence's cache; the judge chains the steps' graphs on `xs` and `weights` (wq, wk, wv,
+    wo: the parent's own, loaded by name), each cache from zeros."""
+
+    args: dict
+    steps: list
+    xs: list
+    weights: dict
+
+    def __post_init__(self) -> None:
+        args = self.args
+        _require(_is(args, dict) and tuple(args) == DECODE_ARGS and all(_is(v, int) and v > 0 for v in args.values()),
+                 self, f"args must be a dict of exactly {DECODE_ARGS}, in that order, each a positive int")
+        heads, kv_heads, dim = args["n_heads"], args["n_kv_heads"], args["dim"]
+        _require(dim % heads == 0 and heads % kv_heads == 0, self, "dim must split into n_heads, n_heads into n_kv_heads")
+        d = dim // heads
+        shapes = dict(zip(DECODE_WEIGHTS, [(heads * d, dim), (kv_heads * d, dim), (kv_heads * d, dim), (dim, heads * d)]))
+        _require(_is(self.weights, dict) and tuple(self.weights) == DECODE_WEIGHTS and all(
+            _float_tensor(w) and w.dtype == torch.float32 and tuple(w.shape) == shapes[name]
+            for name, w in self.weights.items()), self, f"weights must be float32 tensors of shapes {shapes}")
+        _require(_is(self.steps, list) and 0 < len(self.steps) == (len(self.xs) if _is(self.xs, list) else -1), self,
+                 "steps and xs must be non-empty lists of one length")
+        written: dict[int, int] = {}
+        batch = None
+        for step, x in zip(self.steps, self.xs):
+            _require(_is(step, list) and len(step) == 3 and all(_is(n, int) and n >= 0 for n in step) and step[2] > 0,
+                     self, "a step must be [sequence, start_pos, T] of ints, T > 0")
+            sequence, start_pos, length = step
+            _require(written.get(sequence, 0) == start_pos, self, "a sequence's steps must follow on from each other")
+            written[sequence] = start_pos + length
+            _require(written[sequence] <= args["max_seq_len"], self, "a step must end within max_seq_len")
+            _require(_float_tensor(x) and x.dtype == torch.float32 and x.dim() == 3 and x.shape[1:] == (length, dim),
+                     self, f"each x must be a float32 (B, T, {dim}) tensor of its step's T")
+            batch = x.shape[0] if batch is None else batch
+            _require(0 < x.shape[0] == batch <= args["max_batch_size"], self, "every x must share B <= max_batch_size")
+
+
 REQUEST_TYPE = {Probe.SDPA: SdpaRequest, Probe.MHA: MhaRequest, Probe.MHA_INTERFACE: MhaInterfaceRequest,
-                Probe.REPEAT: FunctionRequest}
+                Probe.REPEAT: FunctionRequest, Probe.DECODE: DecodeRequest}
 
 
 def checked(probe: Probe, request: object) -> dict:

@@ -1,20 +1,16 @@
-"""Can the judge check step-by-step decoding with a KV cache from graphs alone (issue 45's second lab)?
-
-The lab's graded code is stateful: `KVCache.update` writes into preallocated buffers in place, and
-`GroupedQueryAttention.forward(x, cache, start_pos)` reads what earlier calls wrote. These tests record each
-decode step as the worker records a probe (tests/support/decode_chain.py: the worker's recorder, in this process),
-and chain the steps' graphs on the parent's own inputs and weights, each step's cache and module state out fed to
-the next step in; the chain is held to a full causal pass computed here in float64.
+"""The decode chain of the kv_cache lab, both sides of the real code in this process: the worker's decode probe
+(grader/sandbox/decode_probes.py, recording each step with the grader's own KVCache) and the judge's chain
+(grader/graph/decode_chain.py, each step's graph run on the parent's inputs and weights, caches from zeros, each step's
+caches and module state fed to the next). The chain is held to a full causal pass computed here in float64. These
+are the findings of the prototype that preceded them (which holes a stateful decode leaves open), kept as tests.
 """
 import math
 
 import pytest
 import torch
 
-from support import decode_chain
-from support.decode_chain import Step
 from support.paths import ROOT
-from grader.graph import answers, decode, run
+from grader.graph import answers, decode, decode_chain, run
 from grader.sandbox import graph_probes, probes, tracing
 
 pytestmark = pytest.mark.unit
@@ -22,10 +18,10 @@ pytestmark = pytest.mark.unit
 SOLUTION = (ROOT / "tests" / "support" / "kv_cache_solution.py").read_text(encoding="utf-8")
 ARGS = {"dim": 24, "n_heads": 6, "n_kv_heads": 2, "max_seq_len": 16, "max_batch_size": 3}
 BATCH = 2
-PROMPT_THEN_TOKENS = [Step(0, 0, 5), Step(0, 5, 1), Step(0, 6, 1), Step(0, 7, 1)]
-PROMPT_THEN_CHUNK = [Step(0, 0, 4), Step(0, 4, 3), Step(0, 7, 1)]
-TWO_SEQUENCES_INTERLEAVED = [Step(0, 0, 4), Step(1, 0, 6), Step(0, 4, 1), Step(1, 6, 1), Step(0, 5, 2)]
-WORKER_SEED, PARENT_SEED = 11, 90210  # the parent's is drawn per grading and never sent
+PROMPT_THEN_TOKENS = [[0, 0, 5], [0, 5, 1], [0, 6, 1], [0, 7, 1]]
+PROMPT_THEN_CHUNK = [[0, 0, 4], [0, 4, 3], [0, 7, 1]]
+TWO_SEQUENCES_INTERLEAVED = [[0, 0, 4], [1, 0, 6], [0, 4, 1], [1, 6, 1], [0, 5, 2]]
+PARENT_SEED = 90210  # the parent's is drawn per grading and never sent
 
 
 def edited(text: str, old: str, new: str) -> str:
@@ -38,80 +34,74 @@ def full_causal_pass(x: torch.Tensor, weights: dict, n_heads: int, n_kv_heads: i
     x = x.double()
     B, T, dim = x.shape
     d = dim // n_heads
-    q = (x @ weights["wq.weight"].double().T).view(B, T, n_heads, d).transpose(1, 2)
-    k = (x @ weights["wk.weight"].double().T).view(B, T, n_kv_heads, d).transpose(1, 2)
-    v = (x @ weights["wv.weight"].double().T).view(B, T, n_kv_heads, d).transpose(1, 2)
+    q = (x @ weights["wq"].double().T).view(B, T, n_heads, d).transpose(1, 2)
+    k = (x @ weights["wk"].double().T).view(B, T, n_kv_heads, d).transpose(1, 2)
+    v = (x @ weights["wv"].double().T).view(B, T, n_kv_heads, d).transpose(1, 2)
     k, v = (t.repeat_interleave(n_heads // n_kv_heads, dim=1) for t in (k, v))
     scores = q @ k.transpose(-2, -1) / math.sqrt(d)
     scores = scores.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), -math.inf)
     y = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(B, T, dim)
-    return y @ weights["wo.weight"].double().T
+    return y @ weights["wo"].double().T
 
 
-def parents_inputs(steps: list[Step]) -> tuple[dict, dict[int, torch.Tensor]]:
+def parents_inputs(steps: list) -> tuple[dict, dict[int, torch.Tensor]]:
     """Weights and one whole input per sequence, from the parent's seed (none of it reaches the worker)."""
     generator = torch.Generator().manual_seed(PARENT_SEED)
     dim, heads, kv_heads = ARGS["dim"], ARGS["n_heads"], ARGS["n_kv_heads"]
     d = dim // heads
-    shapes = {"wq.weight": (heads * d, dim), "wk.weight": (kv_heads * d, dim), "wv.weight": (kv_heads * d, dim),
-              "wo.weight": (dim, heads * d)}
+    shapes = {"wq": (heads * d, dim), "wk": (kv_heads * d, dim), "wv": (kv_heads * d, dim), "wo": (dim, heads * d)}
     weights = {name: torch.randn(shape, generator=generator) / math.sqrt(dim) for name, shape in shapes.items()}
     lengths = {}
-    for step in steps:
-        lengths[step.sequence] = max(lengths.get(step.sequence, 0), step.start_pos + step.length)
+    for sequence, start_pos, length in steps:
+        lengths[sequence] = max(lengths.get(sequence, 0), start_pos + length)
     return weights, {n: torch.randn(BATCH, length, dim, generator=generator) for n, length in lengths.items()}
 
 
-def decoded(text: str, steps: list[Step], thread_module_state: bool = True, device: str = "cpu",
-            devices_seen: list | None = None) -> dict[int, tuple]:
-    """Per sequence: (the chain's outputs joined along positions, the full causal pass)."""
-    namespace, lines = decode_chain.load(text)
-    traced = decode_chain.trace_decode(namespace, lines, ARGS, steps, BATCH, WORKER_SEED, device)
+class ChainBroken(Exception):
+    """A step failed, in the worker or on the parent's inputs: its error's type and message."""
+
+
+def chained(text: str, steps: list) -> list[torch.Tensor]:
+    """Each step's output: the worker's probe on decoys (other values of the same shapes), then the judge's chain on
+    the parent's own x's and weights."""
+    namespace: dict = {}
+    exec(compile(text, probes.SUBMISSION_FILE, "exec"), namespace)
     weights, whole = parents_inputs(steps)
-    xs = [whole[s.sequence][:, s.start_pos:s.start_pos + s.length] for s in steps]
-    outs, devices, _ = decode_chain.chain(traced, xs, weights, thread_module_state)
-    if devices_seen is not None:
-        devices_seen.extend(devices)
-    joined = {}
-    for step, out in zip(steps, outs):
-        joined.setdefault(step.sequence, []).append(out)
-    return {n: (torch.cat(parts, dim=1), full_causal_pass(whole[n], weights, ARGS["n_heads"], ARGS["n_kv_heads"]))
-            for n, parts in joined.items()}
+    xs = [whole[sequence][:, start:start + length] for sequence, start, length in steps]
+    decoys = torch.Generator().manual_seed(11)
+    traced = graph_probes.PROBES["gqa_decode"](
+        namespace, text.splitlines(), args=ARGS, steps=steps, xs=[torch.randn(x.shape, generator=decoys) for x in xs],
+        weights={name: torch.randn(w.shape, generator=decoys) for name, w in weights.items()})
+    answer = decode_chain.decode_steps(traced, {"args": ARGS, "steps": steps, "xs": xs, "weights": weights},
+                                       answers.Findings())
+    if "error" in answer:
+        raise ChainBroken(f"{answer['error']['type']}: {answer['error']['message']}")
+    for step, result in zip(steps, answer["steps"]):
+        if "error" in result:
+            raise ChainBroken(f"step {step}: {result['error']['type']}: {result['error']['message']}")
+    return [result["out"] for result in answer["steps"]]
 
 
-def matches(text: str, steps: list[Step], thread_module_state: bool = True, device: str = "cpu",
-            devices_seen: list | None = None) -> bool:
-    return all(torch.allclose(chained.double(), full, rtol=1e-4, atol=1e-5)
-               for chained, full in decoded(text, steps, thread_module_state, device, devices_seen).values())
+def matches(text: str, steps: list) -> bool:
+    weights, whole = parents_inputs(steps)
+    full = {n: full_causal_pass(x, weights, ARGS["n_heads"], ARGS["n_kv_heads"]) for n, x in whole.items()}
+    return all(torch.allclose(out.double(), full[sequence][:, start:start + length], rtol=1e-4, atol=1e-5)
+               for (sequence, start, length), out in zip(steps, chained(text, steps)))
 
 
-INDEX_COPY = edited(edited(SOLUTION, "self.cache_k[:B, :, start_pos:start_pos + T] = k",
-                           "self.cache_k[:B].index_copy_(2, torch.arange(start_pos, start_pos + T, device=k.device), k)"),
-                    "self.cache_v[:B, :, start_pos:start_pos + T] = v",
-                    "self.cache_v[:B].index_copy_(2, torch.arange(start_pos, start_pos + T, device=v.device), v)")
-INDEX_PUT = edited(edited(SOLUTION, "self.cache_k[:B, :, start_pos:start_pos + T] = k",
-                          "self.cache_k[:B, :, torch.arange(start_pos, start_pos + T, device=k.device)] = k"),
-                   "self.cache_v[:B, :, start_pos:start_pos + T] = v",
-                   "self.cache_v[:B, :, torch.arange(start_pos, start_pos + T, device=v.device)] = v")
-MODULE_BUFFERS = edited(edited(edited(SOLUTION, "class KVCache:", "class KVCache(nn.Module):"),
-                               "        shape = (max_batch_size,", "        super().__init__()\n        shape = (max_batch_size,"),
-                        "        self.cache_k = torch.zeros(shape, device=device, dtype=dtype)\n"
-                        "        self.cache_v = torch.zeros(shape, device=device, dtype=dtype)",
-                        "        self.register_buffer('cache_k', torch.zeros(shape, device=device, dtype=dtype))\n"
-                        "        self.register_buffer('cache_v', torch.zeros(shape, device=device, dtype=dtype))")
 SQUARE_CASE_GIVEN = edited(SOLUTION, "        future = torch.ones(T, S, dtype=torch.bool, device=x.device).triu(start_pos + 1)",
                            "        if start_pos == 0:  # the prompt: lab 1's square mask\n"
                            "            future = torch.ones(T, T, device=x.device).triu(1) == 1\n"
                            "        else:\n"
                            "            future = torch.ones(T, S, dtype=torch.bool, device=x.device).triu(start_pos + 1)")
-ONE_BUFFER = edited(SOLUTION, "        self.cache_k = torch.zeros(shape, device=device, dtype=dtype)\n"
-                              "        self.cache_v = torch.zeros(shape, device=device, dtype=dtype)",
-                    "        self.cache_k, self.cache_v = torch.zeros((2, *shape), device=device, dtype=dtype).unbind(0)")
-HONEST = {"slice assignment": SOLUTION, "index_copy_": INDEX_COPY, "assignment at a tensor of positions": INDEX_PUT, "a cache of module buffers": MODULE_BUFFERS,
-          "a branch on start_pos == 0": SQUARE_CASE_GIVEN, "keys and values in one buffer": ONE_BUFFER}
+BUFFERS_WRITTEN_BY_HAND = edited(SOLUTION, "            k, v = cache.update(start_pos, k, v)",
+                                 "            cache.cache_k[:B, :, start_pos:start_pos + T] = k\n"
+                                 "            cache.cache_v[:B, :, start_pos:start_pos + T] = v\n"
+                                 "            k, v = cache.cache_k[:B, :, :start_pos + T], cache.cache_v[:B, :, :start_pos + T]")
+HONEST = {"cache.update": SOLUTION, "a branch on start_pos == 0": SQUARE_CASE_GIVEN,
+          "the cache's buffers written by hand": BUFFERS_WRITTEN_BY_HAND}
 
-WRITTEN_AT_ZERO = edited(edited(SOLUTION, "self.cache_k[:B, :, start_pos:start_pos + T] = k", "self.cache_k[:B, :, 0:T] = k"),
-                         "self.cache_v[:B, :, start_pos:start_pos + T] = v", "self.cache_v[:B, :, 0:T] = v")
+UPDATED_AT_ZERO = edited(SOLUTION, "cache.update(start_pos, k, v)", "cache.update(0, k, v)")
 MASK_NOT_OFFSET = edited(SOLUTION, ".triu(start_pos + 1)", ".triu(1)")
 SQUARE_MASK_ALWAYS = edited(SOLUTION, "torch.ones(T, S, dtype=torch.bool, device=x.device).triu(start_pos + 1)",
                             "torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)")
@@ -145,8 +135,8 @@ def test_an_honest_decode_chained_on_the_parents_inputs_is_the_full_causal_pass(
     assert matches(HONEST[style], steps)
 
 
-@pytest.mark.parametrize("mutant", [WRITTEN_AT_ZERO, MASK_NOT_OFFSET],
-                         ids=["cache written at position 0", "mask not offset by start_pos"])
+@pytest.mark.parametrize("mutant", [UPDATED_AT_ZERO, MASK_NOT_OFFSET],
+                         ids=["cache updated at position 0", "mask not offset by start_pos"])
 def test_a_wrong_cache_position_or_mask_offset_shows_in_the_chain(mutant):
     assert not matches(mutant, PROMPT_THEN_TOKENS)
     assert not matches(mutant, PROMPT_THEN_CHUNK)
@@ -156,7 +146,7 @@ def test_a_square_mask_shows_only_when_a_chunk_follows_the_prompt():
     """A (T, T) mask broadcast over the cached keys masks nothing for one token: only a chunk tells it (there the
     mask meets T + start_pos keys and the code raises)."""
     assert matches(SQUARE_MASK_ALWAYS, PROMPT_THEN_TOKENS)
-    with pytest.raises(decode_chain.ChainBroken, match="must match the size"):
+    with pytest.raises(ChainBroken, match="must match the size"):
         matches(SQUARE_MASK_ALWAYS, PROMPT_THEN_CHUNK)
 
 
@@ -170,10 +160,11 @@ FIRST_CALL_ONLY = edited(edited(SOLUTION, "        self.wo = nn.Linear(args.n_he
 
 
 def test_a_buffer_the_code_writes_is_fed_to_the_next_step():
-    """Right at the first call only, told by a buffer written in place: a chain that started every step from the
-    module's first state would see the first call again and again."""
-    assert not matches(FIRST_CALL_ONLY, PROMPT_THEN_TOKENS)
-    assert matches(FIRST_CALL_ONLY, PROMPT_THEN_TOKENS, thread_module_state=False)
+    """Right at the first call only, told by a buffer written in place: the judge feeds the buffer each step left
+    to the next, so the second step is the zeros it gives (a chain that started every step from the module's first
+    state would see the first call again and again, and pass it)."""
+    outs = chained(FIRST_CALL_ONLY, PROMPT_THEN_TOKENS)
+    assert bool(outs[0].abs().sum() > 0) and all(torch.equal(out, torch.zeros_like(out)) for out in outs[1:])
 
 
 KEYS_ON_THE_MODULE = edited(SOLUTION, "            k, v = cache.update(start_pos, k, v)",
@@ -201,20 +192,22 @@ def test_positions_counted_on_the_module_show_when_two_sequences_interleave():
 
 
 def test_a_step_that_gives_back_a_cache_of_another_shape_breaks_the_chain():
-    grown = edited(SOLUTION, "        return self.cache_k[:B, :, :start_pos + T], self.cache_v[:B, :, :start_pos + T]",
-                   "        self.cache_k = torch.cat([self.cache_k, self.cache_k[:, :, :1]], dim=2)\n"
-                   "        return self.cache_k[:B, :, :start_pos + T], self.cache_v[:B, :, :start_pos + T]")
-    with pytest.raises(decode_chain.ChainBroken, match="the state out is not the state in"):
+    grown = edited(SOLUTION, "            k, v = cache.update(start_pos, k, v)",
+                   "            k, v = cache.update(start_pos, k, v)\n"
+                   "            cache.cache_k = torch.cat([cache.cache_k, cache.cache_k[:, :, :1]], dim=2)")
+    with pytest.raises(ChainBroken, match="StateChanged"):
         matches(grown, PROMPT_THEN_TOKENS)
 
 
 @pytest.mark.parametrize("alias", ["self.cache_k", "self.cache_k[:]"], ids=["the same tensor", "an overlapping view"])
 def test_a_cache_whose_keys_and_values_share_memory_is_refused_before_its_step_is_traced(alias):
-    """Keys and values written into one memory: the parent would run them on two copies, apart, and find the code
-    right. The step is refused where the memory is seen, in the worker (only the code's own grade rests on it)."""
-    shared = edited(SOLUTION, "        self.cache_v = torch.zeros(shape, device=device, dtype=dtype)",
-                    f"        self.cache_v = {alias}")
-    with pytest.raises(decode_chain.ChainBroken, match="cache_k and cache_v share memory"):
+    """Keys and values left in one memory by the module: the judge would run them on two copies, apart, and find
+    the code right. The next step is refused where the memory is seen, in the worker (only the code's own grade
+    rests on it)."""
+    shared = edited(SOLUTION, "            k, v = cache.update(start_pos, k, v)",
+                    "            k, v = cache.update(start_pos, k, v)\n"
+                    f"            cache.cache_v = {alias.replace('self.', 'cache.')}")
+    with pytest.raises(ChainBroken, match="SharedState: cache_k and cache_v share memory"):
         matches(shared, PROMPT_THEN_TOKENS)
 
 
@@ -236,7 +229,9 @@ def test_gradients_through_a_prompt_pass_that_writes_the_cache_are_the_full_pass
     operators into the same graph, and the parent's run gives the float64 reference's gradients for x and the four
     projections. The cache must not be among the inputs that gradients are taken for (a view of a leaf that needs
     grad cannot be written in place)."""
-    namespace, lines = decode_chain.load(SOLUTION)
+    namespace: dict = {}
+    exec(compile(SOLUTION, probes.SUBMISSION_FILE, "exec"), namespace)
+    lines = SOLUTION.splitlines()
     module = namespace["GroupedQueryAttention"](namespace["ModelArgs"](**ARGS))
     names = [name for name, _ in module.named_parameters()]
     cache = namespace["KVCache"](3, ARGS["max_seq_len"], ARGS["n_kv_heads"], ARGS["dim"] // ARGS["n_heads"])
@@ -251,23 +246,24 @@ def test_gradients_through_a_prompt_pass_that_writes_the_cache_are_the_full_pass
     recorded = graph_probes._recorded(joint, [torch.randn(BATCH, 5, ARGS["dim"]), *state, cache.cache_k, cache.cache_v,
                                               torch.randn(BATCH, 5, ARGS["dim"])], 1, "cpu", lines, [])
     assert seen["grads"] == [True] * 5
-    weights, whole = parents_inputs([Step(0, 0, 5)])
+    weights, whole = parents_inputs([[0, 0, 5]])
     cotangent = torch.randn(BATCH, 5, ARGS["dim"], generator=torch.Generator().manual_seed(PARENT_SEED + 1))
     empty = torch.zeros(3, ARGS["n_kv_heads"], ARGS["max_seq_len"], ARGS["dim"] // ARGS["n_heads"])
-    outputs, _, error = answers.evaluate(recorded, [whole[0], *(weights[n] for n in names), empty, empty.clone(),
+    outputs, _, error = answers.evaluate(recorded, [whole[0], *(weights[n.split(".")[0]] for n in names), empty, empty.clone(),
                                                     cotangent], answers.Findings())
     assert error is None
-    leaves = [whole[0].double().requires_grad_(True), *(weights[n].double().requires_grad_(True) for n in names)]
-    full = full_causal_pass(leaves[0], dict(zip(names, leaves[1:])), ARGS["n_heads"], ARGS["n_kv_heads"])
+    leaves = [whole[0].double().requires_grad_(True), *(weights[n.split(".")[0]].double().requires_grad_(True) for n in names)]
+    full = full_causal_pass(leaves[0], {n.split(".")[0]: leaf for n, leaf in zip(names, leaves[1:])}, ARGS["n_heads"],
+                            ARGS["n_kv_heads"])
     wanted = torch.autograd.grad(full, leaves, cotangent.double())
     torch.testing.assert_close(outputs[0].double(), full.detach(), rtol=1e-4, atol=1e-5)
     for got, expected in zip(outputs[1:], wanted, strict=True):
         torch.testing.assert_close(got.double(), expected, rtol=1e-3, atol=1e-4)
 
 
-PLACED_BY_WHAT_THE_CACHE_HOLDS = edited(SOLUTION, "        B, _, T, _ = k.shape\n",
-                                        "        B, _, T, _ = k.shape\n"
-                                        "        start_pos = int((self.cache_k[0, 0].abs().sum(-1) != 0).sum())\n")
+PLACED_BY_WHAT_THE_CACHE_HOLDS = edited(SOLUTION, "            k, v = cache.update(start_pos, k, v)",
+                                        "            start_pos = int((cache.cache_k[0, 0].abs().sum(-1) != 0).sum())\n"
+                                        "            k, v = cache.update(start_pos, k, v)")
 
 
 def test_a_write_placed_by_what_the_cache_holds_is_untraceable_not_a_pass():
@@ -276,35 +272,24 @@ def test_a_write_placed_by_what_the_cache_holds_is_untraceable_not_a_pass():
     where the computation left the graph. (A replay on x alone would bake a branch on the cache's values unseen;
     a replay on random caches also refuses this code, right in eager use unless a key row is exactly zero: a
     replay on other reachable caches, other values before start_pos and zeros after, would keep it.)"""
-    with pytest.raises(decode_chain.ChainBroken, match="Untraceable"):
+    with pytest.raises(ChainBroken, match="Untraceable"):
         matches(PLACED_BY_WHAT_THE_CACHE_HOLDS, PROMPT_THEN_TOKENS)
 
 
-CACHE_WITHOUT_DEVICE = edited(SOLUTION, "torch.zeros(shape, device=device, dtype=dtype)", "torch.zeros(shape, dtype=dtype)")
+OWN_CACHE_IN_BUFFERS = edited(edited(SOLUTION,
+                                     "        self.wo = nn.Linear(args.n_heads * self.head_dim, args.dim, bias=False)",
+                                     "        self.wo = nn.Linear(args.n_heads * self.head_dim, args.dim, bias=False)\n"
+                                     "        self.own = KVCache(args.max_batch_size, args.max_seq_len, args.n_kv_heads, self.head_dim)\n"
+                                     "        self.register_buffer('own_k', self.own.cache_k)\n"
+                                     "        self.register_buffer('own_v', self.own.cache_v)"),
+                              "            k, v = cache.update(start_pos, k, v)",
+                              "            self.own.cache_k, self.own.cache_v = self.own_k, self.own_v\n"
+                              "            k, v = self.own.update(start_pos, k, v)")
 
 
-def test_on_the_meta_stand_in_the_chain_runs_on_the_cpu_with_devices_followed():
-    """Recorded on the meta stand-in for a GPU, each step's graph runs here on the CPU on the parent's inputs, the
-    cache's outputs said to be on the stand-in; a cache built without `device=` stays on the CPU, and the code
-    raises at the write there (meta cannot copy into the CPU, a GPU can: the device is judged from the constructor's
-    own graph, test below, not from this error)."""
-    devices = []
-    assert matches(SOLUTION, PROMPT_THEN_TOKENS, device="meta", devices_seen=devices)
-    assert devices == ["meta"] * (3 + 4)
-    with pytest.raises(decode_chain.ChainBroken, match="Cannot copy out of meta tensor"):
-        matches(CACHE_WITHOUT_DEVICE, PROMPT_THEN_TOKENS, device="meta")
-
-
-@pytest.mark.parametrize(("text", "wanted"), [(SOLUTION, ["meta", "meta"]), (CACHE_WITHOUT_DEVICE, ["cpu", "cpu"])],
-                         ids=["built with device=", "built without it"])
-def test_the_constructors_own_graph_says_where_the_cache_lives(text, wanted):
-    """KVCache(..., device=the stand-in) recorded as a graph of no inputs: the parent runs it (its zeros bounded
-    before they are made) and reads each buffer's device in the graph."""
-    namespace, lines = decode_chain.load(text)
-    with probes._device_guard("meta", lines):
-        recorder = tracing.trace(lambda: [vars(namespace["KVCache"](3, 16, 2, 4, device=torch.device("meta")))[name]
-                                          for name in ("cache_k", "cache_v")], [])
-    text_, constants = tracing.encode(recorder)
-    graph = decode.decode(bytes(text_.numpy().tobytes()), len(constants))
-    outputs, devices = run.run(graph, [], constants, devices=[])
-    assert devices == wanted and all(torch.equal(o, torch.zeros(3, 2, 16, 4)) for o in outputs)
+def test_a_cache_of_the_modules_own_buffers_is_threaded_and_shows_when_two_sequences_interleave():
+    """The cache handed in ignored for one the module keeps in buffers: the judge threads the buffers as it threads
+    every module state, so one sequence decodes right, and a second sequence on the same module overwrites the
+    first's keys, as it would in real use."""
+    assert matches(OWN_CACHE_IN_BUFFERS, PROMPT_THEN_TOKENS)
+    assert not matches(OWN_CACHE_IN_BUFFERS, TWO_SEQUENCES_INTERLEAVED)

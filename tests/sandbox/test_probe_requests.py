@@ -15,8 +15,8 @@ from grader.checks import Check, Outcome
 from grader.errors import GraderError
 from grader.grade import grade_submission
 from grader.sandbox import graph_probes, probes, requests
-from grader.sandbox.requests import (BadRequest, FunctionRequest, MhaInterfaceRequest, MhaRequest, Probe, SdpaRequest,
-                                     checked)
+from grader.sandbox.requests import (BadRequest, DecodeRequest, FunctionRequest, MhaInterfaceRequest, MhaRequest, Probe,
+                                     SdpaRequest, checked)
 
 pytestmark = pytest.mark.unit
 
@@ -36,6 +36,15 @@ def mha_call(B=2, T=5, dim=32, **extra):
     return {"q": torch.randn(B, T, dim), "k": torch.randn(B, T, dim), "v": torch.randn(B, T, dim), **extra}
 
 
+def decode(steps=([0, 0, 4], [0, 4, 1]), B=2, **changes):
+    """A DecodeRequest of the kv_cache lab: dim 12 in 6 query heads over 2 key/value heads, head width 2."""
+    args = {"dim": 12, "n_heads": 6, "n_kv_heads": 2, "max_seq_len": 8, "max_batch_size": 3}
+    weights = {"wq": torch.randn(12, 12), "wk": torch.randn(4, 12), "wv": torch.randn(4, 12), "wo": torch.randn(12, 12)}
+    fields = {"args": args, "steps": [list(step) for step in steps],
+              "xs": [torch.randn(B, step[2], 12) for step in steps], "weights": weights}
+    return DecodeRequest(**{**fields, **changes})
+
+
 # Every option a check uses today, once: each request must build and bind to its probe's parameters.
 HONEST = {
     Probe.SDPA: [SdpaRequest(**qkv()), SdpaRequest(**qkv(), is_causal=False, device="meta", count_ops=True),
@@ -53,6 +62,7 @@ HONEST = {
                                    count_ops=True, layout="heads", regime="training"),
                    FunctionRequest(part="repeat", arguments=[torch.randn(2, 2, 5, 8, dtype=torch.float64), 2], grad=True,
                                    cotangent=torch.randn(2, 4, 5, 8, dtype=torch.float64))],
+    Probe.DECODE: [decode(), decode(steps=([0, 0, 3], [1, 0, 2], [0, 3, 1], [1, 2, 3]), B=3)],
 }
 
 
@@ -109,6 +119,14 @@ BAD = {
                                                                grad=True),
     "mha grad over calls of two shapes": lambda: MhaRequest(args=model_args(), calls=[mha_call(), mha_call(T=4)],
                                                             grad=True, cotangent=torch.randn(2, 5, 32)),
+    "decode step that skips a position": lambda: decode(steps=([0, 0, 4], [0, 5, 1])),
+    "decode past max_seq_len": lambda: decode(steps=([0, 0, 4], [0, 4, 5])),
+    "decode batch above max_batch_size": lambda: decode(B=4),
+    "decode x of another T than its step": lambda: decode(xs=[torch.randn(2, 4, 12), torch.randn(2, 2, 12)]),
+    "decode wk sized for every head": lambda: decode(weights={"wq": torch.randn(12, 12), "wk": torch.randn(12, 12),
+                                                              "wv": torch.randn(4, 12), "wo": torch.randn(12, 12)}),
+    "decode n_heads not a multiple of n_kv_heads": lambda: decode(args={"dim": 12, "n_heads": 6, "n_kv_heads": 4,
+                                                                        "max_seq_len": 8, "max_batch_size": 3}),
 }
 
 

@@ -1,5 +1,5 @@
-"""A solution of the second lab (`kv_cache`), written from its fixed interface, for the decode-chain prototype
-(tests/graph/test_decode_chain.py). Its text is what the prototype loads as a hand-in, as the worker loads one;
+"""A solution of the second lab (`kv_cache`), written from its fixed interface, for the decode chain's tests
+(tests/graph/test_decode_chain.py). Its text is what those tests load as a hand-in, as the worker loads one;
 mutants are this text with one line changed. The lab's real solution is built from source/kv_cache/."""
 import math
 from dataclasses import dataclass

@@ -43,6 +43,19 @@ PROJECTIONS = ("wq", "wk", "wv", "wo")
 grader loads reference weights through."""
 CACHE_BUFFERS = ("cache_k", "cache_v")
 """`KVCache`'s preallocated tensors, (max_batch_size, n_kv_heads, max_seq_len, head_dim) each."""
+GRADERS_KV_CACHE_SOURCE = """class KVCache:
+    def __init__(self, max_batch_size, max_seq_len, n_kv_heads, head_dim, device=None, dtype=torch.float32):
+        shape = (max_batch_size, n_kv_heads, max_seq_len, head_dim)
+        self.cache_k = torch.zeros(shape, device=device, dtype=dtype)
+        self.cache_v = torch.zeros(shape, device=device, dtype=dtype)
+
+    def update(self, start_pos, k, v):
+        B, T = k.size(0), k.size(2)
+        self.cache_k[:B, :, start_pos:start_pos + T] = k
+        self.cache_v[:B, :, start_pos:start_pos + T] = v
+        return self.cache_k[:B, :, :start_pos + T], self.cache_v[:B, :, :start_pos + T]"""
+"""The grader's own KVCache, the interface's, which Part 3's decode probe hands the student's GroupedQueryAttention
+(grader/sandbox/decode_probes.py): a mistake in the student's KVCache costs Part 2's points alone, never Part 3's."""
 
 
 def model_args_source() -> str:

@@ -1,0 +1,127 @@
+"""The decode probe of the kv_cache lab, the worker's side: GroupedQueryAttention called step by step as generation
+calls it, each call recorded as a graph the judge chains on the parent's own inputs (grader/graph/decode_chain.py).
+
+Runs inside the sandbox worker, on decoys (the parent's x's and weights never reach it). One module decodes every
+sequence of the request, each sequence with a cache of its own: the GRADER's KVCache (its source is the exercise's
+declaration, `GRADERS_KV_CACHE_SOURCE`), so a mistake in the student's KVCache costs Part 2 alone. Each step's graph
+takes x, the step's cache_k and cache_v, then the module's parameters and buffers, and gives back the output, then
+the same state after the call (a write in place into an input leaves the input's node as the output): so the judge
+feeds each step's caches and module state to the next step of its sequence, and a buffer the code writes, or a cache
+the code keeps on the module, is the graph's to carry, never the worker's. A counter kept in Python is baked into
+each graph as the worker's run met it: two sequences interleaved on one module show it.
+"""
+from __future__ import annotations
+
+import torch
+
+from grader.exercises.kv_cache import GRADERS_KV_CACHE_SOURCE, MODEL_ARGS_CLASS
+from grader.sandbox import probes, tracing
+from grader.sandbox.probes import _structure, describe_error
+
+_DEFINED: dict = {"torch": torch}
+exec(compile(GRADERS_KV_CACHE_SOURCE, "<the grader's KVCache>", "exec"), _DEFINED)  # trusted text, before confinement
+GRADERS_KV_CACHE = _DEFINED["KVCache"]
+NOT_SENT = torch.empty(0)
+"""In place of a weight's value: the parent loads its own by name."""
+
+
+class WrongReturn(Exception):
+    """forward returned something other than one tensor."""
+
+
+def decode(namespace, lines, *, args, steps, xs, weights, record) -> dict:
+    """Build the module (its state before any call is sent, save the weights the parent loads), then record each
+    step on its decoy x with `record` (`graph_probes._recorded`, handed in by graph_probes, which imports this
+    module); the first step that raises ends the answer (the steps after it would read a cache left unknown).
+    {"state": {"names", "values", "meta"}, "steps": [a recorded graph, or {"error"}, per step]}."""
+    answer: dict = {"steps": []}
+    try:
+        probes._seed(0)
+        module = namespace["GroupedQueryAttention"](_model_args(namespace, args))
+        named = [*module.named_parameters(), *module.named_buffers()]
+    except BaseException as error:
+        answer["error"] = describe_error(error, lines)
+        return answer
+    names = [name for name, _ in named]
+    loaded = {f"{layer}.weight" for layer in weights}
+    answer["state"] = {"names": names,
+                       "values": [NOT_SENT if name in loaded else tracing.value_for_the_parent(t) for name, t in named],
+                       "meta": [tracing._meta_of(t) for _, t in named]}
+    state = [t.detach() for _, t in named]  # the module's own storage: a buffer one step writes, the next step reads
+    head_dim = args["dim"] // args["n_heads"]
+    caches = {sequence: GRADERS_KV_CACHE(args["max_batch_size"], args["max_seq_len"], args["n_kv_heads"], head_dim)
+              for sequence, _, _ in steps}
+    copies = tracing.ConstantCopies()
+    for (sequence, start_pos, _), x in zip(steps, xs):
+        recorded = _step(record, module, names, caches[sequence], start_pos, x, state, lines, copies)
+        answer["steps"].append(recorded)
+        if "error" in recorded:
+            break
+    return answer
+
+
+def _step(record, module, names: list[str], cache, start_pos: int, x: torch.Tensor, state: list, lines: list[str],
+          copies: tracing.ConstantCopies) -> dict:
+    left: list[tuple] = []  # the cache each call left: the recorded call's first, then a replay's
+    seen: dict = {}
+
+    def call(x, cache_k, cache_v, *tensors):
+        cache.cache_k, cache.cache_v = cache_k, cache_v
+        out = torch.func.functional_call(module, dict(zip(names, tensors)), (x,),
+                                         {"cache": cache, "start_pos": start_pos})
+        left.append((cache.cache_k, cache.cache_v))
+        seen.setdefault("structure", _structure(out))
+        if not isinstance(out, torch.Tensor):
+            raise WrongReturn(f"forward returned {seen['structure']['kind']}, not one tensor")
+        return [out, cache.cache_k, cache.cache_v, *tensors]
+
+    given = [cache.cache_k, cache.cache_v, *state]
+    shared = sharing_memory(given, ["cache_k", "cache_v", *names])
+    if shared:  # the judge runs each input on a copy of its own: two that share elements would part there
+        return {"error": {"type": "SharedState", "where": None, "message": f"{shared[0]} and {shared[1]} share memory "
+                                                                            f"after the previous step"}}
+    try:
+        with torch.no_grad():
+            # x and the caches are what a replay varies where values left for Python: a write placed by what the
+            # cache holds is no graph of start_pos
+            recorded = record(call, [x, *given], 3, "cpu", lines, [], copies)
+    except BaseException as error:
+        return {"error": describe_error(error, lines), "structure": seen.get("structure")}
+    cache.cache_k, cache.cache_v = left[0]  # the next step reads what the recorded call left, not a replay's
+    return recorded
+
+
+def _model_args(namespace: dict, fields: dict):
+    """The hand-in's ModelArgs when it carries the interface's fields faithfully, else a plain record of them."""
+    given = namespace.get(MODEL_ARGS_CLASS)
+    if isinstance(given, type):
+        try:
+            args = given(**fields)
+            if all(getattr(args, key) == value for key, value in fields.items()):
+                return args
+        except Exception:
+            pass
+    return type(MODEL_ARGS_CLASS, (), dict(fields))()
+
+
+def sharing_memory(tensors: list[torch.Tensor], names: list[str]) -> tuple[str, str] | None:
+    """Two of a step's state tensors that share an element of memory (the same tensor twice, or views that
+    overlap), by name; None where none do. Views of one storage that share no element are apart: each element is
+    counted where it lies."""
+    by_storage: dict[int, list[int]] = {}
+    for position, tensor in enumerate(tensors):
+        by_storage.setdefault(tensor.untyped_storage()._cdata, []).append(position)
+    for positions in by_storage.values():
+        if len(positions) < 2:
+            continue
+        owner = torch.full((tensors[positions[0]].untyped_storage().nbytes(),), -1, dtype=torch.int64)
+        for position in positions:
+            tensor = tensors[position]
+            size = tensor.element_size()
+            as_bytes = owner.as_strided((*tensor.shape, size), (*(s * size for s in tensor.stride()), 1),
+                                        tensor.storage_offset() * size)
+            taken = as_bytes[as_bytes >= 0]
+            if taken.numel():
+                return names[int(taken[0])], names[position]
+            as_bytes.fill_(position)
+    return None

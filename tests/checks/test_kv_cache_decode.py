@@ -1,0 +1,169 @@
+"""Do the kv_cache lab's decode checks (grader/checks/gqa/decoding.py: gqa.decode, 3 points, and gqa.causal, 1) give
+every honest GroupedQueryAttention its points, name `cache-mask-offset` where the mask ignores start_pos, and refuse
+what a stateful decode could hide from a grader that trusted the worker?
+
+Graded through the real pipeline (`grade_submission`: the worker decoding on decoys with the grader's own KVCache, the
+judge chaining each step's graph on the parent's own inputs and weights), with Part 3's checks alone.
+"""
+import functools
+from pathlib import Path
+
+import pytest
+
+from grader.catalog import explain
+from grader.checks import checks_for, secret
+from grader.grade import grade_submission
+from support.hand_ins import header
+from support.paths import SUBMISSIONS
+from support.session import SESSION_REPORTS
+
+pytestmark = pytest.mark.sandbox
+
+KV_CACHE = SUBMISSIONS / "kv_cache"
+CORRECT = sorted((KV_CACHE / "correct").glob("*.py"))
+GQA_MUTANTS = [path for path in sorted((KV_CACHE / "mutants").glob("*.py")) if header(path, "part") == "gqa"]
+MASK_OFFSET = [path for path in GQA_MUTANTS if header(path, "expect") == "cache-mask-offset"]
+PLAIN = KV_CACHE / "correct" / "repeat_interleave_slice_plain.py"
+DECODE = ("gqa.decode", "gqa.causal")
+
+
+@functools.cache
+def graded(path: Path) -> dict:
+    return grade_submission(path, checks=checks_for("gqa"), cache=SESSION_REPORTS)
+
+
+def decode_checks(report: dict) -> dict[str, dict]:
+    return {c["id"]: c for c in report["checks"] if c["id"] in DECODE}
+
+
+def failures(report: dict) -> str:
+    return "\n".join(f"{c['id']} {c['mistakes']}: {c['message_en'][:600]}" for c in report["checks"] if not c["passed"])
+
+
+def with_forward(tmp_path: Path, name: str, old: str, new: str) -> Path:
+    """The plain honest hand-in with one piece of its GroupedQueryAttention replaced."""
+    source = PLAIN.read_text(encoding="utf-8")
+    assert source.count(old) == 1, old
+    path = tmp_path / f"{name}.py"
+    path.write_text(source.replace(old, new), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("path", CORRECT, ids=[p.stem for p in CORRECT])
+def test_every_honest_module_decodes_as_the_full_causal_pass(path):
+    checks = decode_checks(graded(path))
+    assert set(checks) == set(DECODE)
+    assert all(c["passed"] and c["points"] == c["max_points"] for c in checks.values()), failures(graded(path))
+    assert [checks[i]["max_points"] for i in DECODE] == [3.0, 1.0]
+
+
+@pytest.mark.parametrize("path", MASK_OFFSET, ids=[p.stem for p in MASK_OFFSET])
+def test_a_mask_not_offset_by_start_pos_loses_the_decode_points_named_in_both_languages(path):
+    decode = decode_checks(graded(path))["gqa.decode"]
+    assert not decode["passed"] and decode["mistakes"] == ["cache-mask-offset"], failures(graded(path))
+    zh, en = decode["message_zh"].splitlines(), decode["message_en"].splitlines()
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in zh[0]) and "start_pos=" in en[0] and "row" in en[0]
+    assert explain("cache-mask-offset", "zh") in zh and explain("cache-mask-offset", "en") in en
+
+
+OTHER_GQA = [path for path in GQA_MUTANTS if path not in MASK_OFFSET]
+
+
+@pytest.mark.parametrize("path", OTHER_GQA, ids=[p.stem for p in OTHER_GQA])
+def test_another_part_three_mistake_is_never_called_a_mask_offset(path):
+    report = graded(path)
+    assert all("cache-mask-offset" not in c["mistakes"] for c in decode_checks(report).values()), failures(report)
+
+
+# mistakes whose values the decode shows (the others show in gradients, devices, loops: the part's other checks)
+SHOWN_IN_VALUES = ["head-split", "head-split__2", "kv-heads-ignored", "kv-heads-ignored__2", "mask-diagonal",
+                   "mask-direction", "missing-out-proj", "missing-scale", "softmax-dim", "wrong-return", "wrong-scale",
+                   "wrong-scale__2"]
+
+
+@pytest.mark.parametrize("name", SHOWN_IN_VALUES)
+def test_a_whole_pass_mistake_loses_the_decode_points(name):
+    report = graded(KV_CACHE / "mutants" / f"{name}.py")
+    assert not decode_checks(report)["gqa.decode"]["passed"], name
+
+
+@pytest.mark.parametrize("name", ["mask-direction", "softmax-dim", "cache-mask-offset__2"])
+def test_a_row_that_sees_a_later_position_loses_the_causal_point(name):
+    causal = decode_checks(graded(KV_CACHE / "mutants" / f"{name}.py"))["gqa.causal"]
+    assert not causal["passed"] and "moved output row" in causal["message_en"]
+
+
+def test_the_chunk_after_the_prompt_is_the_step_said_for_a_mask_left_out_after_the_prompt():
+    decode = decode_checks(graded(KV_CACHE / "mutants" / "cache-mask-offset__2.py"))["gqa.decode"]
+    assert "step 2 (sequence 0, start_pos=" in decode["message_en"] and "(a prompt then a chunk)" in decode["message_en"]
+
+
+HOSTILE = {
+    "positions counted in Python": ("        B, T, C = x.shape  # batch, new positions, model width",
+                                    "        B, T, C = x.shape\n"
+                                    "        start_pos = getattr(self, 'position', 0)\n"
+                                    "        self.position = start_pos + T"),
+    "the first cache kept on the module": ("        if cache is not None:\n",
+                                           "        if cache is not None:\n"
+                                           "            self.own = getattr(self, 'own', cache)\n"
+                                           "            cache = self.own\n"),
+    "keys and values in one memory": ("            k, v = cache.update(start_pos, k, v)  # (B, H_kv, S, d)",
+                                      "            k, v = cache.update(start_pos, k, v)\n"
+                                      "            cache.cache_v = cache.cache_k"),
+    "values taken to Python": ("        return self.wo(y)", "        return self.wo(torch.tensor(y.tolist()))"),
+    "the first output memorised": ("        return self.wo(y)",
+                                   "        self.first = getattr(self, 'first', None)\n"
+                                   "        if self.first is None or self.first.shape != y.shape:\n"
+                                   "            self.first = self.wo(y).detach()\n"
+                                   "        return self.first.clone()"),
+}
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_state_kept_where_the_judge_cannot_follow_it_earns_no_decode_points(tmp_path, hostile):
+    path = with_forward(tmp_path, hostile.replace(" ", "_"), *HOSTILE[hostile])
+    decode = decode_checks(grade_submission(path, checks=checks_for("gqa")))["gqa.decode"]
+    assert not decode["passed"] and decode["points"] == 0.0, decode["message_en"]
+
+
+def test_a_counter_in_python_is_caught_only_where_two_sequences_interleave(tmp_path):
+    path = with_forward(tmp_path, "counted", *HOSTILE["positions counted in Python"])
+    decode = decode_checks(grade_submission(path, checks=checks_for("gqa")))["gqa.decode"]
+    assert "(two sequences interleaved on one module)" in decode["message_en"]
+    assert decode["mistakes"] == ["cache-position"]
+
+
+def test_shared_memory_is_refused_at_the_step_after_it_was_made(tmp_path, rules_bypassed):
+    """The rules refuse the assignment to the grader's cache first; with them off, the worker's own refusal of state
+    that shares memory (the judge would run it on two copies, apart) still costs the points."""
+    path = with_forward(tmp_path, "shared", *HOSTILE["keys and values in one memory"])
+    decode = decode_checks(grade_submission(path, checks=checks_for("gqa")))["gqa.decode"]
+    assert "SharedState: cache_k and cache_v share memory" in decode["message_en"]
+
+
+def test_the_verdict_is_the_same_under_two_grading_secrets(monkeypatch):
+    """Sizes, prompt and chunk lengths and values are drawn per grading: none may change a verdict."""
+    verdicts = []
+    for drawn in (11, 987654321):
+        monkeypatch.setattr(secret, "FIXED_FOR_TESTS", drawn)
+        for name in ("correct/stack_groups_provided_sdpa_for_the_prompt", "mutants/cache-mask-offset"):
+            report = grade_submission(KV_CACHE / f"{name}.py", checks=checks_for("gqa"))
+            verdicts.append((drawn, name, report["score"], report["mistakes"]))
+    assert [v[2:] for v in verdicts[:2]] == [v[2:] for v in verdicts[2:]]
+
+
+@pytest.mark.unit
+def test_the_decode_checks_are_hidden_with_four_points():
+    checks = [c for c in checks_for("gqa") if c.id in DECODE]
+    assert [(c.id, c.points, c.visibility) for c in checks] == [("gqa.decode", 3, "hidden"), ("gqa.causal", 1, "hidden")]
+
+
+def test_the_caches_buffers_written_by_hand_keep_full_marks(tmp_path):
+    """The interface names cache_k and cache_v: a module that writes and slices them itself, in place of calling
+    update, is honest (the grader's cache is handed in; only rebinding its attributes breaks the rules)."""
+    path = with_forward(tmp_path, "by_hand", "            k, v = cache.update(start_pos, k, v)  # (B, H_kv, S, d)",
+                        "            cache.cache_k[:B, :, start_pos:start_pos + T] = k\n"
+                        "            cache.cache_v[:B, :, start_pos:start_pos + T] = v\n"
+                        "            k, v = cache.cache_k[:B, :, :start_pos + T], cache.cache_v[:B, :, :start_pos + T]")
+    checks = decode_checks(grade_submission(path, checks=checks_for("gqa")))
+    assert all(c["passed"] for c in checks.values()), [c["message_en"] for c in checks.values()]
