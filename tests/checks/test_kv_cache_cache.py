@@ -224,6 +224,27 @@ def test_an_import_in_update_breaks_the_rules_and_zeroes_the_part(tmp_path):
     assert failed_checks(report)["cache.rules"] == ["forbidden-import"]
 
 
+@pytest.mark.parametrize("layer", ["every rule on", "only the judge"])
+def test_the_built_in_attention_in_update_zeroes_the_part(tmp_path, request, layer):
+    """The static rule, the worker's refusal or, with both off, the judge reading the graph: the part scores 0."""
+    path = with_cache(tmp_path, "built_in", "        F.scaled_dot_product_attention(k, k, v)\n" + PLAIN_UPDATE)
+    if layer == "only the judge":
+        request.getfixturevalue("rules_bypassed")
+        report = grade_submission(path, checks=checks_for("cache"))  # afresh: the cache's key holds no switch
+        assert failed_checks(report)["cache.own_implementation"] == ["forbidden-api"]
+    else:
+        report = graded(path)
+        assert failed_checks(report)["cache.rules"] == ["forbidden-api"]
+    assert report["score"] == 0.0
+
+
+def test_buffers_that_start_other_than_zero_cost_the_shapes_point(tmp_path):
+    """Every position update returns has been written, so only the constructor's own graph shows the ones."""
+    report = graded(with_cache(tmp_path, "ones", buffers=PLAIN_BUFFERS.replace("torch.zeros", "torch.ones")))
+    assert failed_checks(report) == {"cache.shapes": []}, failures(report)
+    assert "nonzero elements; it should be all zeros" in message(report, "cache.shapes")
+
+
 @pytest.mark.parametrize("name", ["correct/head_map_module_buffers_narrow_einsum", "mutants/cache-position__2",
                                   "mutants/cache-device__2"])
 def test_the_verdict_is_the_same_under_two_grading_secrets(monkeypatch, name):
