@@ -17,7 +17,7 @@ from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS
 from grader.sandbox.requests import Probe
 
 
-def _on(ctx: Context, plan: Plan, where: str) -> Outcome | None:
+def _on(ctx: Context, plan: Plan, where: str) -> Outcome | str | None:
     """The chain on `where`: None where it met the question there (buffers and returns on the device asked for),
     an Outcome where it failed it, and the string of an inconclusive run's error type otherwise."""
     answer = ctx.student.call(Probe.CACHE, request(ctx, plan, device=where))
