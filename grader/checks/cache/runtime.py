@@ -31,11 +31,14 @@ def _on(ctx: Context, plan: Plan, where: str) -> Outcome | str | None:
         return error.get("type", "error")
     for name, item in zip(("cache_k", "cache_v"), answer["buffers"]):
         if item.get("device") != asked:
-            return failed(f"KVCache(..., device=<{asked}>)（{label_zh}）建出的 {name} 在 {item.get('device')} 上：没有用传入的 "
-                          "device，模型在 GPU 上时，写入和读取缓存都会因设备不一致而出错。",
-                          f"KVCache(..., device=<{asked}>) ({label_en}) made {name} on {item.get('device')}: the device "
-                          "it was given is ignored, so with the model on a GPU every write and read of the cache mixes "
-                          "devices.", ["hardcoded-device" if where == CPU_BESIDE_A_GPU else "cache-device"])
+            stand_in_zh = "，代替 GPU 的设备" if where in STAND_INS else ""
+            stand_in_en = ", the device standing in for a GPU" if where in STAND_INS else ""
+            return failed(f"KVCache(..., device=<{asked}{stand_in_zh}>)（{label_zh}）建出的 {name} 在 {item.get('device')} "
+                          "上：没有用传入的 device，模型在 GPU 上时，写入和读取缓存都会因设备不一致而出错。",
+                          f"KVCache(..., device=<{asked}{stand_in_en}>) ({label_en}) made {name} on "
+                          f"{item.get('device')}: the device it was given is ignored, so with the model on a GPU every "
+                          "write and read of the cache mixes devices.",
+                          ["hardcoded-device" if where == CPU_BESIDE_A_GPU else "cache-device"])
     expected = expected_chain(ctx, plan)
     for number, step in enumerate(answer.get("steps", [])):
         zh, en = step_words(plan, number)
