@@ -38,6 +38,9 @@ KV_SELFCHECK = "tests/student/test_kv_cache_selfcheck.py::test_each_mistake_of_t
 KV_REPEAT = "tests/checks/test_kv_cache_repeat.py::"
 KV_DECODE = "tests/checks/test_kv_cache_decode.py::"
 DECODE_CHAIN = "tests/graph/test_decode_chain.py::"
+KV_CACHE = "tests/checks/test_kv_cache_cache.py::"
+KV_CACHE_MUTANT = f"{KV_CACHE}test_a_part_two_mutant_loses_points_with_its_mistake_named_in_both_languages"
+CACHE_TURN = "tests/graph/test_cache_answers.py::"
 MUTATIONS = [
     Mutation("causal-exactness", "grader/checks/sdpa/behaviour.py",
              (("if (leaked != 0).any():", "if (leaked.abs() > 1e-6).any():"),),
@@ -956,6 +959,62 @@ MUTATIONS = [
              (("    differs = (a != b) & ~(torch.isnan(a) & torch.isnan(b))", "    differs = (a - b).abs() > 1e3"),),
              (f"{KV_DECODE}test_a_row_that_sees_a_later_position_loses_the_causal_point[cache-mask-offset__2]",),
              "sandbox"),
+    # issue 45: the kv_cache lab's Part 2 graders (grader/checks/cache/), its probe and the judge's turn of it
+    Mutation("cache-position-landing", "grader/checks/cache/behaviour.py",
+             (("    if landed != wanted:", "    if False:"),),
+             (f"{KV_CACHE_MUTANT}[cache-position]", f"{KV_CACHE_MUTANT}[cache-position__2]"), "sandbox"),
+    Mutation("cache-values-compared", "grader/checks/cache/behaviour.py",
+             (("                if got is None or not diagnosis.close(got, want, *TOLERANCE[plan.dtype]):",
+               "                if got is None:"),),
+             (f"{KV_CACHE}test_a_write_at_the_wrong_position_says_where_it_landed",), "sandbox"),
+    Mutation("cache-read-length", "grader/checks/cache/probing.py",
+             (("    if len(got) == 4 and got[:2] + got[3:] == expected[:2] + expected[3:]:", "    if False:"),),
+             (f"{KV_CACHE}test_a_read_past_what_was_written_costs_the_shapes_and_values_alone",), "sandbox"),
+    Mutation("cache-new-prompt-step", "grader/checks/cache/probing.py",
+             (("(prompt + 2, chunk), (0, again))", "(prompt + 2, chunk))"),),
+             (f"{KV_CACHE}test_a_position_counted_by_the_cache_in_place_of_start_pos_fails_when_a_new_prompt_starts_at_zero",),
+             "sandbox"),
+    Mutation("cache-zeros-checked", "grader/checks/cache/behaviour.py",
+             (("            if buffer is not None and bool((buffer != 0).any()):", "            if False:"),),
+             (f"{KV_CACHE}test_buffers_that_start_other_than_zero_cost_the_shapes_point",), "sandbox"),
+    Mutation("cache-in-place-structure", "grader/graph/cache_answers.py",
+             (("    return len(last) == 2 and [written_input(ref) for ref in last] == [0, 1]", "    return True"),),
+             (f"{KV_CACHE}test_a_cache_that_reallocates_at_every_update_loses_the_in_place_point_alone",
+              f"{CACHE_TURN}test_an_operator_in_place_on_the_whole_buffer_is_a_write_in_place_and_a_new_tensor_is_not"),
+             "sandbox"),
+    # an in-place operator on the buffer itself returns the buffer: read as a new tensor, an honest index_copy_ fails
+    Mutation("cache-in-place-operator", "grader/graph/cache_answers.py",
+             (('node.target.split(".")[1].endswith("_")', 'node.target.split(".")[1].endswith("@")'),),
+             (f"{CACHE_TURN}test_an_operator_in_place_on_the_whole_buffer_is_a_write_in_place_and_a_new_tensor_is_not",),
+             "unit"),
+    Mutation("cache-in-place-held", "grader/checks/cache/behaviour.py",
+             (("                if held is None or held.shape != got.shape or not torch.equal(held, got):",
+               "                if held is None:"),),
+             (f"{KV_CACHE}test_keys_returned_by_concatenation_with_the_buffers_untouched_earn_neither_values_nor_in_place",),
+             "sandbox"),
+    Mutation("cache-from-the-constructors-graph", "grader/graph/cache_answers.py",
+             (("    state = list(outputs)\n", "    state = [torch.zeros_like(t) for t in outputs]\n"),),
+             (f"{CACHE_TURN}test_the_cache_starts_from_what_the_constructors_graph_gives_here",), "unit"),
+    Mutation("cache-shared-memory-judge", "grader/graph/cache_answers.py",
+             (("    shared = sharing_memory(outputs)\n", "    shared = None\n"),
+              ("    shared = sharing_memory(after)\n", "    shared = None\n")),
+             (f"{CACHE_TURN}test_the_judge_refuses_buffers_that_share_memory_as_its_graphs_give_them",), "unit"),
+    Mutation("cache-shared-memory-worker", "grader/sandbox/cache_probes.py",
+             (("            shared = sharing_memory(state)\n", "            shared = None\n"),),
+             (f"{CACHE_TURN}test_the_worker_refuses_to_record_an_update_on_buffers_that_share_memory",), "unit"),
+    Mutation("cache-device-judged", "grader/checks/cache/runtime.py",
+             (('        if item.get("device") != asked:\n            stand_in_zh =',
+               '        if False:\n            stand_in_zh ='),),
+             (f"{KV_CACHE}test_buffers_made_without_device_cost_the_device_point_alone",), "sandbox"),
+    Mutation("cache-loop-counted", "grader/checks/cache/runtime.py",
+             (("    return counted_loops(stages, count,", "    return counted_loops(stages[:1], count,"),),
+             (f"{KV_CACHE}test_a_write_one_position_at_a_time_is_a_python_loop",), "sandbox"),
+    Mutation("cache-forbidden-gate", "grader/checks/cache/runtime.py",
+             (('    return forbidden_api_gate(ctx, "cache")', '    return forbidden_api_gate(ctx, "sdpa")'),),
+             (f"{KV_CACHE}test_the_built_in_attention_in_update_zeroes_the_part[only the judge]",), "sandbox"),
+    Mutation("cache-rules-gate", "grader/checks/cache/runtime.py",
+             (('    return rules_gate(ctx, "cache")', '    return rules_gate(ctx, "sdpa")'),),
+             (f"{KV_CACHE}test_an_import_in_update_breaks_the_rules_and_zeroes_the_part",), "sandbox"),
 ]
 
 

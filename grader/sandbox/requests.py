@@ -42,6 +42,7 @@ class Probe(enum.Enum):
     MHA_INTERFACE = "mha_interface"
     REPEAT = "repeat"  # a FunctionRequest: the kv_cache lab's repeat_kv
     DECODE = "gqa_decode"  # a DecodeRequest: GroupedQueryAttention decoding step by step (its part: gqa)
+    CACHE = "cache"  # a CacheRequest: the kv_cache lab's KVCache, built, then updated step by step
 
     @property
     def part(self) -> str:
@@ -291,8 +292,46 @@ class DecodeRequest:
             _require(0 < x.shape[0] == batch <= args["max_batch_size"], self, "every x must share B <= max_batch_size")
 
 
+@_request
+class CacheRequest:
+    """Build `KVCache(max_batch_size, max_seq_len, n_kv_heads, head_dim, device=..., dtype=...)` and call
+    `update(start_pos, k, v)` on it for each of `steps` in order, one cache throughout. A step is a dict
+    {"start_pos", "k", "v"}: k and v (B, n_kv_heads, T, head_dim) of the cache's dtype, B <= max_batch_size, and
+    [start_pos, start_pos + T) within max_seq_len."""
+
+    max_batch_size: int
+    max_seq_len: int
+    n_kv_heads: int
+    head_dim: int
+    dtype: str = "float32"
+    steps: list
+    device: str = "cpu"
+    count_ops: bool = False
+
+    def __post_init__(self) -> None:
+        sizes = (self.max_batch_size, self.max_seq_len, self.n_kv_heads, self.head_dim)
+        _require(all(_is(size, int) and size > 0 for size in sizes), self, "the cache's sizes must be positive ints")
+        _require(self.dtype in DTYPES, self, f"dtype must be one of {DTYPES}")
+        _require(self.device in DEVICES, self, f"device must be one of {DEVICES}")
+        _check_flags(self, ("count_ops",))
+        _require(_is(self.steps, list) and len(self.steps) > 0, self, "steps must be a non-empty list")
+        for step in self.steps:
+            _require(_is(step, dict) and set(step) == {"start_pos", "k", "v"}, self,
+                     "a step must be a dict of start_pos, k and v")
+            k, v, start_pos = step["k"], step["v"], step["start_pos"]
+            _require(_float_tensor(k) and _float_tensor(v) and k.shape == v.shape and k.dim() == 4, self,
+                     "a step's k and v must be floating-point tensors of one 4-d shape")
+            _require(str(k.dtype).removeprefix("torch.") == self.dtype == str(v.dtype).removeprefix("torch."), self,
+                     "a step's k and v must have the cache's dtype")
+            B, heads, T, width = k.shape
+            _require(0 < B <= self.max_batch_size and heads == self.n_kv_heads and width == self.head_dim and T > 0,
+                     self, "a step's k and v must be (B <= max_batch_size, n_kv_heads, T, head_dim)")
+            _require(_is(start_pos, int) and 0 <= start_pos and start_pos + T <= self.max_seq_len, self,
+                     "a step's positions must lie within max_seq_len")
+
+
 REQUEST_TYPE = {Probe.SDPA: SdpaRequest, Probe.MHA: MhaRequest, Probe.MHA_INTERFACE: MhaInterfaceRequest,
-                Probe.REPEAT: FunctionRequest, Probe.DECODE: DecodeRequest}
+                Probe.REPEAT: FunctionRequest, Probe.DECODE: DecodeRequest, Probe.CACHE: CacheRequest}
 
 
 def checked(probe: Probe, request: object) -> dict:

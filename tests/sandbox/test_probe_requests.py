@@ -15,7 +15,8 @@ from grader.checks import Check, Outcome
 from grader.errors import GraderError
 from grader.grade import grade_submission
 from grader.sandbox import graph_probes, probes, requests
-from grader.sandbox.requests import (BadRequest, DecodeRequest, FunctionRequest, MhaInterfaceRequest, MhaRequest, Probe,
+from grader.sandbox.requests import (BadRequest, CacheRequest, DecodeRequest, FunctionRequest, MhaInterfaceRequest,
+                                     MhaRequest, Probe,
                                      SdpaRequest, checked)
 
 pytestmark = pytest.mark.unit
@@ -45,6 +46,15 @@ def decode(steps=([0, 0, 4], [0, 4, 1]), B=2, **changes):
     return DecodeRequest(**{**fields, **changes})
 
 
+def cache_step(start_pos, T, B=2, dtype=torch.float32):
+    return {"start_pos": start_pos, "k": torch.randn(B, 2, T, 4, dtype=dtype), "v": torch.randn(B, 2, T, 4, dtype=dtype)}
+
+
+def cache_request(**changes):
+    return CacheRequest(**{"max_batch_size": 3, "max_seq_len": 8, "n_kv_heads": 2, "head_dim": 4,
+                           "steps": [cache_step(0, 5)], **changes})
+
+
 # Every option a check uses today, once: each request must build and bind to its probe's parameters.
 HONEST = {
     Probe.SDPA: [SdpaRequest(**qkv()), SdpaRequest(**qkv(), is_causal=False, device="meta", count_ops=True),
@@ -63,6 +73,10 @@ HONEST = {
                    FunctionRequest(part="repeat", arguments=[torch.randn(2, 2, 5, 8, dtype=torch.float64), 2], grad=True,
                                    cotangent=torch.randn(2, 4, 5, 8, dtype=torch.float64))],
     Probe.DECODE: [decode(), decode(steps=([0, 0, 3], [1, 0, 2], [0, 3, 1], [1, 2, 3]), B=3)],
+    Probe.CACHE: [CacheRequest(max_batch_size=3, max_seq_len=8, n_kv_heads=2, head_dim=4, steps=[cache_step(0, 5)]),
+                  CacheRequest(max_batch_size=3, max_seq_len=8, n_kv_heads=2, head_dim=4, dtype="float64",
+                               steps=[cache_step(0, 5, B=3, dtype=torch.float64), cache_step(5, 1, B=3, dtype=torch.float64)],
+                               device="meta", count_ops=True)],
 }
 
 
@@ -127,6 +141,12 @@ BAD = {
                                                               "wv": torch.randn(4, 12), "wo": torch.randn(12, 12)}),
     "decode n_heads not a multiple of n_kv_heads": lambda: decode(args={"dim": 12, "n_heads": 6, "n_kv_heads": 4,
                                                                         "max_seq_len": 8, "max_batch_size": 3}),
+    "cache batch above max_batch_size": lambda: cache_request(steps=[cache_step(0, 5, B=4)]),
+    "cache positions past max_seq_len": lambda: cache_request(steps=[cache_step(5, 4)]),
+    "cache step of another dtype": lambda: cache_request(steps=[cache_step(0, 5, dtype=torch.float64)]),
+    "cache step without v": lambda: cache_request(steps=[{"start_pos": 0, "k": torch.randn(2, 2, 5, 4)}]),
+    "cache start_pos a bool": lambda: cache_request(steps=[{**cache_step(0, 5), "start_pos": False}]),
+    "cache without steps": lambda: cache_request(steps=[]),
 }
 
 

@@ -1,0 +1,266 @@
+"""Do the kv_cache lab's Part 2 graders (grader/checks/cache/) give every honest `KVCache` its 6 points and name each
+mistake of the Part 2 mutants, in Chinese and in English?
+
+Graded through the real pipeline (`grade_submission`: the worker builds the cache and records each update on decoys,
+the judge threads the buffers step to step on the parent's own k and v, from the zeros the constructor's graph gives
+there), with Part 2's checks only.
+"""
+import functools
+from pathlib import Path
+
+import pytest
+
+from grader.catalog import catalog, explain
+from grader.checks import checks_for, secret
+from grader.exercises import exercise
+from grader.grade import grade_submission
+from support.hand_ins import header
+from support.paths import SUBMISSIONS
+from support.session import SESSION_REPORTS
+
+pytestmark = pytest.mark.sandbox
+
+KV_CACHE = SUBMISSIONS / "kv_cache"
+CORRECT = sorted((KV_CACHE / "correct").glob("*.py"))
+MUTANTS = [path for path in sorted((KV_CACHE / "mutants").glob("*.py")) if header(path, "part") == "cache"]
+STUBS = KV_CACHE / "mutants" / "not-implemented.py"  # the notebook's three stubs, untouched
+PLAIN = KV_CACHE / "correct" / "repeat_interleave_slice_plain.py"
+PLAIN_UPDATE = """        B, _, T, _ = k.shape
+        self.cache_k[:B, :, start_pos:start_pos + T] = k
+        self.cache_v[:B, :, start_pos:start_pos + T] = v
+        return self.cache_k[:B, :, :start_pos + T], self.cache_v[:B, :, :start_pos + T]"""
+PLAIN_BUFFERS = """        self.cache_k = torch.zeros(shape, device=device, dtype=dtype)
+        self.cache_v = torch.zeros(shape, device=device, dtype=dtype)"""
+
+
+@functools.cache
+def graded(path: Path) -> dict:
+    return grade_submission(path, checks=checks_for("cache"), cache=SESSION_REPORTS)
+
+
+def failures(report: dict) -> str:
+    return "\n".join(f"{c['id']} {c['mistakes']}: {c['message_en'][:600]}" for c in report["checks"] if not c["passed"])
+
+
+def failed_checks(report: dict) -> dict[str, list[str]]:
+    return {c["id"]: c["mistakes"] for c in report["checks"] if not c["passed"]}
+
+
+def message(report: dict, check_id: str) -> str:
+    return next(c["message_en"] for c in report["checks"] if c["id"] == check_id)
+
+
+@pytest.mark.parametrize("path", CORRECT, ids=[p.stem for p in CORRECT])
+def test_every_honest_kv_cache_scores_the_full_six_points(path):
+    report = graded(path)
+    assert report["score"] == report["max_score"] == 6.0, failures(report)
+    assert report["mistakes"] == []
+    assert {c["part"] for c in report["checks"]} == {"cache", "integrity"}
+
+
+@pytest.mark.parametrize("path", MUTANTS, ids=[p.stem for p in MUTANTS])
+def test_a_part_two_mutant_loses_points_with_its_mistake_named_in_both_languages(path):
+    expected = header(path, "expect")
+    report = graded(path)
+    assert report["score"] < 6.0, f"{path.name} got full marks"
+    assert report["mistakes"] == [expected], f"{path.name}: expected {expected} alone\n{failures(report)}"
+    naming = [c for c in report["checks"] if expected in c["mistakes"]]
+    assert naming and all(not c["passed"] for c in naming)
+    for check in naming:
+        zh, en = check["message_zh"].splitlines(), check["message_en"].splitlines()
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in zh[0]) and en[0] != zh[0], check["id"]
+        assert explain(expected, "zh") in zh and explain(expected, "en") in en, check["id"]
+
+
+def test_a_write_at_the_wrong_position_says_where_it_landed():
+    report = graded(KV_CACHE / "mutants" / "cache-position.py")  # every call writes at [0, T)
+    assert failed_checks(report) == {"cache.update": ["cache-position"]}
+    update = message(report, "cache.update")
+    assert "update #2 (start_pos=" in update and "entry belongs at [" in update and "found at [0]" in update
+    assert "实际写到了 [0]" in next(c["message_zh"] for c in report["checks"] if c["id"] == "cache.update")
+
+
+def test_a_read_past_what_was_written_costs_the_shapes_and_values_alone():
+    """Returning one position more is the read's mistake: the buffers, the device and the loops are judged apart."""
+    report = graded(KV_CACHE / "mutants" / "cache-position__4.py")
+    assert failed_checks(report) == {"cache.shapes": ["cache-position"], "cache.update": ["cache-position"]}
+    assert "reads positions never written" in message(report, "cache.shapes")
+    assert report["score"] == 2.5
+
+
+def test_buffers_made_without_device_cost_the_device_point_alone():
+    report = graded(KV_CACHE / "mutants" / "cache-device.py")
+    assert failed_checks(report) == {"cache.device": ["cache-device"]}
+    assert "made cache_k on cpu" in message(report, "cache.device")
+
+
+def test_the_untouched_stubs_score_zero_with_not_implemented():
+    report = graded(STUBS)
+    assert report["score"] == 0.0
+    assert "not-implemented" in report["mistakes"]
+    assert all(not c["passed"] for c in report["checks"] if c["max_points"] > 0)
+
+
+@pytest.mark.unit
+def test_part_two_is_declared_with_six_points_in_public_and_hidden_checks():
+    checks = checks_for("cache")
+    assert sum(c.points for c in checks) == exercise("kv_cache").part["cache"].points == 6.0
+    assert {c.visibility for c in checks} == {"public", "hidden"}
+    assert {c.id for c in checks if c.gate} == {"cache.own_implementation", "cache.rules"}
+    assert len({c.id for c in checks}) == len(checks) == 7
+
+
+@pytest.mark.unit
+def test_the_ids_part_two_names_are_in_the_catalog():
+    assert {header(path, "expect") for path in MUTANTS} <= set(catalog())
+
+
+def with_cache(tmp_path: Path, name: str, update: str = PLAIN_UPDATE, buffers: str = PLAIN_BUFFERS) -> Path:
+    """The plain honest hand-in with KVCache's buffers or update body replaced (its other parts unchanged)."""
+    source = PLAIN.read_text(encoding="utf-8")
+    assert source.count(PLAIN_UPDATE) == 1 and source.count(PLAIN_BUFFERS) == 1
+    path = tmp_path / f"{name}.py"
+    path.write_text(source.replace(PLAIN_UPDATE, update).replace(PLAIN_BUFFERS, buffers), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("name, update, buffers", [
+    ("index_put_at_a_tensor_of_positions",
+     "        B, _, T, _ = k.shape\n"
+     "        positions = torch.arange(start_pos, start_pos + T, device=k.device)\n"
+     "        self.cache_k[:B, :, positions] = k\n"
+     "        self.cache_v[:B, :, positions] = v\n"
+     "        return self.cache_k[:B, :, :start_pos + T], self.cache_v[:B, :, :start_pos + T]", PLAIN_BUFFERS),
+    ("keys_and_values_the_two_halves_of_one_buffer", PLAIN_UPDATE,
+     "        self.cache_k, self.cache_v = torch.zeros((2, *shape), device=device, dtype=dtype).unbind(0)"),
+    ("returns_copies_of_what_the_buffers_hold",
+     PLAIN_UPDATE.replace("return self.cache_k[:B, :, :start_pos + T], self.cache_v[:B, :, :start_pos + T]",
+                          "return self.cache_k[:B, :, :start_pos + T].clone(), self.cache_v[:B, :, :start_pos + T].clone()"),
+     PLAIN_BUFFERS),
+])
+def test_other_honest_writes_keep_full_marks(tmp_path, name, update, buffers):
+    report = graded(with_cache(tmp_path, name, update, buffers))
+    assert report["score"] == 6.0, failures(report)
+
+
+def test_a_cache_that_reallocates_at_every_update_loses_the_in_place_point_alone(tmp_path):
+    """Right values, but the buffers replaced by torch.cat results each step: not the preallocated cache written in
+    place that the interface promises."""
+    report = graded(with_cache(tmp_path, "reallocated", "        B, _, T, _ = k.shape\n"
+                               "        end = start_pos + T\n"
+                               "        k = torch.cat([k, self.cache_k[B:, :, start_pos:end]])\n"
+                               "        v = torch.cat([v, self.cache_v[B:, :, start_pos:end]])\n"
+                               "        old_k, old_v = self.cache_k, self.cache_v\n"
+                               "        self.cache_k = torch.cat([old_k[:, :, :start_pos], k, old_k[:, :, end:]], dim=2)\n"
+                               "        self.cache_v = torch.cat([old_v[:, :, :start_pos], v, old_v[:, :, end:]], dim=2)\n"
+                               "        return self.cache_k[:B, :, :end], self.cache_v[:B, :, :end]"))
+    assert failed_checks(report) == {"cache.in_place": []}, failures(report)
+    assert "are new tensors, not the preallocated buffers written in place" in message(report, "cache.in_place")
+    assert report["score"] == 5.0
+
+
+def test_keys_returned_by_concatenation_with_the_buffers_untouched_earn_neither_values_nor_in_place(tmp_path):
+    report = graded(with_cache(tmp_path, "untouched", "        B, _, T, _ = k.shape\n"
+                               "        keys = torch.cat([self.cache_k[:B, :, :start_pos], k], dim=2)\n"
+                               "        values = torch.cat([self.cache_v[:B, :, :start_pos], v], dim=2)\n"
+                               "        return keys, values"))
+    failed = failed_checks(report)
+    assert set(failed) == {"cache.update", "cache.in_place"} and failed["cache.update"] == ["cache-position"]
+    assert "does not hold" in message(report, "cache.in_place")
+
+
+def test_keys_kept_outside_the_buffers_are_the_workers_constants_and_wrong(tmp_path):
+    """Keys concatenated in an attribute of the cache reach the next step's graph as constants: the decoys' keys,
+    which the parent's k and v never met."""
+    report = graded(with_cache(tmp_path, "kept", PLAIN_UPDATE.replace(
+        "        return self.cache_k[:B, :, :start_pos + T], self.cache_v[:B, :, :start_pos + T]",
+        "        if start_pos == 0:\n"
+        "            self.kept = (k, v)\n"
+        "        else:\n"
+        "            self.kept = tuple(torch.cat([old, new], dim=2) for old, new in zip(self.kept, (k, v)))\n"
+        "        return self.kept")))
+    assert {"cache.update", "cache.in_place"} <= set(failed_checks(report)), failures(report)
+    assert report["score"] <= 2.5
+
+
+def test_a_position_counted_by_the_cache_in_place_of_start_pos_fails_when_a_new_prompt_starts_at_zero(tmp_path):
+    report = graded(with_cache(tmp_path, "counted", "        B, _, T, _ = k.shape\n"
+                               "        start_pos = getattr(self, 'written', 0)\n"
+                               "        self.written = start_pos + T\n" + PLAIN_UPDATE.split("\n", 1)[1]))
+    assert failed_checks(report).get("cache.update") == ["cache-position"], failures(report)
+    assert "update #5 (start_pos=0" in message(report, "cache.update")
+
+
+def test_a_write_one_position_at_a_time_is_a_python_loop(tmp_path):
+    report = graded(with_cache(tmp_path, "loop", "        B, _, T, _ = k.shape\n"
+                               "        for t in range(T):\n"
+                               "            self.cache_k[:B, :, start_pos + t] = k[:, :, t]\n"
+                               "            self.cache_v[:B, :, start_pos + t] = v[:, :, t]\n"
+                               "        return self.cache_k[:B, :, :start_pos + T], self.cache_v[:B, :, :start_pos + T]"))
+    assert failed_checks(report) == {"cache.vectorized": ["python-loop"]}, failures(report)
+    assert report["score"] == 5.5
+
+
+@pytest.mark.parametrize("alias", ["self.cache_k", "self.cache_k[:]"], ids=["the same tensor", "an overlapping view"])
+def test_buffers_that_share_memory_are_refused_with_what_to_do(tmp_path, alias):
+    """Keys and values written into one memory: the parent runs each buffer on a copy of its own, and would find the
+    code right there. Refused, saying why."""
+    report = graded(with_cache(tmp_path, "shared", buffers=PLAIN_BUFFERS.replace(
+        "        self.cache_v = torch.zeros(shape, device=device, dtype=dtype)", f"        self.cache_v = {alias}")))
+    assert report["score"] == 0.0, failures(report)
+    assert "KVCache.cache_k and KVCache.cache_v share memory" in message(report, "cache.shapes")
+
+
+def test_values_taken_out_to_python_earn_nothing(tmp_path):
+    """k.tolist() answers from the decoys the worker traced on: the graph does not follow the parent's inputs."""
+    report = graded(with_cache(tmp_path, "python_values", "        k = torch.tensor(k.tolist(), dtype=k.dtype)\n"
+                               + PLAIN_UPDATE))
+    assert report["score"] == 0.0 and "untraceable" in report["mistakes"], failures(report)
+
+
+def test_a_write_placed_by_what_the_cache_holds_is_untraceable_not_a_pass(tmp_path):
+    """The position counted from the buffer's values (the count goes to Python): the step is replayed on other
+    buffers and k, the replay differs, and the step says where the computation left the graph."""
+    report = graded(with_cache(tmp_path, "counted_from_values", "        B, _, T, _ = k.shape\n"
+                               "        start_pos = int((self.cache_k[0, 0].abs().sum(-1) != 0).sum())\n"
+                               + PLAIN_UPDATE.split("\n", 1)[1]))
+    assert report["score"] == 0.0 and "untraceable" in report["mistakes"], failures(report)
+
+
+def test_an_import_in_update_breaks_the_rules_and_zeroes_the_part(tmp_path):
+    report = graded(with_cache(tmp_path, "import_os", "        import os\n" + PLAIN_UPDATE))
+    assert report["score"] == 0.0
+    assert failed_checks(report)["cache.rules"] == ["forbidden-import"]
+
+
+@pytest.mark.parametrize("layer", ["every rule on", "only the judge"])
+def test_the_built_in_attention_in_update_zeroes_the_part(tmp_path, request, layer):
+    """The static rule, the worker's refusal or, with both off, the judge reading the graph: the part scores 0."""
+    path = with_cache(tmp_path, "built_in", "        F.scaled_dot_product_attention(k, k, v)\n" + PLAIN_UPDATE)
+    if layer == "only the judge":
+        request.getfixturevalue("rules_bypassed")
+        report = grade_submission(path, checks=checks_for("cache"))  # afresh: the cache's key holds no switch
+        assert failed_checks(report)["cache.own_implementation"] == ["forbidden-api"]
+    else:
+        report = graded(path)
+        assert failed_checks(report)["cache.rules"] == ["forbidden-api"]
+    assert report["score"] == 0.0
+
+
+def test_buffers_that_start_other_than_zero_cost_the_shapes_point(tmp_path):
+    """Every position update returns has been written, so only the constructor's own graph shows the ones."""
+    report = graded(with_cache(tmp_path, "ones", buffers=PLAIN_BUFFERS.replace("torch.zeros", "torch.ones")))
+    assert failed_checks(report) == {"cache.shapes": []}, failures(report)
+    assert "nonzero elements; it should be all zeros" in message(report, "cache.shapes")
+
+
+@pytest.mark.parametrize("name", ["correct/head_map_module_buffers_narrow_einsum", "mutants/cache-position__2",
+                                  "mutants/cache-device__2"])
+def test_the_verdict_is_the_same_under_two_grading_secrets(monkeypatch, name):
+    """Sizes and values are drawn per grading (grader/checks/secret.py): none may change a verdict."""
+    verdicts = []
+    for drawn in (11, 987654321):
+        monkeypatch.setattr(secret, "FIXED_FOR_TESTS", drawn)
+        report = grade_submission(KV_CACHE / f"{name}.py", checks=checks_for("cache"))  # afresh: no cache holds a secret
+        verdicts.append((report["score"], report["mistakes"]))
+    assert verdicts[0] == verdicts[1]
