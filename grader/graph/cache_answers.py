@@ -14,29 +14,7 @@ from grader.exercises.kv_cache import CACHE_BUFFERS
 from grader.graph.answers import Findings, _graph, _to, described, evaluate, ops_counted
 from grader.graph.decode import GraphRefused, Ref
 from grader.graph.devices import STAND_INS
-
-
-def sharing_memory(tensors: list[torch.Tensor]) -> tuple[str, str] | None:
-    """Two of the cache's buffers (cache_k, cache_v, in that order) that share an element of memory: the same tensor
-    twice, or views that overlap; None where none do. Views of one storage that share no element (the two halves of
-    one buffer) are apart: each element is counted where it lies."""
-    by_storage: dict[int, list[int]] = {}
-    for position, tensor in enumerate(tensors):
-        by_storage.setdefault(tensor.untyped_storage()._cdata, []).append(position)  # meta has no data_ptr
-    for positions in by_storage.values():
-        if len(positions) < 2:
-            continue
-        owner = torch.full((tensors[positions[0]].untyped_storage().nbytes(),), -1, dtype=torch.int64)
-        for position in positions:
-            tensor = tensors[position]
-            size = tensor.element_size()
-            as_bytes = owner.as_strided((*tensor.shape, size), (*(s * size for s in tensor.stride()), 1),
-                                        tensor.storage_offset() * size)
-            taken = as_bytes[as_bytes >= 0]
-            if taken.numel():
-                return CACHE_BUFFERS[int(taken[0])], CACHE_BUFFERS[position]
-            as_bytes.fill_(position)
-    return None
+from grader.graph.shared_memory import sharing_memory
 
 
 def shared_memory_error(shared: tuple[str, str]) -> dict:
@@ -99,7 +77,7 @@ def cache(traced: dict, fields: dict, findings: Findings) -> dict:
         findings.refused.append("the constructor's graph gives other than two buffers")
         return {"error": _error("GraphRefused", "the constructor's graph gives other than two buffers")}
     answer: dict = {"buffers": [described(t, {}, where, known) for t, where in zip(outputs, devices)], "steps": []}
-    shared = sharing_memory(outputs)
+    shared = sharing_memory(outputs, CACHE_BUFFERS)
     if shared:
         answer["error"] = shared_memory_error(shared)
         return answer
@@ -135,7 +113,7 @@ def _step(recorded: dict, step: dict, state: list, device: str, known: bool, cou
             f"after update(start_pos={step['start_pos']}, ...) KVCache.{' and KVCache.'.join(changed)} no longer "
             f"{'has' if len(changed) == 1 else 'have'} the shape and dtype the constructor gave: the cache is "
             f"preallocated once, at (max_batch_size, n_kv_heads, max_seq_len, head_dim)"))}
-    shared = sharing_memory(after)
+    shared = sharing_memory(after, CACHE_BUFFERS)
     if shared:
         return {**result, "error": shared_memory_error(shared)}
     try:

@@ -12,7 +12,9 @@ from __future__ import annotations
 import torch
 
 from grader.exercises.kv_cache import CACHE_BUFFERS
-from grader.graph.cache_answers import shared_memory_error, sharing_memory
+from grader.exercises.kv_cache import CACHE_BUFFERS
+from grader.graph.cache_answers import shared_memory_error
+from grader.graph.shared_memory import sharing_memory
 from grader.sandbox import tracing
 from grader.sandbox.probes import _device_guard, _graded, _place, _structure, describe_error
 from grader.sandbox.stand_in_devices import STAND_IN_DEVICES
@@ -79,7 +81,7 @@ def cache(namespace, lines, *, max_batch_size, max_seq_len, n_kv_heads, head_dim
 
         try:
             state = _buffers(made)
-            shared = sharing_memory(state)
+            shared = sharing_memory(state, CACHE_BUFFERS)
             if shared:  # the parent runs each buffer on a copy of its own: two that share memory would part there
                 answer["calls"].append({"error": shared_memory_error(shared)})
                 break

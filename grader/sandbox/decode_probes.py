@@ -15,6 +15,7 @@ from __future__ import annotations
 import torch
 
 from grader.exercises.kv_cache import GRADERS_KV_CACHE_SOURCE, MODEL_ARGS_CLASS
+from grader.graph.shared_memory import sharing_memory
 from grader.sandbox import probes, tracing
 from grader.sandbox.probes import _structure, describe_error
 
@@ -102,26 +103,3 @@ def _model_args(namespace: dict, fields: dict):
         except Exception:
             pass
     return type(MODEL_ARGS_CLASS, (), dict(fields))()
-
-
-def sharing_memory(tensors: list[torch.Tensor], names: list[str]) -> tuple[str, str] | None:
-    """Two of a step's state tensors that share an element of memory (the same tensor twice, or views that
-    overlap), by name; None where none do. Views of one storage that share no element are apart: each element is
-    counted where it lies."""
-    by_storage: dict[int, list[int]] = {}
-    for position, tensor in enumerate(tensors):
-        by_storage.setdefault(tensor.untyped_storage()._cdata, []).append(position)
-    for positions in by_storage.values():
-        if len(positions) < 2:
-            continue
-        owner = torch.full((tensors[positions[0]].untyped_storage().nbytes(),), -1, dtype=torch.int64)
-        for position in positions:
-            tensor = tensors[position]
-            size = tensor.element_size()
-            as_bytes = owner.as_strided((*tensor.shape, size), (*(s * size for s in tensor.stride()), 1),
-                                        tensor.storage_offset() * size)
-            taken = as_bytes[as_bytes >= 0]
-            if taken.numel():
-                return names[int(taken[0])], names[position]
-            as_bytes.fill_(position)
-    return None

@@ -3,15 +3,16 @@ constructor's graph gives on this side, tell a buffer written in place from one 
 share memory, in the judge and in the worker (grader/sandbox/cache_probes.py) alike?
 
 The worker's side runs here in this process, on hand-in text compiled under the worker's file name, as
-tests/support/decode_chain.py does.
+tests/graph/test_decode_chain.py does.
 """
 import pytest
 import torch
 
-from support import decode_chain
 from support.paths import SUBMISSIONS
+from grader.exercises.kv_cache import CACHE_BUFFERS
 from grader.graph import answers, cache_answers
-from grader.sandbox import cache_probes, graph_probes
+from grader.graph.shared_memory import sharing_memory
+from grader.sandbox import cache_probes, graph_probes, probes
 
 pytestmark = pytest.mark.unit
 
@@ -104,15 +105,17 @@ def test_the_judge_refuses_buffers_that_share_memory_as_its_graphs_give_them(vie
 
 def test_the_halves_of_one_buffer_share_no_element_and_are_apart():
     halves = torch.zeros((2, *SHAPE)).unbind(0)
-    assert cache_answers.sharing_memory(list(halves)) is None
-    assert cache_answers.sharing_memory([halves[0], halves[0][:, :1]]) == ("cache_k", "cache_v")
+    assert sharing_memory(list(halves), CACHE_BUFFERS) is None
+    assert sharing_memory([halves[0], halves[0][:, :1]], CACHE_BUFFERS) == ("cache_k", "cache_v")
 
 
 def test_the_worker_refuses_to_record_an_update_on_buffers_that_share_memory():
     """Refused where the memory is seen, before the step is traced: the judge would run the two on copies apart."""
     text = PLAIN.replace("        self.cache_v = torch.zeros(shape, device=device, dtype=dtype)",
                          "        self.cache_v = self.cache_k")
-    namespace, lines = decode_chain.load(text)
+    namespace = {}
+    exec(compile(text, probes.SUBMISSION_FILE, "exec"), namespace)  # the worker's file name: its lines are found
+    lines = text.splitlines()
     sent = {key: value for key, value in fields((0, 2)).items() if key != "count_ops"}  # the parent reads the count
     answer = cache_probes.cache(namespace, lines, **sent)
     constructor, step = answer["calls"]
