@@ -22,7 +22,7 @@ from grader.exercises.attention import GRADED_NAME
 from grader.graph import decode, run
 from grader.graph.devices import STAND_INS
 from grader.graph.layouts import laid_out
-from grader.sandbox import fake_gpu, probes, stand_in_values, tracing
+from grader.sandbox import fake_gpu, gqa_probes, probes, stand_in_values, tracing
 from grader.sandbox.probes import (SUBMISSION_FILE, _build, _device_guard, _graded, _moved, _place, _seed,
                                    _structure, describe_error)
 
@@ -281,7 +281,8 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
 NOT_SENT = torch.empty(0)
 """In place of a value the parent has of its own."""
 
-PROBES = {"sdpa": sdpa, "mha": mha, "mha_interface": probes.mha_interface, "repeat": function_call}
+PROBES = {"sdpa": sdpa, "mha": mha, "mha_interface": probes.mha_interface, "repeat": function_call,
+          "gqa": gqa_probes.gqa}
 
 
 def request_problem(probe: str, fields: dict) -> str | None:

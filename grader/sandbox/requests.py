@@ -15,6 +15,7 @@ import torch
 
 from grader.exercises import every_part
 from grader.exercises.attention import DROPOUTS, MODEL_ARGS, MODEL_ARGS_TYPES, PROJECTIONS
+from grader.exercises.kv_cache import MODEL_ARGS as KV_MODEL_ARGS, PROJECTIONS as KV_PROJECTIONS
 from grader.errors import GraderError
 from grader.graph.layouts import LAYOUTS
 
@@ -41,6 +42,7 @@ class Probe(enum.Enum):
     MHA = "mha"
     MHA_INTERFACE = "mha_interface"
     REPEAT = "repeat"  # a FunctionRequest: the kv_cache lab's repeat_kv
+    GQA = "gqa"  # a GqaRequest: the kv_cache lab's GroupedQueryAttention on a whole prompt
 
     @property
     def part(self) -> str:
@@ -246,8 +248,58 @@ class FunctionRequest:
             _require(self.cotangent is None, self, "a cotangent without grad=True")
 
 
+@_request
+class GqaRequest:
+    """Build `GroupedQueryAttention(ModelArgs(**args))` (the kv_cache lab's arguments) and run `forward(x)` once,
+    without a cache (the whole prompt's causal pass), its parameters and buffers graph inputs: the parent runs the
+    graph with `weights` in place of the module's own projections."""
+
+    args: dict  # KV_MODEL_ARGS' fields, in order, each an int
+    x: torch.Tensor  # (B, T, dim)
+    weights: dict | None = None  # projection name -> its (out, in) weight, sized by n_heads and n_kv_heads
+    seed: int = 0
+    device: str = "cpu"
+    grad: bool = False
+    cotangent: torch.Tensor | None = None  # d(loss)/d(out), needed with grad
+    count_ops: bool = False
+    regime: str | None = None  # REGIMES; None: training with grad, inference without
+
+    def __post_init__(self) -> None:
+        args = self.args
+        _require(_is(args, dict) and tuple(args) == tuple(KV_MODEL_ARGS) and all(_is(v, int) and v > 0
+                                                                                  for v in args.values()), self,
+                 f"args must be a dict of exactly {tuple(KV_MODEL_ARGS)}, in that order, each a positive int")
+        dim, n_heads, n_kv_heads = args["dim"], args["n_heads"], args["n_kv_heads"]
+        _require(dim % n_heads == 0 and n_heads % n_kv_heads == 0, self,
+                 "args: dim must be a multiple of n_heads, n_heads of n_kv_heads")
+        x = self.x
+        _require(_float_tensor(x) and x.dim() == 3 and x.shape[-1] == dim, self,
+                 f"x must be a floating-point (B, T, {dim}) tensor")
+        _require(x.shape[0] <= args["max_batch_size"] and x.shape[1] <= args["max_seq_len"], self,
+                 "x must fit max_batch_size and max_seq_len")
+        if self.weights is not None:
+            expected = gqa_weight_shapes(args)
+            _require(_is(self.weights, dict) and set(self.weights) <= set(expected), self,
+                     f"weights must be a dict keyed by {tuple(expected)}")
+            _require(all(_float_tensor(w) and tuple(w.shape) == expected[name] for name, w in self.weights.items()),
+                     self, f"each weight must be a floating-point tensor of its shape {expected}")
+        _require(_is(self.seed, int), self, "seed must be an int")
+        _require(self.device in DEVICES, self, f"device must be one of {DEVICES}")
+        _check_flags(self, ("grad", "count_ops"))
+        _check_regime(self, self.regime)
+        _check_cotangent(self, tuple(x.shape))
+
+
+def gqa_weight_shapes(args: dict) -> dict[str, tuple[int, int]]:
+    """The projections' `(out, in)` weight shapes `GroupedQueryAttention(args)` promises: wk and wv sized by
+    n_kv_heads."""
+    dim, head_dim = args["dim"], args["dim"] // args["n_heads"]
+    queries, keys = args["n_heads"] * head_dim, args["n_kv_heads"] * head_dim
+    return dict(zip(KV_PROJECTIONS, ((queries, dim), (keys, dim), (keys, dim), (dim, queries))))
+
+
 REQUEST_TYPE = {Probe.SDPA: SdpaRequest, Probe.MHA: MhaRequest, Probe.MHA_INTERFACE: MhaInterfaceRequest,
-                Probe.REPEAT: FunctionRequest}
+                Probe.REPEAT: FunctionRequest, Probe.GQA: GqaRequest}
 
 
 def checked(probe: Probe, request: object) -> dict:
