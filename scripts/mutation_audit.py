@@ -941,7 +941,8 @@ MUTATIONS = [
     Mutation("gqa-values-compared", "grader/checks/gqa/behaviour.py",
              (("            problem = problem or compare(out_tensor(answer), x, weights, config)\n",
                "            problem = problem\n"),),
-             (f"{KV_GQA_MUTANT}[missing-scale]",), "sandbox"),
+             (f"{KV_GQA}test_a_mistake_in_the_numbers_is_named_by_the_values_check_and_the_gradients_wait_for_it"
+              "[missing-scale]",), "sandbox"),
     Mutation("gqa-head-split-in-named", "grader/checks/gqa/variants.py",
              (('"head-split-in": "qkv", ', ""),),
              (f"{KV_GQA_MUTANT}[head-split]",), "unit"),

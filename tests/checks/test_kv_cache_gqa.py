@@ -76,6 +76,17 @@ def test_a_part_three_mutant_loses_points_with_its_mistake_named_in_both_languag
     assert not others, f"{path.name} also named {others}\n{failures(report)}"
 
 
+IN_THE_NUMBERS = [path for path in MUTANTS if catalog()[header(path, "expect")]["fix_first"] == "values"
+                  and header(path, "expect") not in ("broken-grad", "inplace-autograd")]
+
+
+@pytest.mark.parametrize("path", IN_THE_NUMBERS, ids=[p.stem for p in IN_THE_NUMBERS])
+def test_a_mistake_in_the_numbers_is_named_by_the_values_check_and_the_gradients_wait_for_it(path):
+    checks = {c["id"]: c for c in graded(path)["checks"]}
+    assert header(path, "expect") in checks["gqa.values"]["mistakes"], failures(graded(path))
+    assert checks["gqa.gradients"]["mistakes"] == [] and "see gqa.values" in checks["gqa.gradients"]["message_en"]
+
+
 @pytest.mark.parametrize("path", AFTER_A_PROMPT, ids=[p.stem for p in AFTER_A_PROMPT])
 def test_a_mask_not_offset_by_start_pos_keeps_the_whole_prompts_marks(path):
     """Without a cache start_pos is 0: the square mask is the right one there, and the decode checks judge the rest."""
