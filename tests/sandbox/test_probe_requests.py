@@ -15,8 +15,8 @@ from grader.checks import Check, Outcome
 from grader.errors import GraderError
 from grader.grade import grade_submission
 from grader.sandbox import graph_probes, probes, requests
-from grader.sandbox.requests import (BadRequest, FunctionRequest, MhaInterfaceRequest, MhaRequest, Probe, SdpaRequest,
-                                     checked)
+from grader.sandbox.requests import (BadRequest, FunctionRequest, GqaRequest, MhaInterfaceRequest, MhaRequest, Probe,
+                                     SdpaRequest, checked, gqa_weight_shapes)
 
 pytestmark = pytest.mark.unit
 
@@ -36,6 +36,7 @@ def mha_call(B=2, T=5, dim=32, **extra):
     return {"q": torch.randn(B, T, dim), "k": torch.randn(B, T, dim), "v": torch.randn(B, T, dim), **extra}
 
 
+GQA_ARGS = dict(dim=32, n_heads=4, n_kv_heads=2, max_seq_len=16, max_batch_size=2)
 # Every option a check uses today, once: each request must build and bind to its probe's parameters.
 HONEST = {
     Probe.SDPA: [SdpaRequest(**qkv()), SdpaRequest(**qkv(), is_causal=False, device="meta", count_ops=True),
@@ -53,6 +54,10 @@ HONEST = {
                                    count_ops=True, layout="heads", regime="training"),
                    FunctionRequest(part="repeat", arguments=[torch.randn(2, 2, 5, 8, dtype=torch.float64), 2], grad=True,
                                    cotangent=torch.randn(2, 4, 5, 8, dtype=torch.float64))],
+    Probe.GQA: [GqaRequest(args=GQA_ARGS, x=torch.randn(2, 5, 32), weights={name: torch.randn(shape) for name, shape in
+                                                                             gqa_weight_shapes(GQA_ARGS).items()},
+                           seed=2, device="meta", count_ops=True, regime="inference"),
+                GqaRequest(args=GQA_ARGS, x=torch.randn(1, 3, 32), grad=True, cotangent=torch.randn(1, 3, 32))],
 }
 
 
