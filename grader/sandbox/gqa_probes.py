@@ -13,12 +13,12 @@ import types
 import torch
 
 from grader.exercises import of_part
+from grader.exercises.kv_cache import MODEL_ARGS_CLASS
 from grader.sandbox import probes, tracing
 from grader.sandbox.probes import _device_guard, _graded, _moved, _place, _seed, describe_error
+from grader.sandbox.requests import Probe
 
-PART = "gqa"
-GRADED_NAME = of_part(PART).part[PART].graded_name
-MODEL_ARGS_CLASS = "ModelArgs"
+GRADED_NAME = of_part(Probe.GQA.part).part[Probe.GQA.part].graded_name
 
 
 def model_args(namespace: dict, fields: dict):
@@ -56,12 +56,12 @@ def gqa(namespace, lines, *, args, x, weights=None, seed=0, device="cpu", grad=F
     values = [before[name] if name in before else tracing.value_for_the_parent(t) for name, t in named]
     given = {f"{layer}.weight" for layer in weights or {}}
     n_parameters = len(list(module.parameters()))
-    answer = {"state": {"names": names, "parameters": n_parameters,
-                        "values": [recording.NOT_SENT if name in given else value for name, value in zip(names, values)],
+    sent = [recording.NOT_SENT if name in given else value for name, value in zip(names, values)]
+    answer = {"state": {"names": names, "parameters": n_parameters, "values": sent,
                         "meta": [tracing._meta_of(t) for _, t in named]},
               # tensors kept as plain attributes, which .to(device) leaves behind (a mask that is no buffer)
-              "plain_tensor_attributes": sorted(name for name, value in vars(module).items()
-                                                if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter))}
+              "plain_tensor_attributes": sorted(name for name, value in vars(module).items() if isinstance(
+                  value, torch.Tensor) and not isinstance(value, torch.nn.Parameter))}
     seen: dict = {}
     try:
         regime = recording.regime_on(regime, grad, device)

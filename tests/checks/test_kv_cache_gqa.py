@@ -103,7 +103,8 @@ def test_the_untouched_stubs_score_zero_with_not_implemented():
 def test_wk_sized_for_n_heads_is_named_from_the_parameters_shape():
     report = graded(KV_CACHE / "mutants" / "kv-heads-ignored.py")
     shapes = next(c for c in report["checks"] if c["id"] == "gqa.shapes")
-    assert "self.wk.weight should have shape (16, 32) (nn.Linear(32, 16, bias=False)), got (32, 32)" in shapes["message_en"]
+    assert "self.wk.weight should have shape (16, 32) (nn.Linear(32, 16, bias=False)), got (32, 32)" \
+        in shapes["message_en"]
     assert "self.wk.weight 的形状应为 (16, 32)" in shapes["message_zh"]
 
 
@@ -112,6 +113,17 @@ def test_heads_split_by_n_heads_are_named_where_fewer_key_value_heads_fail_to_re
     shapes = next(c for c in report["checks"] if c["id"] == "gqa.shapes")
     assert shapes["mistakes"] == ["kv-heads-ignored"]
     assert "It runs where n_kv_heads == n_heads and fails to reshape where there are fewer" in shapes["message_en"]
+
+
+def test_keys_split_into_n_heads_of_a_smaller_width_are_named_where_the_scores_fail(tmp_path):
+    """`view(B, T, n_heads, -1)` runs the split itself; the mismatch shows at the scores, with fewer key/value heads."""
+    source = PLAIN.read_text(encoding="utf-8")
+    split = "view(B, T, self.n_kv_heads, self.head_dim)"
+    assert source.count(split) == 2
+    path = tmp_path / "minus_one.py"
+    path.write_text(source.replace(split, "view(B, T, self.n_heads, -1)"), encoding="utf-8")
+    shapes = next(c for c in graded(path)["checks"] if c["id"] == "gqa.shapes")
+    assert shapes["mistakes"] == ["kv-heads-ignored"], shapes["message_en"]
 
 
 def with_forward_end(tmp_path: Path, name: str, end: str) -> Path:
@@ -125,9 +137,10 @@ def with_forward_end(tmp_path: Path, name: str, end: str) -> Path:
 
 def test_an_output_made_on_the_cpu_costs_the_device_point_alone(tmp_path):
     """A GPU copies the output into a CPU tensor without a word: only the stand-ins' report of its device shows it."""
-    report = graded(with_forward_end(tmp_path, "cpu_output", "        out = torch.zeros(B, T, C)\n"
-                                                            "        out[:] = self.wo(y.transpose(1, 2).reshape(B, T, C))\n"
-                                                            "        return out"))
+    report = graded(with_forward_end(tmp_path, "cpu_output",
+                                     "        out = torch.zeros(B, T, C)\n"
+                                     "        out[:] = self.wo(y.transpose(1, 2).reshape(B, T, C))\n"
+                                     "        return out"))
     assert failed_checks(report) == {"gqa.device": ["hardcoded-device"]}, failures(report)
     assert report["score"] == 5.0
 
@@ -195,8 +208,8 @@ def test_each_variant_of_the_diagnosis_is_the_reference_with_that_mistake():
                           ("repeat-kv-order", {"tile": True})):
         assert torch.allclose(variants.forward(x, weights, 6, 3, variant),
                               reference.gqa_forward(x, weights, 6, 3, **flag).y, atol=1e-12), variant
-    assert variants.mistakes(variants.forward(x, weights, 6, 3, ("mask-direction", "head-split-kv")), x, weights, 6, 3) \
-        == ["mask-direction", "head-split"]
+    two_slips = variants.forward(x, weights, 6, 3, ("mask-direction", "head-split-kv"))
+    assert variants.mistakes(two_slips, x, weights, 6, 3) == ["mask-direction", "head-split"]
 
 
 @pytest.mark.unit

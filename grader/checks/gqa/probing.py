@@ -82,7 +82,8 @@ def parameters_problem(args: dict, found: dict) -> Outcome | None:
             and tuple(held) == (args["n_heads"] * head_dim, args["dim"])
         zh = (f"self.{layer}.weight 的形状应为 {shape}（nn.Linear({shape[1]}, {shape[0]}, bias=False)），实际为 "
               f"{tuple(held)}。")
-        en = f"self.{layer}.weight should have shape {shape} (nn.Linear({shape[1]}, {shape[0]}, bias=False)), got {tuple(held)}."
+        en = (f"self.{layer}.weight should have shape {shape} (nn.Linear({shape[1]}, {shape[0]}, bias=False)), got "
+              f"{tuple(held)}.")
         if ignored:
             zh += f"它按 n_heads={args['n_heads']} 个头来建，而键和值只有 n_kv_heads={args['n_kv_heads']} 个头。"
             en += (f" It is sized for n_heads={args['n_heads']} heads, where keys and values have "
@@ -131,9 +132,10 @@ def split_by_n_heads(results: list[tuple[tuple, Outcome | None]]) -> list[tuple[
                 and "kv-heads-ignored" not in problem.mistakes:
             problem = dataclasses.replace(
                 problem, mistakes=[*problem.mistakes, "kv-heads-ignored"],
-                zh=problem.zh + "n_kv_heads 等于 n_heads 时能运行，少于 n_heads 时形状对不上：键和值被按 n_heads 个头来拆了。",
-                en=problem.en + " It runs where n_kv_heads == n_heads and fails to reshape where there are fewer: keys "
-                                "and values are split into n_heads heads.")
+                zh=problem.zh.rstrip("。.") + "。n_kv_heads 等于 n_heads 时能运行，少于 n_heads 时形状对不上：键和值被按 "
+                                             "n_heads 个头来拆了。",
+                en=problem.en.rstrip(".") + ". It runs where n_kv_heads == n_heads and fails to reshape where there "
+                                            "are fewer: keys and values are split into n_heads heads.")
         named.append((config, problem))
     return named
 
