@@ -61,7 +61,7 @@ def vectorized(ctx: Context) -> Outcome:
         return not_checked_without_a_shape(ctx, "gqa")
     # the batch, the key/value heads (and with them the n_rep times as many query heads) and the positions grown one at
     # a time (common.loop_stages); n_rep stays: `[k] * n_rep` copies are no loop over heads. Heads of width 2: grown to
-    # LOOP_GROWN key/value heads, the model is at most 144 * 3 * 2 wide, its four weights 12 MB
+    # LOOP_GROWN key/value heads, the model is at most 144 * 3 * 2 wide, its four weights under 10 MB
     stages = loop_stages(ctx, "gqa.vectorized", {"B": range(2, 5), "H_kv": range(2, 5), "T": range(5, 8)})
     head_dim = 2
     n_rep = groups_drawn(ctx, "gqa.vectorized groups", accepted)
