@@ -41,6 +41,8 @@ DECODE_CHAIN = "tests/graph/test_decode_chain.py::"
 KV_CACHE = "tests/checks/test_kv_cache_cache.py::"
 KV_CACHE_MUTANT = f"{KV_CACHE}test_a_part_two_mutant_loses_points_with_its_mistake_named_in_both_languages"
 CACHE_TURN = "tests/graph/test_cache_answers.py::"
+KV_GQA = "tests/checks/test_kv_cache_gqa.py::"
+KV_GQA_MUTANT = f"{KV_GQA}test_a_part_three_mutant_loses_points_with_its_mistake_named_in_both_languages"
 MUTATIONS = [
     Mutation("causal-exactness", "grader/checks/sdpa/behaviour.py",
              (("if (leaked != 0).any():", "if (leaked.abs() > 1e-6).any():"),),
@@ -1015,6 +1017,49 @@ MUTATIONS = [
     Mutation("cache-rules-gate", "grader/checks/cache/runtime.py",
              (('    return rules_gate(ctx, "cache")', '    return rules_gate(ctx, "sdpa")'),),
              (f"{KV_CACHE}test_an_import_in_update_breaks_the_rules_and_zeroes_the_part",), "sandbox"),
+    # issue 45: the kv_cache lab's Part 3 graders of the whole prompt (grader/checks/gqa/) and their probe
+    Mutation("gqa-parameter-shapes", "grader/checks/gqa/probing.py",
+             (("    problem = parameters_problem(args, answer.get(\"parameters\") or {})\n", "    problem = None\n"),),
+             (f"{KV_GQA}test_wk_sized_for_n_heads_is_named_from_the_parameters_shape",
+              f"{KV_GQA_MUTANT}[kv-heads-ignored]"), "sandbox"),
+    Mutation("gqa-heads-split-by-n-heads", "grader/checks/gqa/probing.py",
+             (("        ctx.probed[\"gqa\"] = split_by_n_heads(results)", "        ctx.probed[\"gqa\"] = results"),),
+             (f"{KV_GQA_MUTANT}[kv-heads-ignored__2]",), "sandbox"),
+    Mutation("gqa-judge-weights-fit", "grader/graph/gqa_answers.py",
+             (("    if misfits:\n", "    if False:\n"),),
+             (f"{KV_GQA}test_the_judge_runs_no_graph_with_weights_of_other_shapes_than_the_modules",), "unit"),
+    Mutation("gqa-values-compared", "grader/checks/gqa/behaviour.py",
+             (("            problem = problem or compare(out_tensor(answer), x, weights, config)\n",
+               "            problem = problem\n"),),
+             (f"{KV_GQA}test_a_mistake_in_the_numbers_is_named_by_the_values_check_and_the_gradients_wait_for_it"
+              "[missing-scale]",), "sandbox"),
+    Mutation("gqa-head-split-in-named", "grader/checks/gqa/variants.py",
+             (('"head-split-in": "qkv", ', ""),),
+             (f"{KV_GQA_MUTANT}[head-split]",), "unit"),
+    Mutation("gqa-gradient-comparison", "grader/checks/gqa/behaviour.py",
+             (("    problem = compare_gradients([names[i] for i in order],",
+               "    problem = None and compare_gradients([names[i] for i in order],"),),
+             (f"{KV_GQA_MUTANT}[broken-grad__2]",), "sandbox"),
+    Mutation("gqa-gradient-cut-first", "grader/checks/gqa/behaviour.py",
+             (("    order = sorted(range(len(names)), key=lambda i: not cut(grads.get(names[i]), expected[i]))",
+               "    order = range(len(names))"),),
+             (f"{KV_GQA_MUTANT}[broken-grad__2]",), "sandbox"),
+    Mutation("gqa-loop-grown", "grader/checks/gqa/runtime.py",
+             (("    return counted_loops(stages, count,", "    return counted_loops(stages[:1], count,"),),
+             (f"{KV_GQA_MUTANT}[python-loop]", f"{KV_GQA_MUTANT}[python-loop__2]"), "sandbox"),
+    Mutation("gqa-device-judged", "grader/checks/gqa/runtime.py",
+             (("    return device_sweep(ctx, [(label, None)],", "    return Outcome(True) or device_sweep(ctx, [(label, None)],"),),
+             (f"{KV_GQA}test_an_output_made_on_the_cpu_costs_the_device_point_alone",), "sandbox"),
+    Mutation("gqa-device-mistake-from-the-module", "grader/checks/gqa/runtime.py",
+             (('        static = {name: places for name, places in ctx.static.items() if name != "mask-not-buffer"}',
+               "        static = ctx.static"),),
+             (f"{KV_GQA_MUTANT}[mask-device]",), "sandbox"),
+    Mutation("gqa-forbidden-gate", "grader/checks/gqa/runtime.py",
+             (('    return forbidden_api_gate(ctx, "gqa")', '    return forbidden_api_gate(ctx, "sdpa")'),),
+             (f"{KV_GQA}test_the_built_in_attention_seen_only_by_the_judge_zeroes_the_part",), "sandbox"),
+    Mutation("gqa-rules-gate", "grader/checks/gqa/runtime.py",
+             (('    return rules_gate(ctx, "gqa")', '    return rules_gate(ctx, "sdpa")'),),
+             (f"{KV_GQA}test_an_import_in_forward_breaks_the_rules_and_zeroes_the_part",), "sandbox"),
 ]
 
 

@@ -25,7 +25,7 @@ from grader.sandbox.requests import BadRequest, Probe, checked
 from grader.sandbox.worker_process import Worker, WorkerFailure
 from grader.handin.source import Submission
 
-GRAPHED = frozenset({Probe.SDPA, Probe.MHA, Probe.REPEAT, Probe.DECODE, Probe.CACHE})
+GRAPHED = frozenset({Probe.SDPA, Probe.MHA, Probe.REPEAT, Probe.DECODE, Probe.CACHE, Probe.GQA})
 """Probes answered with graphs, each turned into the checks' answer by the judge, on the request's own tensors."""
 READ_FROM_THE_GRAPH = ("count_ops", "gradcheck")
 """Request fields the parent answers from a graph itself (its operators counted, its gradients checked): they

@@ -16,14 +16,14 @@ import pickle
 
 import torch
 
-from grader.graph import answers, cache_answers, decode_chain, function_answers
+from grader.graph import answers, cache_answers, decode_chain, function_answers, gqa_answers
 from grader.handin import parent_budget
 from grader.judge.confinement import confine_judge
 from grader.process import single_threaded_torch
 from grader.sandbox.confinement import Limits, confine
 
 TURNED = {"sdpa": answers.sdpa, "mha": answers.mha, "repeat": function_answers.function_call,
-          "gqa_decode": decode_chain.decode_steps, "cache": cache_answers.cache}
+          "gqa_decode": decode_chain.decode_steps, "cache": cache_answers.cache, "gqa": gqa_answers.gqa}
 """Each graphed probe's answer, computed from its graph on the request's own tensors."""
 MAX_KEPT = 4096
 """Worker answers one judge keeps: a grading sends a few dozen distinct ones."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import torch
 
 from grader.exercises.kv_cache import CACHE_BUFFERS
-from grader.exercises.kv_cache import CACHE_BUFFERS
 from grader.graph.cache_answers import shared_memory_error
 from grader.graph.shared_memory import sharing_memory
 from grader.sandbox import tracing

@@ -23,7 +23,7 @@ from grader.exercises.attention import GRADED_NAME
 from grader.graph import decode, run
 from grader.graph.devices import STAND_INS
 from grader.graph.layouts import laid_out
-from grader.sandbox import cache_probes, decode_probes, fake_gpu, probes, stand_in_values, tracing
+from grader.sandbox import cache_probes, decode_probes, fake_gpu, gqa_probes, probes, stand_in_values, tracing
 from grader.sandbox.probes import (SUBMISSION_FILE, _build, _device_guard, _graded, _moved, _place, _seed,
                                    _structure, describe_error)
 
@@ -283,7 +283,8 @@ NOT_SENT = torch.empty(0)
 """In place of a value the parent has of its own."""
 
 PROBES = {"sdpa": sdpa, "mha": mha, "mha_interface": probes.mha_interface, "repeat": function_call,
-          "gqa_decode": functools.partial(decode_probes.decode, record=_recorded), "cache": cache_probes.cache}
+          "gqa_decode": functools.partial(decode_probes.decode, record=_recorded), "cache": cache_probes.cache,
+          "gqa": gqa_probes.gqa}
 
 
 def request_problem(probe: str, fields: dict) -> str | None:

@@ -9,29 +9,16 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import functools
 
 import torch
 
-from grader.exercises import every_part, kv_cache
+from grader.exercises import every_part
 from grader.exercises.attention import DROPOUTS, MODEL_ARGS, MODEL_ARGS_TYPES, PROJECTIONS
-from grader.errors import GraderError
 from grader.graph.layouts import LAYOUTS
-
-DEVICES = ("cpu", "cuda", "meta", "fake-cuda", "cpu-beside-a-gpu")  # meta and a FakeTensor stand in for a GPU
-# (`probes._place`); the last is the CPU of a machine with a GPU (grader/graph/devices.CPU_BESIDE_A_GPU)
-DTYPES = ("float16", "bfloat16", "float32", "float64")
-MODES = ("eval", "train")
-REGIMES = ("training", "inference")
-"""How real use hands code its inputs (`graph_probes.in_regime`): `training`, with gradients on, the inputs made by
-an operation from leaves that need grad (as a projection makes them) and the module's parameters needing grad;
-`inference`, under `torch.no_grad()`, plain inputs, the parameters still needing grad as in a trained model. A
-request without one is in `training` where it asks for gradients and in `inference` elsewhere."""
-FIELD_TYPES = {"int": int, "float": float}
-
-
-class BadRequest(GraderError):
-    """A request the grader should never have made (a check's typo), or one the worker cannot apply."""
+from grader.sandbox.kv_cache_requests import CacheRequest, DecodeRequest, GqaRequest, gqa_weight_shapes  # noqa: F401
+from grader.sandbox.request_fields import (DEVICES, DTYPES, FIELD_TYPES, MODES, REGIMES, BadRequest,  # noqa: F401
+                                           _check_cotangent, _check_flags, _check_regime, _float_tensor, _is,
+                                           _request, _require)
 
 
 class Probe(enum.Enum):
@@ -43,46 +30,12 @@ class Probe(enum.Enum):
     REPEAT = "repeat"  # a FunctionRequest: the kv_cache lab's repeat_kv
     DECODE = "gqa_decode"  # a DecodeRequest: GroupedQueryAttention decoding step by step (its part: gqa)
     CACHE = "cache"  # a CacheRequest: the kv_cache lab's KVCache, built, then updated step by step
+    GQA = "gqa"  # a GqaRequest: the kv_cache lab's GroupedQueryAttention on a whole prompt
 
     @property
     def part(self) -> str:
         """The part whose code the probe runs: a probe's name starts with its part's id."""
         return self.value.split("_")[0]
-
-
-def _request(cls):
-    """A frozen, keyword-only dataclass whose construction errors are `BadRequest`s."""
-    cls = dataclasses.dataclass(frozen=True, kw_only=True)(cls)
-    init = cls.__init__
-
-    @functools.wraps(init)
-    def checked_init(self, *args, **fields):
-        try:
-            init(self, *args, **fields)
-        except TypeError as error:  # an unknown or missing field: the check's typo
-            raise BadRequest(f"{cls.__name__}: {error}") from None
-
-    cls.__init__ = checked_init
-    return cls
-
-
-def _require(condition: bool, request: object, problem: str) -> None:
-    if not condition:
-        raise BadRequest(f"{type(request).__name__}: {problem}")
-
-
-def _is(value, kind: type) -> bool:
-    """Exact type (a bool is no int here)."""
-    return type(value) is kind
-
-
-def _float_tensor(value) -> bool:
-    return isinstance(value, torch.Tensor) and value.is_floating_point() and not value.requires_grad
-
-
-def _check_flags(request, names: tuple[str, ...]) -> None:
-    for name in names:
-        _require(_is(getattr(request, name), bool), request, f"{name} must be a bool")
 
 
 def _check_common(request) -> None:
@@ -128,19 +81,6 @@ class SdpaRequest:
         _require(self.layout in LAYOUTS, self, f"layout must be one of {LAYOUTS}")
         _check_regime(self, self.regime)
         _check_cotangent(self, (*Q.shape[:-1], V.shape[-1]))
-
-
-def _check_regime(request, regime) -> None:
-    _require(regime is None or regime in REGIMES, request, f"a regime must be None or one of {REGIMES}")
-    _require(not request.grad or regime in (None, "training"), request, "gradients are taken in the training regime")
-
-
-def _check_cotangent(request, shape: tuple[int, ...]) -> None:
-    if not request.grad:
-        _require(request.cotangent is None, request, "a cotangent without grad=True")
-        return
-    _require(_float_tensor(request.cotangent) and tuple(request.cotangent.shape) == tuple(shape), request,
-             f"grad=True needs a floating-point cotangent of the output's shape {tuple(shape)}")
 
 
 @_request
@@ -248,90 +188,8 @@ class FunctionRequest:
             _require(self.cotangent is None, self, "a cotangent without grad=True")
 
 
-DECODE_ARGS = tuple(kv_cache.MODEL_ARGS)  # the kv_cache lab's ModelArgs fields, in order, all ints
-DECODE_WEIGHTS = kv_cache.PROJECTIONS
-
-
-@_request
-class DecodeRequest:
-    """Build `GroupedQueryAttention(ModelArgs(**args))` and decode `steps` with the grader's own KVCache, one per
-    sequence (grader/sandbox/decode_probes.py). A step is [sequence, start_pos, T]: one forward call on `xs[i]`
-    (batch, T, dim) with that sequence's cache; the judge chains the steps' graphs on `xs` and `weights` (wq, wk, wv,
-    wo: the parent's own, loaded by name), each cache from zeros."""
-
-    args: dict
-    steps: list
-    xs: list
-    weights: dict
-
-    def __post_init__(self) -> None:
-        args = self.args
-        _require(_is(args, dict) and tuple(args) == DECODE_ARGS and all(_is(v, int) and v > 0 for v in args.values()),
-                 self, f"args must be a dict of exactly {DECODE_ARGS}, in that order, each a positive int")
-        heads, kv_heads, dim = args["n_heads"], args["n_kv_heads"], args["dim"]
-        _require(dim % heads == 0 and heads % kv_heads == 0, self, "dim must split into n_heads, n_heads into n_kv_heads")
-        d = dim // heads
-        shapes = dict(zip(DECODE_WEIGHTS, [(heads * d, dim), (kv_heads * d, dim), (kv_heads * d, dim), (dim, heads * d)]))
-        _require(_is(self.weights, dict) and tuple(self.weights) == DECODE_WEIGHTS and all(
-            _float_tensor(w) and w.dtype == torch.float32 and tuple(w.shape) == shapes[name]
-            for name, w in self.weights.items()), self, f"weights must be float32 tensors of shapes {shapes}")
-        _require(_is(self.steps, list) and 0 < len(self.steps) == (len(self.xs) if _is(self.xs, list) else -1), self,
-                 "steps and xs must be non-empty lists of one length")
-        written: dict[int, int] = {}
-        batch = None
-        for step, x in zip(self.steps, self.xs):
-            _require(_is(step, list) and len(step) == 3 and all(_is(n, int) and n >= 0 for n in step) and step[2] > 0,
-                     self, "a step must be [sequence, start_pos, T] of ints, T > 0")
-            sequence, start_pos, length = step
-            _require(written.get(sequence, 0) == start_pos, self, "a sequence's steps must follow on from each other")
-            written[sequence] = start_pos + length
-            _require(written[sequence] <= args["max_seq_len"], self, "a step must end within max_seq_len")
-            _require(_float_tensor(x) and x.dtype == torch.float32 and x.dim() == 3 and x.shape[1:] == (length, dim),
-                     self, f"each x must be a float32 (B, T, {dim}) tensor of its step's T")
-            batch = x.shape[0] if batch is None else batch
-            _require(0 < x.shape[0] == batch <= args["max_batch_size"], self, "every x must share B <= max_batch_size")
-
-
-@_request
-class CacheRequest:
-    """Build `KVCache(max_batch_size, max_seq_len, n_kv_heads, head_dim, device=..., dtype=...)` and call
-    `update(start_pos, k, v)` on it for each of `steps` in order, one cache throughout. A step is a dict
-    {"start_pos", "k", "v"}: k and v (B, n_kv_heads, T, head_dim) of the cache's dtype, B <= max_batch_size, and
-    [start_pos, start_pos + T) within max_seq_len."""
-
-    max_batch_size: int
-    max_seq_len: int
-    n_kv_heads: int
-    head_dim: int
-    dtype: str = "float32"
-    steps: list
-    device: str = "cpu"
-    count_ops: bool = False
-
-    def __post_init__(self) -> None:
-        sizes = (self.max_batch_size, self.max_seq_len, self.n_kv_heads, self.head_dim)
-        _require(all(_is(size, int) and size > 0 for size in sizes), self, "the cache's sizes must be positive ints")
-        _require(self.dtype in DTYPES, self, f"dtype must be one of {DTYPES}")
-        _require(self.device in DEVICES, self, f"device must be one of {DEVICES}")
-        _check_flags(self, ("count_ops",))
-        _require(_is(self.steps, list) and len(self.steps) > 0, self, "steps must be a non-empty list")
-        for step in self.steps:
-            _require(_is(step, dict) and set(step) == {"start_pos", "k", "v"}, self,
-                     "a step must be a dict of start_pos, k and v")
-            k, v, start_pos = step["k"], step["v"], step["start_pos"]
-            _require(_float_tensor(k) and _float_tensor(v) and k.shape == v.shape and k.dim() == 4, self,
-                     "a step's k and v must be floating-point tensors of one 4-d shape")
-            _require(str(k.dtype).removeprefix("torch.") == self.dtype == str(v.dtype).removeprefix("torch."), self,
-                     "a step's k and v must have the cache's dtype")
-            B, heads, T, width = k.shape
-            _require(0 < B <= self.max_batch_size and heads == self.n_kv_heads and width == self.head_dim and T > 0,
-                     self, "a step's k and v must be (B <= max_batch_size, n_kv_heads, T, head_dim)")
-            _require(_is(start_pos, int) and 0 <= start_pos and start_pos + T <= self.max_seq_len, self,
-                     "a step's positions must lie within max_seq_len")
-
-
 REQUEST_TYPE = {Probe.SDPA: SdpaRequest, Probe.MHA: MhaRequest, Probe.MHA_INTERFACE: MhaInterfaceRequest,
-                Probe.REPEAT: FunctionRequest, Probe.DECODE: DecodeRequest, Probe.CACHE: CacheRequest}
+                Probe.REPEAT: FunctionRequest, Probe.DECODE: DecodeRequest, Probe.CACHE: CacheRequest, Probe.GQA: GqaRequest}
 
 
 def checked(probe: Probe, request: object) -> dict:

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.sandbox
 CORRECT = sorted((SUBMISSIONS / "correct").glob("*.py"))
 MUTANTS = sorted((SUBMISSIONS / "mutants").glob("*.py"))
 # the second lab's mutants of the parts that have graders (grader/checks/<part>/), graded by its own test files
-# (tests/checks/test_kv_cache_repeat.py for Part 1): the others' ids wait in its mistakes_draft.json
+# (tests/checks/test_kv_cache_*.py), count as the graded mutant of their catalog ids
 KV_CACHE_GRADED_MUTANTS = [path for path in sorted((SUBMISSIONS / "kv_cache" / "mutants").glob("*.py"))
                            if importlib.util.find_spec(f"grader.checks.{header(path, 'part')}") is not None]
 ADVISORY = {"mask-value-overflow"}

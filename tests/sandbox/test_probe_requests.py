@@ -15,9 +15,9 @@ from grader.checks import Check, Outcome
 from grader.errors import GraderError
 from grader.grade import grade_submission
 from grader.sandbox import graph_probes, probes, requests
-from grader.sandbox.requests import (BadRequest, CacheRequest, DecodeRequest, FunctionRequest, MhaInterfaceRequest,
-                                     MhaRequest, Probe,
-                                     SdpaRequest, checked)
+from grader.sandbox.requests import (BadRequest, CacheRequest, DecodeRequest, FunctionRequest, GqaRequest,
+                                     MhaInterfaceRequest, MhaRequest, Probe, SdpaRequest, checked,
+                                     gqa_weight_shapes)
 
 pytestmark = pytest.mark.unit
 
@@ -55,6 +55,7 @@ def cache_request(**changes):
                            "steps": [cache_step(0, 5)], **changes})
 
 
+GQA_ARGS = dict(dim=32, n_heads=4, n_kv_heads=2, max_seq_len=16, max_batch_size=2)
 # Every option a check uses today, once: each request must build and bind to its probe's parameters.
 HONEST = {
     Probe.SDPA: [SdpaRequest(**qkv()), SdpaRequest(**qkv(), is_causal=False, device="meta", count_ops=True),
@@ -77,6 +78,10 @@ HONEST = {
                   CacheRequest(max_batch_size=3, max_seq_len=8, n_kv_heads=2, head_dim=4, dtype="float64",
                                steps=[cache_step(0, 5, B=3, dtype=torch.float64), cache_step(5, 1, B=3, dtype=torch.float64)],
                                device="meta", count_ops=True)],
+    Probe.GQA: [GqaRequest(args=GQA_ARGS, x=torch.randn(2, 5, 32), weights={name: torch.randn(shape) for name, shape in
+                                                                             gqa_weight_shapes(GQA_ARGS).items()},
+                           seed=2, device="meta", count_ops=True, regime="inference"),
+                GqaRequest(args=GQA_ARGS, x=torch.randn(1, 3, 32), grad=True, cotangent=torch.randn(1, 3, 32))],
 }
 
 

@@ -1,0 +1,106 @@
+"""Part 3, how the whole prompt's pass runs: after model.to(device) on that device, without a Python loop over heads,
+positions or the batch, within the rules.
+
+The device and loop probes judge only devices and op counts, once the module runs on a promised configuration (from
+the shape probe), so a wrong value elsewhere never hides them; their sizes are drawn per grading (`Context.sizes`).
+"""
+from __future__ import annotations
+
+from grader.checks import Context, Outcome, check, diagnosis
+from grader.checks.common import (MODULE_TOLERANCE, counted_loops, device_sweep, failed_with_error, loop_stages,
+                                  not_checked_without_a_shape, same_on_cuda)
+from grader.checks.gates import forbidden_api_gate, rules_gate
+from grader.checks.gqa.probing import (accepted_config, groups_drawn, linear_weights, model_args, out_tensor, prompt,
+                                      request, run)
+from grader.checks.regimes import regimes
+from grader.graph.answers import same_values
+from grader.sandbox.requests import Probe
+
+
+@check("gqa.device", part="gqa", points=1, visibility="hidden",
+       title_zh="model.to(device) 后在该设备上运行（掩码跟随输入的设备）",
+       title_en="after model.to(device) it runs there (the mask follows the input's device)")
+def device(ctx: Context) -> Outcome:
+    accepted = accepted_config(ctx)
+    if accepted is None:
+        return not_checked_without_a_shape(ctx, "gqa")
+    # sizes drawn per grading, written nowhere: never as many positions as heads
+    B, n_kv_heads, head_dim, T = ctx.sizes("gqa.device", range(2, 5), range(1, 4), range(2, 7), range(5, 10))
+    n_heads = n_kv_heads * groups_drawn(ctx, "gqa.device groups", accepted)
+    config = (B, T, n_heads * head_dim, n_heads, n_kv_heads, T + 3, B)
+    args = model_args(*config)
+    weights, x = linear_weights(ctx, args, 360), prompt(ctx, B, T, config[2], 361)
+
+    plain_attributes: list[str] = []
+
+    def on(where: str, _case):
+        # in training (the meta stand-in, a GPU); the FakeTensor stand-in computes no gradients and takes inference
+        answer = ctx.student.call(Probe.GQA, request(args, x, weights, device=where, regime="training"))
+        plain_attributes[:] = answer.get("plain_tensor_attributes") or []
+        return answer.get("error"), answer.get("out", {})
+
+    def mistake(_case, error: dict) -> str:
+        # the module's own attributes say whether a mask is no buffer; the text's finding may be the cache's tensors
+        # (a KVCache is an honest plain class), so it is not read here
+        static = {name: places for name, places in ctx.static.items() if name != "mask-not-buffer"}
+        return diagnosis.device_mistake(static, plain_attributes, error)
+
+    def agrees_on_cuda(_case, value):
+        answer, problem = run(ctx, config, x, weights, regime="training")
+        return None if problem else same_on_cuda(out_tensor(answer), value, MODULE_TOLERANCE[x.dtype])
+
+    label = f"B={B}, T={T}, dim={config[2]}, n_heads={n_heads}, n_kv_heads={n_kv_heads}"
+    return device_sweep(ctx, [(label, None)], lambda case, where: on(where, case), mistake, agrees_on_cuda)
+
+
+@check("gqa.vectorized", part="gqa", points=0.5, visibility="hidden",
+       title_zh="没有逐头/逐位置/逐 batch 的 Python 循环", title_en="no Python loop over heads, positions or batch")
+def vectorized(ctx: Context) -> Outcome:
+    accepted = accepted_config(ctx)
+    if accepted is None:
+        return not_checked_without_a_shape(ctx, "gqa")
+    # the batch, the key/value heads (and with them the n_rep times as many query heads) and the positions grown one at
+    # a time (common.loop_stages); n_rep stays: `[k] * n_rep` copies are no loop over heads. Heads of width 2: grown to
+    # LOOP_GROWN key/value heads, the model is at most 144 * 3 * 2 wide, its four weights under 10 MB
+    stages = loop_stages(ctx, "gqa.vectorized", {"B": range(2, 5), "H_kv": range(2, 5), "T": range(5, 8)})
+    head_dim = 2
+    n_rep = groups_drawn(ctx, "gqa.vectorized groups", accepted)
+    every = [sizes for stage in stages for sizes in stage]
+    max_len = max(s["T"] for s in every)
+    labels = {tuple(sizes.values()): "B={B},H_kv={H_kv},T={T}".format(**sizes) for sizes in every}
+    seeds = {key: seed for seed, key in enumerate(labels, start=380)}
+    chosen = dict(zip(labels, regimes(ctx, "gqa.vectorized", [None] * len(labels))))
+
+    def count(sizes: dict) -> int | Outcome:
+        key = tuple(sizes.values())
+        B, H_kv, T = key
+        n_heads = H_kv * n_rep
+        # max_batch_size B: what a module preallocates for the batch stays small at the grown sizes
+        config = (B, T, n_heads * head_dim, n_heads, H_kv, max_len, B)
+        args = model_args(*config)
+        one = request(args, prompt(ctx, B, T, config[2], seeds[key]), linear_weights(ctx, args, seeds[key] + 500),
+                      count_ops=True, regime=chosen[key])
+        answers = ctx.student.call_many(Probe.GQA, [one, one])  # the second: what the first cached is no loop
+        for answer in answers:
+            if "error" in answer:  # ops are counted whatever the values; only a crash stops the count
+                return failed_with_error(ctx, answer["error"], f"统计算子（{labels[key]}）", f"counting ops ({labels[key]})",
+                                         max_seq_len=max_len)
+        first, second = answers
+        # ... unless the second replays a result remembered from the first (other values here): the first is counted
+        return second["ops"] if same_values(first.get("out"), second.get("out")) else max(first["ops"], second["ops"])
+
+    return counted_loops(stages, count, lambda sizes: labels[tuple(sizes.values())])
+
+
+@check("gqa.own_implementation", part="gqa", points=0, visibility="hidden", gate=True,
+       title_zh="不调用内置注意力（F.scaled_dot_product_attention）",
+       title_en="no built-in attention (F.scaled_dot_product_attention)")
+def own_implementation(ctx: Context) -> Outcome:
+    return forbidden_api_gate(ctx, "gqa")
+
+
+@check("gqa.rules", part="gqa", points=0, visibility="hidden", gate=True,
+       title_zh="遵守评分规则（不篡改环境、不用私有接口）",
+       title_en="keeps to the grading rules (no tampering, no private interfaces)")
+def rules(ctx: Context) -> Outcome:
+    return rules_gate(ctx, "gqa")
