@@ -40,9 +40,18 @@ PLAIN_RETURN = """        y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B
         return self.wo(y)"""
 
 
+WHOLE_PROMPT = ("gqa.shapes", "gqa.values", "gqa.gradients", "gqa.device", "gqa.vectorized", "gqa.own_implementation",
+                "gqa.rules")
+"""Part 3's checks of the whole prompt's pass; gqa.decode and gqa.causal are tests/checks/test_kv_cache_decode.py's."""
+
+
+def whole_prompt_checks() -> list:
+    return [c for c in checks_for("gqa") if c.id in WHOLE_PROMPT]
+
+
 @functools.cache
 def graded(path: Path) -> dict:
-    return grade_submission(path, checks=checks_for("gqa"), cache=SESSION_REPORTS)
+    return grade_submission(path, checks=whole_prompt_checks(), cache=SESSION_REPORTS)
 
 
 def failures(report: dict) -> str:
@@ -183,10 +192,9 @@ def test_the_verdict_is_the_same_under_two_grading_secrets(monkeypatch, name):
 
 @pytest.mark.unit
 def test_the_whole_prompts_checks_hold_six_points_in_public_and_hidden_checks():
-    checks = checks_for("gqa")
-    whole_prompt = [c for c in checks if c.id in ("gqa.shapes", "gqa.values", "gqa.gradients", "gqa.device",
-                                                   "gqa.vectorized", "gqa.own_implementation", "gqa.rules")]
-    assert sum(c.points for c in whole_prompt) == 6.0
+    whole_prompt = whole_prompt_checks()
+    assert [c.id for c in whole_prompt] == list(WHOLE_PROMPT) and sum(c.points for c in whole_prompt) == 6.0
+    assert sum(c.points for c in checks_for("gqa")) == 10.0
     assert {c.visibility for c in whole_prompt} == {"public", "hidden"}
     assert {c.id for c in whole_prompt if c.gate} == {"gqa.own_implementation", "gqa.rules"}
 

@@ -10,7 +10,8 @@ from grader.static_pass import CREATION_FUNCTIONS, DEVICE_STRINGS
 
 
 def mask_diagonal(lines: list[bytes], graded: ast.AST) -> list[Splice]:
-    """`triu(x)` / `triu(x, diagonal=0)` -> `diagonal=1`; `tril(x, diagonal=-1)` -> `diagonal=0`."""
+    """`triu(x)` / `triu(x, diagonal=0)` -> `diagonal=1`; `tril(x, diagonal=-1)` -> `diagonal=0`; an offset the code
+    computes, `triu(x, diagonal=start_pos)` -> `diagonal=start_pos + 1`."""
     splices = []
     for n in ast.walk(graded):
         if not (isinstance(n, ast.Call) and call_name(n) in ("triu", "tril") and one_line(n)):
@@ -21,12 +22,25 @@ def mask_diagonal(lines: list[bytes], graded: ast.AST) -> list[Splice]:
         given = next((k.value for k in n.keywords if k.arg == "diagonal"), None)
         if given is None and len(n.args) > (0 if method else 1):
             given = n.args[0 if method else 1]
-        if given is not None and segment(lines, given) != right:
+        if _literal(given) and segment(lines, given) != right:
             splices.append(replace(given, right))
+        elif given is not None and not _literal(given):
+            # an offset the code computes (`diagonal=start_pos` with a cache): the diagonal is one further, whatever
+            # the offset; `diagonal=1` in its place would unmask the cache and the future of every later chunk
+            text = segment(lines, given)
+            splices.append(replace(given, f"{text} + 1" if isinstance(given, (ast.Name, ast.Attribute))
+                                   else f"({text}) + 1"))
         elif given is None and right == "1":
             splices.append(Splice(n.lineno, n.end_col_offset - 1, n.end_col_offset - 1,
                                   (", " if n.args or n.keywords else "") + "diagonal=1"))
     return splices
+
+
+def _literal(node: ast.AST | None) -> bool:
+    """A number written out (`0`, `-1`), not one the code computes."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant)
 
 
 def _buffer_value(graded: ast.AST, attribute: str) -> ast.AST | None:
