@@ -925,6 +925,11 @@ MUTATIONS = [
              ("tests/report/test_exercises_declared.py::"
               "test_an_exercise_whose_parts_lack_graders_is_refused_whole_naming_what_is_missing",
               f"{KV_REPEAT}test_an_exercise_with_a_part_without_graders_fails_loudly_and_a_part_alone_grades"), "unit"),
+    Mutation("catalog-names-no-lab", "grader/mistakes.json",
+             (("or the name this part grades (the function or class the task names) is missing",
+               "or a graded name (`scaled_dot_product_attention` or `MultiHeadAttention`) is missing"),),
+             ("tests/report/test_catalog_per_exercise.py::"
+              "test_a_report_of_one_lab_quotes_no_name_of_the_other[kv_cache-not-implemented]",), "unit"),
 ]
 
 
