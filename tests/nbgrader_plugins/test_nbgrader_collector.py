@@ -99,6 +99,20 @@ def test_a_file_it_cannot_map_is_named_in_a_warning_and_the_summary(tmp_path, ca
     assert collector.collect(str(tmp_path / "attention.ipynb")) is None
 
 
+@pytest.mark.parametrize("name", ["kv_cache.ipynb", "kv_cache (1).ipynb", "kv_cache.ipynb 的副本"])
+def test_an_assignment_named_with_an_underscore_is_no_students_file(tmp_path, name):
+    """Is a download named as the assignment `kv_cache`, without an id, left out rather than read as student `kv`'s
+    `cache.ipynb`, while `<id>_kv_cache.ipynb` is that student's?"""
+    put(tmp_path, name)
+    put(tmp_path, "alice_kv_cache.ipynb")
+    put(tmp_path, "s.1_Copy of kv_cache (2).ipynb")
+    collector = plan(tmp_path, ["kv_cache.ipynb"])
+    assert sorted((c.student_id, c.notebook) for c in collector.plan.values()) == [
+        ("alice", "kv_cache.ipynb"), ("s.1", "kv_cache.ipynb")]
+    (reason,) = collector.left_out.values()
+    assert "no student id" in reason
+
+
 def test_of_two_files_from_one_student_the_newest_is_collected_and_the_other_named(tmp_path):
     """When a student uploaded two copies, is the newer one collected and the older one reported, not lost?"""
     older = put(tmp_path, "alice_attention.ipynb", mtime=1_700_000_000)
