@@ -931,9 +931,10 @@ MUTATIONS = [
              ("tests/report/test_catalog_per_exercise.py::"
               "test_a_report_of_one_lab_quotes_no_name_of_the_other[kv_cache-not-implemented]",), "unit"),
     Mutation("assignment-name-no-student-id", "grader/nbgrader/collector.py",
-             (('        if self.released and f"{notebook_stem(name)[0]}.ipynb" in self.released:', "        if False:"),),
+             (('        if self.layout_name() == "student_id" and released and f"{notebook_stem(name)[0]}.ipynb" in released:',
+               "        if False:"),),
              ("tests/nbgrader_plugins/test_nbgrader_collector.py::"
-              "test_an_assignment_named_with_an_underscore_is_no_students_file[kv_cache.ipynb]",), "unit"),
+              "test_an_assignment_named_with_an_underscore_is_no_students_file[kv_cache.ipynb-LmsCollector]",), "unit"),
 ]
 
 

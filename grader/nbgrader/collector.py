@@ -156,7 +156,6 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
         self.unplanned = 0  # files nbgrader asked about that the plan never saw
         self.planned = False
         self.extracted_root: Path | None = None
-        self.released: list[str] | None = None  # the assignment's notebooks, from make_plan
         app = self.parent
         if self.is_zip_collect(app):
             for old in [f for f in self.log.filters if isinstance(f, NbgraderLinesAtTheCollectorsLevel)]:
@@ -206,7 +205,7 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
     def make_plan(self, extracted: Path, released: list[str] | None) -> None:
         """Decide, before nbgrader lists the files, which file each student's submission is and which are left out."""
         self.planned = True
-        self.extracted_root, self.released = extracted, released
+        self.extracted_root = extracted
         if not extracted.is_dir():
             return
         by_student: dict[tuple[str, str], list[Candidate]] = {}
@@ -262,6 +261,9 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
         name, handed_in = unicodedata.normalize("NFC", path.name), path
         if name.startswith(".") or any(part in _IGNORED_DIRS for part in path.parts):
             return None, "a hidden or system file"
+        # `kv_cache.ipynb` as Colab names it, not student `kv`'s `cache.ipynb`
+        if self.layout_name() == "student_id" and released and f"{notebook_stem(name)[0]}.ipynb" in released:
+            return None, "no student id: the name is the assignment's own; it must be <student_id>_<name>.ipynb"
         identity = self.identify(path)
         if isinstance(identity, str):
             return None, identity
@@ -304,11 +306,7 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
 
     def identify(self, path: Path) -> Identity | str:
         """Whose the file is, from `<student_id>_<name>`, or why it is no one's."""
-        name = unicodedata.normalize("NFC", path.name)
-        if self.released and f"{notebook_stem(name)[0]}.ipynb" in self.released:  # `kv_cache.ipynb`: not `kv`'s `cache`
-            return ("no student id: the whole name is the assignment's notebook's, as Colab names it; "
-                    "the name must be <student_id>_<name>.ipynb")
-        match = STUDENT_ID.match(name)
+        match = STUDENT_ID.match(unicodedata.normalize("NFC", path.name))
         if not match:
             return "no student id: the name must be <student_id>_<name>.ipynb, id of letters, digits, - and ."
         return Identity(match.group("student_id"), match.group("name"))
