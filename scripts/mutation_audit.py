@@ -935,6 +935,14 @@ MUTATIONS = [
                "        if False:"),),
              ("tests/nbgrader_plugins/test_nbgrader_collector.py::"
               "test_an_assignment_named_with_an_underscore_is_no_students_file[kv_cache.ipynb-LmsCollector]",), "unit"),
+    Mutation("archive-named-after-the-assignment", "grader/nbgrader/safe_extractor.py",
+             (('        if assignment is not None and (notebook_stem(name)[0] == assignment or '
+               'name.startswith(f"{assignment}_")):', "        if False:"),),
+             ("tests/nbgrader_plugins/test_archive_named_after_the_assignment.py::"
+              "test_an_archive_named_after_the_assignment_delivers_every_students_notebook[kv_cache-kv_cache_all.zip]",
+              "tests/nbgrader_plugins/test_archive_named_after_the_assignment.py::"
+              "test_a_students_own_archive_delivers_their_notebook_named_after_the_assignment_and_no_one_elses"
+              "[kv_cache.ipynb]"), "unit"),
 ]
 
 
