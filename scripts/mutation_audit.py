@@ -943,6 +943,11 @@ MUTATIONS = [
               "tests/nbgrader_plugins/test_archive_named_after_the_assignment.py::"
               "test_a_students_own_archive_delivers_their_notebook_named_after_the_assignment_and_no_one_elses"
               "[kv_cache.ipynb]"), "unit"),
+    Mutation("grade-all-exercise-name-no-student", "grader/grade_all/discovery.py",
+             (("    match = None if notebook_stem(name)[0] in NAMES else STUDENT_ID.match(name)",
+               "    match = STUDENT_ID.match(name)"),),
+             ("tests/grade_all/test_discovery_exercise_names.py::"
+              "test_a_file_named_as_an_exercise_is_a_student_of_its_own_name",), "unit"),
 ]
 
 
