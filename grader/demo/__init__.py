@@ -90,7 +90,7 @@ def write_downloads(demo: Demo) -> None:
             cn.write(student_notebook(release, assignment, student), extracted / f"{student.id}_{student.file_name}")
         cn.write(release, extracted / unmappable(assignment))
         print(f"demo: {assignment}: {len(students)} Colab downloads (+1 without a student id) in "
-              f"{extracted.relative_to(ROOT)}")
+              f"{shown(extracted)}")
 
 
 def zip_collect(demo: Demo) -> None:
@@ -118,13 +118,13 @@ def generate_feedback(demo: Demo) -> None:
     for assignment in demo.classes:
         nbgrader(demo, "generate_feedback", assignment, "--force")
         pages = sorted((demo.course / "feedback").glob(f"*/{assignment}/*.html"))
-        print(f"demo: {assignment}: {len(pages)} feedback pages in {(demo.course / 'feedback').relative_to(ROOT)}")
+        print(f"demo: {assignment}: {len(pages)} feedback pages in {shown(demo.course / 'feedback')}")
 
 
 def export_grades(demo: Demo) -> None:
     """`nbgrader export`: the gradebook, every assignment's grades, as grades.csv."""
     nbgrader(demo, "export", f"--to={demo.course / 'grades.csv'}")
-    print(f"demo: grades exported to {(demo.course / 'grades.csv').relative_to(ROOT)}")
+    print(f"demo: grades exported to {shown(demo.course / 'grades.csv')}")
 
 
 def collect_rows(demo: Demo) -> None:
@@ -173,14 +173,14 @@ def print_summary_and_pointers(demo: Demo) -> None:
         print(f"\nClass summary of {assignment} (what `python -m grader grade-all` prints for a class; "
               f"--lang {demo.lang}):")
         print(class_summary(reports, demo.lang))
-        shown = next((row for row in rows if row["mistakes"] and row["feedback"]), None)
-        if shown:
-            page = feedback_page(demo, assignment, shown["student"].id).relative_to(ROOT)
-            print(f"\nOpen a feedback page in a browser, e.g. {page} ({shown['student'].id}: "
-                  f"{', '.join(shown['mistakes'])});")
-    pages = demo.course.relative_to(ROOT) / "feedback"
+        pointed = next((row for row in rows if row["mistakes"] and row["feedback"]), None)
+        if pointed:
+            page = shown(feedback_page(demo, assignment, pointed["student"].id))
+            print(f"\nOpen a feedback page in a browser, e.g. {page} ({pointed['student'].id}: "
+                  f"{', '.join(pointed['mistakes'])});")
+    pages = shown(demo.course / "feedback")
     print(f"every student's is {pages}/<student>/<assignment>/<assignment>.html. The verdicts are also in the test "
-          f"cells of {demo.course.relative_to(ROOT)}/autograded/<student>/<assignment>/<assignment>.ipynb.")
+          f"cells of {shown(demo.course)}/autograded/<student>/<assignment>/<assignment>.ipynb.")
 
 
 def release_demo_solutions(demo: Demo) -> None:
@@ -239,6 +239,11 @@ def student_notebook(release: nbformat.NotebookNode, assignment: str, student: S
     if student.colab:
         nb = cn.colab_saved(nb, seed=student.id)
     return nb
+
+
+def shown(path: Path) -> Path:
+    """A path as the demo prints it: from the repository root where it is inside (`demo/`), else whole (`--dir`)."""
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
 
 
 def feedback_page(demo: Demo, assignment: str, student: str) -> Path:
