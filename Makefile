@@ -44,12 +44,14 @@ test-fast: $(STAMP)  ## the unit tier: no sandbox, no nbgrader, no browser
 test-setup: $(STAMP)  ## install once what the slow tiers need (Chromium, PostgreSQL, two venvs); skipped when there
 	$(PY) tests/support/e2e_tools.py
 
-demo: $(STAMP)  ## build, grade a demo class of Colab downloads with nbgrader in demo/, print the grades
+demo: $(STAMP)  ## build, grade a demo class of Colab downloads per assignment with nbgrader in demo/, print the grades
 	$(PY) -m grader demo
 
-# FORCE=1 releases although some submissions are not autograded (python -m grader release-solutions --force).
-release-solutions: $(STAMP)  ## publish the solutions into release/ once every submission is graded (FORCE=1)
-	$(PY) -m grader release-solutions attention $(if $(FORCE),--force)
+# One assignment at a time, named: releasing one lab's solutions never publishes another's that is still being
+# graded. FORCE=1 releases although some submissions are not autograded (python -m grader release-solutions --force).
+release-solutions: $(STAMP)  ## publish ASSIGNMENT's solutions into release/ once its every submission is graded (FORCE=1)
+	$(if $(ASSIGNMENT),,$(error name the assignment: make release-solutions ASSIGNMENT=attention (or kv_cache)))
+	$(PY) -m grader release-solutions $(ASSIGNMENT) $(if $(FORCE),--force)
 
 clean-demo:  ## remove demo/ and artifacts/
 	rm -rf demo artifacts

@@ -1,9 +1,9 @@
 """nbgrader configuration: the repository root is the course directory.
 
-Instructors run every nbgrader command from here (`nbgrader zip_collect attention`,
-`nbgrader autograde attention`, `nbgrader generate_feedback attention`, ...). `make build`
-records the `attention` assignment (its graded cells and hidden tests) in `gradebook.db` beside
-this file, as `nbgrader generate_assignment` does; `submitted/`, `autograded/`, `feedback/`,
+Instructors run every nbgrader command from here, per assignment (`nbgrader zip_collect attention`,
+`nbgrader autograde kv_cache`, `nbgrader generate_feedback attention`, ...). `make build`
+records every exercise's assignment (`attention`, `kv_cache`: its graded cells and hidden tests) in `gradebook.db`
+beside this file, as `nbgrader generate_assignment` does; `submitted/`, `autograded/`, `feedback/`,
 `downloaded/` and `gradebook.db` are git-ignored. The kit's own steps are in
 grader/nbgrader (one transformation per module); docs/instructors/grading.md explains them.
 """

@@ -1060,6 +1060,29 @@ MUTATIONS = [
     Mutation("gqa-rules-gate", "grader/checks/gqa/runtime.py",
              (('    return rules_gate(ctx, "gqa")', '    return rules_gate(ctx, "sdpa")'),),
              (f"{KV_GQA}test_an_import_in_forward_breaks_the_rules_and_zeroes_the_part",), "sandbox"),
+    Mutation("catalog-names-no-lab", "grader/mistakes.json",
+             (("or the name this part grades (the function or class the task names) is missing",
+               "or a graded name (`scaled_dot_product_attention` or `MultiHeadAttention`) is missing"),),
+             ("tests/report/test_catalog_per_exercise.py::"
+              "test_a_report_of_one_lab_quotes_no_name_of_the_other[kv_cache-not-implemented]",), "unit"),
+    Mutation("assignment-name-no-student-id", "grader/nbgrader/collector.py",
+             (('        if self.layout_name() == "student_id" and released and f"{notebook_stem(name)[0]}.ipynb" in released:',
+               "        if False:"),),
+             ("tests/nbgrader_plugins/test_nbgrader_collector.py::"
+              "test_an_assignment_named_with_an_underscore_is_no_students_file[kv_cache.ipynb-LmsCollector]",), "unit"),
+    Mutation("archive-named-after-the-assignment", "grader/nbgrader/safe_extractor.py",
+             (('        if assignment is not None and (notebook_stem(name)[0] == assignment or '
+               'name.startswith(f"{assignment}_")):', "        if False:"),),
+             ("tests/nbgrader_plugins/test_archive_named_after_the_assignment.py::"
+              "test_an_archive_named_after_the_assignment_delivers_every_students_notebook[kv_cache-kv_cache_all.zip]",
+              "tests/nbgrader_plugins/test_archive_named_after_the_assignment.py::"
+              "test_a_students_own_archive_delivers_their_notebook_named_after_the_assignment_and_no_one_elses"
+              "[kv_cache.ipynb]"), "unit"),
+    Mutation("grade-all-exercise-name-no-student", "grader/grade_all/discovery.py",
+             (("    match = None if notebook_stem(name)[0] in NAMES else STUDENT_ID.match(name)",
+               "    match = STUDENT_ID.match(name)"),),
+             ("tests/grade_all/test_discovery_exercise_names.py::"
+              "test_a_file_named_as_an_exercise_is_a_student_of_its_own_name",), "unit"),
 ]
 
 

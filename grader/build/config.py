@@ -5,8 +5,8 @@ from grader.process import ROOT  # noqa: F401 (the build's modules read it here,
 
 ASSIGNMENT = "attention"
 SOURCE_NOTEBOOK = f"source/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
-"""The first exercise's names, for the verbs that still take one assignment (the demo, Gradescope, their tests);
-the build reads none of them: it builds every exercise grader.exercises declares."""
+"""The first exercise's names, for the tests and benchmarks of the first lab; no verb reads them (the build, the demo,
+nbgrader, grade-all and Gradescope take every exercise grader.exercises declares, or the one an assignment names)."""
 
 COLAB_PLACEHOLDER_REPO = "attention-kit/attention-kit"
 """What COLAB_REPO says until an instructor sets it: `make build` warns loudly while they are equal."""

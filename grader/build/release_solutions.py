@@ -97,7 +97,7 @@ def advice(assignment: str, problems: list[str]) -> list[str]:
         lines.append(f"  nbgrader autograde {assignment}")
     lines += [f"  nbgrader autograde {assignment} --force --student={student}" for student in regrade]
     lines.append("or release anyway: `python -m grader release-solutions "
-                 f"{assignment} --force` (`make release-solutions FORCE=1`).")
+                 f"{assignment} --force` (`make release-solutions ASSIGNMENT={assignment} FORCE=1`).")
     return lines
 
 
@@ -108,7 +108,7 @@ def main(*, assignment: str, force: bool = False, course: str | None = None) -> 
             print(f"release-solutions: refused, nothing was handed in: no notebook in "
                   f"{course_dir / 'submitted'}/<student>/{assignment}/. Collect and grade the class first "
                   f"(docs/instructors/grading.md), or release anyway: `python -m grader release-solutions {assignment} "
-                  "--force` (`make release-solutions FORCE=1`).", file=sys.stderr)
+                  f"--force` (`make release-solutions ASSIGNMENT={assignment} FORCE=1`).", file=sys.stderr)
             return 1
         print("release-solutions: --force: releasing although nothing was handed in")
     problems = ungraded(course_dir, assignment)

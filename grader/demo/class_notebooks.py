@@ -1,10 +1,11 @@
-"""Student notebooks as they come back from Colab, made from the release notebook (the demo's class).
+"""Student notebooks as they come back from Colab, made from an exercise's release notebook (the demo's classes).
 
 `answered` fills the release's solution cells; `answers_from_python` turns a `.py` submission
 into those answers; `strip_nbgrader` and `colab_saved` do what a copy-paste and Colab do to a
-notebook. All deterministic, so a demo run is the same every time. Everything about the
-exercise's shape (which cells, which names, what is provided) comes from grader.exercises.attention.
-The tests' own notebook edits (deleted, moved, split cells) are in tests/support/colab_notebooks.py.
+notebook. All deterministic, so a demo run is the same every time. Everything about an
+exercise's shape (which cells, which names, what is provided) comes from its declaration in grader.exercises,
+found by the hand-in's own code (grader.handin.exercise_of). The tests' own notebook edits (deleted, moved,
+split cells) are in tests/support/colab_notebooks.py.
 """
 from __future__ import annotations
 
@@ -16,14 +17,15 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from grader.exercises import attention
+from grader.exercises import Exercise, every_part, exercise
 from grader.handin import syntax_tree
-from grader.build.config import ROOT, SOURCE_NOTEBOOK
+from grader.handin.exercise_of import exercise_of
+from grader.build.config import ROOT
 from grader.build.read_write import read_notebook
 from grader.build.strip_solution_markers import strip_solution_markers
 
-PROVIDED_CLASS = syntax_tree.parse(attention.model_args_source()).body[0].name
-"""`ModelArgs`: defined by a provided (locked) cell, so dropped from a .py's answers."""
+TESTS_CELLS = {part.tests_cell for part in every_part()}
+"""The parts' autograder cells, of every exercise: Colab's outputs show a failed self-check in the first one."""
 
 
 def _bindings(node: ast.Import | ast.ImportFrom) -> set[tuple[str, str, str | None]]:
@@ -32,37 +34,41 @@ def _bindings(node: ast.Import | ast.ImportFrom) -> set[tuple[str, str, str | No
     return {(module, alias.name, alias.asname) for alias in node.names}
 
 
-PROVIDED_IMPORTS = set().union(*(_bindings(node) for node in syntax_tree.parse(attention.IMPORTS).body))
-"""What the provided imports cell binds: a .py's own copy of these imports is left to that cell."""
+def _provided(declared: Exercise) -> tuple[set[str], set[tuple[str, str, str | None]]]:
+    """What the exercise's provided cells define (`ModelArgs`, lab 1's causal attention in lab 2) and what their
+    imports bind: a .py's own copy of these is left to those cells."""
+    body = syntax_tree.parse("\n".join(declared.provided_code)).body
+    definitions = {node.name for node in body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    imports = set().union(*(_bindings(node) for node in body if isinstance(node, (ast.Import, ast.ImportFrom))))
+    return definitions, imports
 
 
 def grade_id(cell: NotebookNode) -> str | None:
     return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
 
 
-def reference_answers() -> dict[str, str]:
-    """grade_id -> the source notebook's solution for that cell, markers removed."""
-    answers = strip_solution_markers(read_notebook(ROOT / SOURCE_NOTEBOOK), SOURCE_NOTEBOOK)
+def reference_answers(name: str) -> dict[str, str]:
+    """grade_id -> the exercise `name`'s source notebook's solution for that cell, markers removed."""
+    notebook = exercise(name).source_notebook
+    answers = strip_solution_markers(read_notebook(ROOT / notebook), notebook)
     return {grade_id(c): c.source for c in answers.cells if c.get("metadata", {}).get("nbgrader", {}).get("solution")}
 
 
-def _is_provided(node: ast.stmt) -> bool:
-    if isinstance(node, ast.ClassDef):
-        return node.name == PROVIDED_CLASS
-    return isinstance(node, (ast.Import, ast.ImportFrom)) and _bindings(node) <= PROVIDED_IMPORTS
-
-
 def answers_from_python(path: Path) -> dict[str, str]:
-    """Split a .py submission into the parts' solution cells: each part's cell starts at the definition of
+    """Split a .py submission into its exercise's solution cells: each part's cell starts at the definition of
     its graded name and holds what follows up to the next part's (the first part's cell also takes what
-    comes before: its imports and helpers); the provided ModelArgs and imports are left to their own cells."""
+    comes before: its imports and helpers); the provided definitions and imports are left to their own cells."""
     text = Path(path).read_text(encoding="utf-8")
     lines = text.splitlines()
-    starts = {part.graded_name: part.solution_cell for part in attention.PARTS}
-    cells: dict[str, list[str]] = {part.solution_cell: [] for part in attention.PARTS}
-    current = attention.PARTS[0].solution_cell
+    declared = exercise_of(path, [text])
+    definitions, imports = _provided(declared)
+    starts = {part.graded_name: part.solution_cell for part in declared.parts}
+    cells: dict[str, list[str]] = {part.solution_cell: [] for part in declared.parts}
+    current = declared.parts[0].solution_cell
     for node in syntax_tree.parse(text).body:
-        if _is_provided(node):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in definitions:
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and _bindings(node) <= imports:
             continue
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in starts:
             current = starts[node.name]
@@ -105,7 +111,7 @@ def colab_saved(nb: NotebookNode, seed: str = "colab") -> NotebookNode:
         "accelerator": "GPU",
         "gpuClass": "standard",
     }
-    count = 0
+    count, failed_shown = 0, False
     for index, cell in enumerate(nb.cells):
         cell.pop("id", None)
         cell.metadata["id"] = _colab_id(seed, index)
@@ -115,7 +121,8 @@ def colab_saved(nb: NotebookNode, seed: str = "colab") -> NotebookNode:
         cell.execution_count = count
         cell.metadata["colab"] = {"base_uri": "https://localhost:8080/"}
         cell.metadata["outputId"] = _colab_id(seed + "-out", index)
-        if grade_id(cell) == attention.PARTS[0].tests_cell:
+        if grade_id(cell) in TESTS_CELLS and not failed_shown:
+            failed_shown = True
             cell.outputs = [nbformat.v4.new_output(
                 "error", ename="AssertionError", evalue="Causal leak", traceback=["AssertionError: Causal leak"])]
         else:

@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from grader.exercises import NAMES
+from grader.handin.newest import notebook_stem
 from grader.handin.student_id import STUDENT_ID
 
 SUFFIXES = (".ipynb", ".py")
@@ -11,8 +13,9 @@ SUFFIXES = (".ipynb", ".py")
 
 def student_of_file(name: str) -> str:
     """A file directly in DIR is named like a Colab download for zip_collect, `<student_id>_<any name>`,
-    and read by the collector's rule; a name without an id is the student's name (its stem)."""
-    match = STUDENT_ID.match(name)
+    and read by the collector's rule; a name without an id is the student's name (its stem), and so is a name that is
+    an exercise's own (`kv_cache (1).ipynb` is no student `kv`'s)."""
+    match = None if notebook_stem(name)[0] in NAMES else STUDENT_ID.match(name)
     return match.group("student_id") if match else Path(name).stem
 
 

@@ -261,6 +261,9 @@ class ColabFileNameCollector(FileNameCollectorPlugin):
         name, handed_in = unicodedata.normalize("NFC", path.name), path
         if name.startswith(".") or any(part in _IGNORED_DIRS for part in path.parts):
             return None, "a hidden or system file"
+        # `kv_cache.ipynb` as Colab names it, not student `kv`'s `cache.ipynb`
+        if self.layout_name() == "student_id" and released and f"{notebook_stem(name)[0]}.ipynb" in released:
+            return None, "no student id: the name is the assignment's own; it must be <student_id>_<name>.ipynb"
         identity = self.identify(path)
         if isinstance(identity, str):
             return None, identity

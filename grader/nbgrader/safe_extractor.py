@@ -54,7 +54,7 @@ from nbgrader.plugins import ExtractorPlugin
 from grader.lms.names import class_download, submitter_key
 
 from .archive_members import ArchiveLimits, ArchiveRefused, Member, RATIO_FLOOR_BYTES, members, mib, zip_file_names
-from .collector import MAX_NOTEBOOK_BYTES, ColabFileNameCollector, student_id_of
+from .collector import MAX_NOTEBOOK_BYTES, ColabFileNameCollector, notebook_stem, student_id_of
 
 _CHUNK = 1 << 20
 MAX_ZONE_AHEAD_S = 14 * 3600
@@ -189,8 +189,8 @@ class SafeExtractor(ExtractorPlugin):
         if stem in ("", ".", ".."):
             self.refuse(label, "an archive name that cannot be a folder")
             return
-        owner = student_id_of(stem)
-        if owner == self.parent_assignment or self.is_class_export(stem):  # `attention_all.zip`, an LMS's download
+        owner = self.student_named(stem)  # none for `attention_all.zip`, named after the assignment
+        if self.is_class_export(stem):  # an LMS's download
             owner = None
         elif owner is not None and (layout := self.class_download_by_members(path, stem)):
             self.log.info("%s: every file in it is named as a %s class download names its files, so it is the class's "
@@ -254,6 +254,15 @@ class SafeExtractor(ExtractorPlugin):
         judge = getattr(collector, "archive_is_class_export", None)
         return bool(judge and judge(stem))
 
+    def student_named(self, name: str) -> str | None:
+        """The student id an archive's or a member's name starts with (the collector's rule); none where the name
+        starts with the assignment's whole name (`kv_cache.ipynb`, `kv_cache (1).ipynb`, `kv_cache_all.zip`), whose
+        `kv` is no student."""
+        assignment = self.parent_assignment
+        if assignment is not None and (notebook_stem(name)[0] == assignment or name.startswith(f"{assignment}_")):
+            return None
+        return student_id_of(name)
+
     @property
     def parent_assignment(self) -> str | None:
         coursedir = getattr(self.parent, "coursedir", None)
@@ -265,7 +274,7 @@ class SafeExtractor(ExtractorPlugin):
             return _KIND_REASON[member.kind]
         if Path(parts[-1]).suffix in self.zip_ext:
             return "an archive inside an archive is not opened: extract it and put its notebook in archive/"
-        if owner is not None and (named := student_id_of(parts[-1])) not in (None, owner):
+        if owner is not None and (named := self.student_named(parts[-1])) not in (None, owner):
             return (f"names student {named!r}, but this is {owner!r}'s archive: "
                     f"an archive delivers only its own student's notebook")
         if member.size > self.max_entry_bytes:
@@ -288,7 +297,7 @@ class SafeExtractor(ExtractorPlugin):
             return
         if owner is None and self.over_student_limit(parts, member.size):
             return
-        if owner is not None and student_id_of(parts[-1]) is None:
+        if owner is not None and self.student_named(parts[-1]) is None:
             parts[-1] = f"{owner}_{parts[-1]}"
         target = destination.joinpath(*parts)
         try:

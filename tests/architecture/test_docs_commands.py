@@ -135,8 +135,8 @@ def test_every_bash_block_is_marked():
 def test_the_reader_finds_the_blocks_and_their_marks():
     """The reader itself: the pages the instructor starts from have runnable blocks, with their commands whole."""
     readme = RUNNABLE[ROOT / "README.md"]
-    assert readme[0].commands == ["make demo   # build the release, then grade a built-in demo class end to end "
-                                  "with nbgrader and print the grade table"]
+    assert readme[0].commands == ["make demo   # build the release, then grade a built-in demo class of each lab end "
+                                  "to end with nbgrader and print the grade tables"]
     assert [block.exit_status for block in readme][:2] == [0, 1]
     assert RUNNABLE[ROOT / "docs" / "instructors" / "grading.md"][0].commands[0].startswith("export PATH=")
     skipped = [block for block in bash_blocks(ROOT / "docs" / "instructors" / "big-class.md") if not block.runs]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from grader.nbgrader.collector import MAX_NOTEBOOK_BYTES, ColabFileNameCollector, notebook_stem
+from grader.nbgrader.lms_collector import LmsCollector
 
 pytestmark = pytest.mark.unit
 
@@ -97,6 +98,23 @@ def test_a_file_it_cannot_map_is_named_in_a_warning_and_the_summary(tmp_path, ca
         assert name in summary[0]
         assert any(f"Not collected: {name!r}" in r.getMessage() for r in caplog.records)
     assert collector.collect(str(tmp_path / "attention.ipynb")) is None
+
+
+@pytest.mark.parametrize("collector_class", [ColabFileNameCollector, LmsCollector])
+@pytest.mark.parametrize("name", ["kv_cache.ipynb", "kv_cache (1).ipynb", "kv_cache.ipynb 的副本"])
+def test_an_assignment_named_with_an_underscore_is_no_students_file(tmp_path, name, collector_class):
+    """Is a download named as the assignment `kv_cache`, without an id, left out rather than read as student `kv`'s
+    `cache.ipynb`, while `<id>_kv_cache.ipynb` is that student's (by the Colab collector and by the LMS collector
+    that nbgrader_config.py names, reading the same `<student_id>_` names)?"""
+    put(tmp_path, name)
+    put(tmp_path, "alice_kv_cache.ipynb")
+    put(tmp_path, "s.1_Copy of kv_cache (2).ipynb")
+    collector = collector_class()
+    collector.make_plan(tmp_path, ["kv_cache.ipynb"])
+    assert sorted((c.student_id, c.notebook) for c in collector.plan.values()) == [
+        ("alice", "kv_cache.ipynb"), ("s.1", "kv_cache.ipynb")]
+    (reason,) = collector.left_out.values()
+    assert "no student id" in reason
 
 
 def test_of_two_files_from_one_student_the_newest_is_collected_and_the_other_named(tmp_path):

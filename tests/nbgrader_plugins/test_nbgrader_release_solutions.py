@@ -85,7 +85,7 @@ def test_advice_after_a_recollected_submission_works_as_written(course):
     done = release(course)
     assert done.returncode == 1
     command = "nbgrader autograde attention --force --student=colab40"
-    assert command in done.stderr and "make release-solutions FORCE=1" in done.stderr
+    assert command in done.stderr and "make release-solutions ASSIGNMENT=attention FORCE=1" in done.stderr
 
     def nbgrader(*args: str) -> None:
         subprocess.run([sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={course}"], cwd=ROOT,
@@ -111,14 +111,28 @@ def test_everything_nbgrader_writes_into_the_course_root_is_git_ignored(course):
     assert sorted(set(candidates) - set(ignored)) == []
 
 
-def test_make_passes_force_through_only_when_asked():
-    """`make release-solutions FORCE=1`, as the refusal advises, runs the verb with --force; without it, never."""
-    def planned(*args: str) -> str:
-        # under `make test` this runs as a sub-make, which would print "Entering directory" lines around the plan
-        env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
-        plan = subprocess.run(["make", "-n", "--no-print-directory", "release-solutions", *args], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=60).stdout
-        return next(line for line in plan.splitlines() if "release-solutions" in line)
+def make_plan(*args: str) -> subprocess.CompletedProcess:
+    # under `make test` this runs as a sub-make, which would print "Entering directory" lines around the plan
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    return subprocess.run(["make", "-n", "--no-print-directory", "release-solutions", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
 
-    assert planned("FORCE=1").endswith("-m grader release-solutions attention --force")
-    assert "--force" not in planned()
+
+def planned(*args: str) -> str:
+    return next(line for line in make_plan(*args).stdout.splitlines() if "release-solutions" in line)
+
+
+def test_make_passes_force_through_only_when_asked():
+    """`make release-solutions ASSIGNMENT=attention FORCE=1`, as the refusal advises, runs the verb with --force;
+    without it, never."""
+    assert planned("ASSIGNMENT=attention", "FORCE=1").endswith("-m grader release-solutions attention --force")
+    assert "--force" not in planned("ASSIGNMENT=attention")
+
+
+def test_make_releases_the_assignment_it_is_told_and_none_untold():
+    """Each lab's solutions are released on their own: make names the assignment it was given, and without one it
+    releases nothing and says how to name it."""
+    assert planned("ASSIGNMENT=kv_cache").rstrip().endswith("-m grader release-solutions kv_cache")
+    untold = make_plan()
+    assert untold.returncode != 0 and "grader release-solutions" not in untold.stdout
+    assert "make release-solutions ASSIGNMENT=attention (or kv_cache)" in untold.stderr
