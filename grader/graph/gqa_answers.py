@@ -1,4 +1,4 @@
-"""GroupedQueryAttention's answer (`gqa_probes.gqa`) from its graph, every value computed here: the graph run on the
+"""The answer of the kv_cache lab's module (`gqa_probes.gqa`) from its graph, every value computed here: the graph run on the
 request's own x with the request's weights in place of the module's projections, as `answers.mha` does for the
 first exercise's module.
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import torch
 
-from grader.exercises.kv_cache import CACHE_BUFFERS
+from grader.exercises.kv_cache import CACHE_BUFFERS, EXERCISE
 from grader.graph.cache_answers import shared_memory_error
 from grader.graph.shared_memory import sharing_memory
 from grader.sandbox import tracing
 from grader.sandbox.probes import _device_guard, _graded, _place, _structure, describe_error
 from grader.sandbox.stand_in_devices import STAND_IN_DEVICES
 
-CLASS = "KVCache"
+CLASS = EXERCISE.graded_name["cache"]
 
 
 def _device_given(device: str) -> torch.device:

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import torch
 
-from grader.exercises.kv_cache import GRADERS_KV_CACHE_SOURCE, MODEL_ARGS_CLASS
+from grader.exercises.kv_cache import EXERCISE, GRADERS_KV_CACHE_SOURCE, MODEL_ARGS_CLASS
 from grader.graph.shared_memory import sharing_memory
 from grader.sandbox import probes, tracing
 from grader.sandbox.probes import _structure, describe_error
 
 _DEFINED: dict = {"torch": torch}
 exec(compile(GRADERS_KV_CACHE_SOURCE, "<the grader's KVCache>", "exec"), _DEFINED)  # trusted text, before confinement
-GRADERS_KV_CACHE = _DEFINED["KVCache"]
+GRADERS_KV_CACHE = _DEFINED[EXERCISE.graded_name["cache"]]  # the source defines the graded name
 NOT_SENT = torch.empty(0)
 """In place of a weight's value: the parent loads its own by name."""
 
@@ -38,7 +38,7 @@ def decode(namespace, lines, *, args, steps, xs, weights, record) -> dict:
     answer: dict = {"steps": []}
     try:
         probes._seed(0)
-        module = namespace["GroupedQueryAttention"](_model_args(namespace, args))
+        module = probes._graded(namespace, EXERCISE.graded_name["gqa"])(_model_args(namespace, args))
         named = [*module.named_parameters(), *module.named_buffers()]
     except BaseException as error:
         answer["error"] = describe_error(error, lines)
