@@ -14,7 +14,7 @@ import torch
 
 from grader.checks import Context, Outcome, failed
 from grader.checks.common import failed_with_error, resource_failure
-from grader.exercises.kv_cache import reference
+from grader.exercises.kv_cache import EXERCISE, reference
 from grader.sandbox.requests import CacheRequest, Probe
 
 
@@ -37,7 +37,7 @@ class Plan:
 
     def label(self) -> tuple[str, str]:
         sizes = (self.max_batch_size, self.max_seq_len, self.n_kv_heads, self.head_dim)
-        args = f"KVCache{sizes}, dtype={str(self.dtype).removeprefix('torch.')}"
+        args = f"{EXERCISE.graded_name['cache']}{sizes}, dtype={str(self.dtype).removeprefix('torch.')}"
         return f"{args}、B={self.batch}", f"{args}, B={self.batch}"
 
 
