@@ -12,6 +12,8 @@ each graph as the worker's run met it: two sequences interleaved on one module s
 """
 from __future__ import annotations
 
+import types
+
 import torch
 
 from grader.exercises.kv_cache import EXERCISE, GRADERS_KV_CACHE_SOURCE, MODEL_ARGS_CLASS
@@ -38,7 +40,8 @@ def decode(namespace, lines, *, args, steps, xs, weights, record) -> dict:
     answer: dict = {"steps": []}
     try:
         probes._seed(0)
-        module = probes._graded(namespace, EXERCISE.graded_name["gqa"])(_model_args(namespace, args))
+        module = probes._graded(namespace, EXERCISE.graded_name["gqa"])(
+            probes._model_args(namespace, args, MODEL_ARGS_CLASS, types.SimpleNamespace))
         named = [*module.named_parameters(), *module.named_buffers()]
     except BaseException as error:
         answer["error"] = describe_error(error, lines)
@@ -90,16 +93,3 @@ def _step(record, module, names: list[str], cache, start_pos: int, x: torch.Tens
         return {"error": describe_error(error, lines), "structure": seen.get("structure")}
     cache.cache_k, cache.cache_v = left[0]  # the next step reads what the recorded call left, not a replay's
     return recorded
-
-
-def _model_args(namespace: dict, fields: dict):
-    """The hand-in's ModelArgs when it carries the interface's fields faithfully, else a plain record of them."""
-    given = namespace.get(MODEL_ARGS_CLASS)
-    if isinstance(given, type):
-        try:
-            args = given(**fields)
-            if all(getattr(args, key) == value for key, value in fields.items()):
-                return args
-        except Exception:
-            pass
-    return type(MODEL_ARGS_CLASS, (), dict(fields))()

@@ -22,16 +22,8 @@ GRADED_NAME = of_part(Probe.GQA.part).part[Probe.GQA.part].graded_name
 
 
 def model_args(namespace: dict, fields: dict):
-    """The student's ModelArgs when it carries the fields faithfully, else a plain object with them."""
-    student_class = namespace.get(MODEL_ARGS_CLASS)
-    if isinstance(student_class, type):
-        try:
-            args = student_class(**fields)
-            if all(getattr(args, key) == value for key, value in fields.items()):
-                return args
-        except Exception:
-            pass
-    return types.SimpleNamespace(**fields)
+    """The student's ModelArgs when it carries the fields faithfully, else a plain record of them."""
+    return probes._model_args(namespace, fields, MODEL_ARGS_CLASS, types.SimpleNamespace)
 
 
 def gqa(namespace, lines, *, args, x, weights=None, seed=0, device="cpu", grad=False, cotangent=None,

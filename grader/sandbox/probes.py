@@ -156,9 +156,10 @@ def _graded(namespace: dict, name: str):
     return namespace[name]
 
 
-def _model_args(namespace: dict, fields: dict):
-    """The student's ModelArgs when it carries the interface fields faithfully, else the grader's."""
-    student_class = namespace.get(MODEL_ARGS_CLASS)
+def _model_args(namespace: dict, fields: dict, class_name: str = MODEL_ARGS_CLASS, otherwise=None):
+    """The student's `class_name` (its exercise's ModelArgs) when it carries the interface fields faithfully, else
+    `otherwise(**fields)`: the first exercise's ModelArgs by default, a plain record of the fields for another."""
+    student_class = namespace.get(class_name)
     if isinstance(student_class, type):
         try:
             args = student_class(**fields)
@@ -166,7 +167,7 @@ def _model_args(namespace: dict, fields: dict):
                 return args
         except Exception:
             pass
-    return ModelArgs(**fields)
+    return (otherwise or ModelArgs)(**fields)
 
 
 def _seed(seed: int) -> None:
