@@ -15,7 +15,7 @@ import torch
 from grader.exercises import of_part
 from grader.exercises.kv_cache import MODEL_ARGS_CLASS
 from grader.sandbox import probes, tracing
-from grader.sandbox.probes import _device_guard, _graded, _moved, _place, _seed, describe_error
+from grader.sandbox.probes import _device_guard, _graded, _moved_after_its_values, _place, _seed, describe_error
 from grader.sandbox.requests import Probe
 
 GRADED_NAME = of_part(Probe.GQA.part).part[Probe.GQA.part].graded_name
@@ -36,12 +36,7 @@ def gqa(namespace, lines, *, args, x, weights=None, seed=0, device="cpu", grad=F
             _seed(seed)
             module = _graded(namespace, GRADED_NAME)(model_args(namespace, args))
         built_asking = cuda.asked if cuda is not None else None
-        named = [*module.named_parameters(), *module.named_buffers()]
-        # taken before the move: on the stand-in a moved module has no values, so the parent gets these
-        before = {name: tracing.value_for_the_parent(t) for name, t in named}
-        if device != "cpu":
-            module = _moved(module, device)
-            named = [*module.named_parameters(), *module.named_buffers()]
+        module, named, before = _moved_after_its_values(module, device)
     except BaseException as error:
         return {"error": describe_error(error, lines)}
     names = [name for name, _ in named]

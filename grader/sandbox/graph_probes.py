@@ -24,7 +24,7 @@ from grader.graph import decode, run
 from grader.graph.devices import STAND_INS
 from grader.graph.layouts import laid_out
 from grader.sandbox import cache_probes, decode_probes, fake_gpu, gqa_probes, probes, stand_in_values, tracing
-from grader.sandbox.probes import (SUBMISSION_FILE, _build, _device_guard, _graded, _moved, _place, _seed,
+from grader.sandbox.probes import (SUBMISSION_FILE, _build, _device_guard, _graded, _moved_after_its_values, _place, _seed,
                                    _structure, describe_error)
 
 
@@ -232,12 +232,7 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
             getattr(module, name).p = p
         if dtype is not None:
             module = module.to(getattr(torch, dtype))
-        named = [*module.named_parameters(), *module.named_buffers()]
-        # taken before the move: on the stand-in a moved module has no values, so the parent gets these
-        before = {name: tracing.value_for_the_parent(t) for name, t in named}
-        if device != "cpu":
-            module = _moved(module, device)
-            named = [*module.named_parameters(), *module.named_buffers()]
+        module, named, before = _moved_after_its_values(module, device)
     except BaseException as error:
         answer["error"] = describe_error(error, lines)
         return answer

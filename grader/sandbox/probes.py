@@ -15,7 +15,7 @@ from torch.overrides import TorchFunctionMode
 
 from grader.exercises.attention import DROPOUTS, GRADED_NAME, MODEL_ARGS, MODEL_ARGS_CLASS, MODEL_ARGS_TYPES, PROJECTIONS
 from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS, DeviceMixGuard
-from grader.sandbox import fake_gpu, stand_in_cuda
+from grader.sandbox import fake_gpu, stand_in_cuda, tracing
 from grader.sandbox.stand_in_devices import STAND_IN_DEVICES
 
 SUBMISSION_FILE = "<submission>"
@@ -148,6 +148,15 @@ def _moved(module: torch.nn.Module, device: str) -> torch.nn.Module:
     if device == CPU_BESIDE_A_GPU:
         return module
     return fake_gpu.move(module) if device == "fake-cuda" else module.to(device)
+
+
+def _moved_after_its_values(module: torch.nn.Module, device: str) -> tuple[torch.nn.Module, list, dict]:
+    """The module on `device`, its named parameters and buffers there, and their values taken before the move: on the
+    stand-in a moved module has no values, so the parent gets these."""
+    before = {name: tracing.value_for_the_parent(t) for name, t in [*module.named_parameters(), *module.named_buffers()]}
+    if device != "cpu":
+        module = _moved(module, device)
+    return module, [*module.named_parameters(), *module.named_buffers()], before
 
 
 def _graded(namespace: dict, name: str):
