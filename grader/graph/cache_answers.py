@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 
 from grader.exercises.kv_cache import CACHE_BUFFERS
-from grader.graph.answers import Findings, _graph, _to, described, evaluate, ops_counted
+from grader.graph.answers import Findings, _error, _graph, _to, described, evaluate, ops_counted
 from grader.graph.decode import GraphRefused, Ref
 from grader.graph.devices import STAND_INS
 from grader.graph.shared_memory import sharing_memory
@@ -23,10 +23,6 @@ def shared_memory_error(shared: tuple[str, str]) -> dict:
     return {"type": "SharedCacheMemory", "where": None, "message": (
         f"KVCache.{one} and KVCache.{other} share memory (one tensor, or overlapping views of one): writing the keys "
         f"overwrites the values. Give each buffer its own zeros (two torch.zeros calls, or zeros.clone())")}
-
-
-def _error(kind: str, message: str) -> dict:
-    return {"type": kind, "message": message, "where": None}
 
 
 def _returns_a_pair(recorded: dict) -> bool:

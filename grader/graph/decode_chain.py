@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 
 from grader.graph import decode
-from grader.graph.answers import Findings, evaluate
+from grader.graph.answers import Findings, _error, evaluate
 
 
 def decode_steps(traced: dict, fields: dict, findings: Findings) -> dict:
@@ -43,10 +43,6 @@ def decode_steps(traced: dict, fields: dict, findings: Findings) -> dict:
     if len(steps) < len(fields["steps"]) and not (steps and "error" in steps[-1]):
         steps.append({"error": _error("Unanswered", "the worker answered fewer steps than it was asked")})
     return {"steps": steps}
-
-
-def _error(kind: str, message: str) -> dict:
-    return {"type": kind, "message": message, "where": None}
 
 
 def _state(state, weights: dict) -> list[torch.Tensor] | dict:
