@@ -771,6 +771,20 @@ MUTATIONS = [
              (("            if sys.getrefcount(device) <= self._unheld and device == like:", "            if False:"),),
              ("tests/sandbox/test_stand_in.py::test_each_read_of_a_stand_ins_device_is_a_fresh_object_as_on_a_gpu"
               "[a read dropped, its address reused-meta]",), "unit"),
+    # the GPU the input reads as being on, named by the code (`str(Q.device)`, `.cuda()`), is the meta stand-in's own
+    Mutation("meta-stand-in-takes-the-gpus-name", "grader/sandbox/probes.py",
+             (("            args = tuple(META if (func is torch.Tensor.to and _names_the_gpu(a)) else _meta_for_stand_in(a) "
+               "for a in args)\n            kwargs = {k: META if k == \"device\" and _names_the_gpu(v) else "
+               "_meta_for_stand_in(v) for k, v in kwargs.items()}",
+               "            args = tuple(_meta_for_stand_in(a) for a in args)\n"
+               "            kwargs = {k: _meta_for_stand_in(v) for k, v in kwargs.items()}"),),
+             ("tests/sandbox/test_stand_in.py::test_the_gpu_the_input_is_on_named_by_the_code_is_the_stand_ins_own"
+              "[the device's text-meta]",
+              f"{KV_CACHE}test_every_honest_kv_cache_scores_the_full_six_points[device_as_text_cache_and_mask]"), "sandbox"),
+    Mutation("fake-stand-in-slice-write", "grader/sandbox/fake_indexing.py",
+             (("        torch.ops.aten.copy_.default(_basic(tensor, index), value)", "        _basic(tensor, index).copy_(value)"),),
+             ("tests/sandbox/test_fake_gpu_stand_in.py::test_indexing_on_the_fake_gpu_computes_what_it_computes_on_the_cpu"
+              "[a slice set from a tensor]",), "unit"),
     Mutation("fake-tensor-device-fresh", "grader/sandbox/guard.py",
              (("            value = FAKE_TENSOR_DEVICES.read(value)", "            pass"),),
              ("tests/sandbox/test_stand_in.py::test_each_read_of_a_stand_ins_device_is_a_fresh_object_as_on_a_gpu"

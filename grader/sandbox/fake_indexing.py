@@ -76,10 +76,10 @@ def setitem(tensor: torch.Tensor, index, value) -> None:
     elif tensors:
         value = value if isinstance(value, torch.Tensor) else torch.tensor(value, dtype=tensor.dtype, device=GPU)
         tensor.index_put_(tensors, value)
-    elif isinstance(value, torch.Tensor):
-        _basic(tensor, index).copy_(value)
+    elif isinstance(value, torch.Tensor):  # aten's copy_ and fill_: the bound methods open the guard too
+        torch.ops.aten.copy_.default(_basic(tensor, index), value)
     else:
-        _basic(tensor, index).fill_(value)
+        torch.ops.aten.fill_.Scalar(_basic(tensor, index), value)
 
 
 def invert(tensor: torch.Tensor) -> torch.Tensor:
@@ -91,7 +91,10 @@ def new_tensor(tensor: torch.Tensor, data, dtype=None, device=None, requires_gra
 
 
 def _indexed(device):
-    """"cuda" with its index: without one, torch asks the CUDA runtime which device is current."""
+    """"cuda" with its index: without one, torch asks the CUDA runtime which device is current (and a bare index is
+    a CUDA device's, which a CPU-only build cannot parse)."""
+    if _is_integer(device):
+        return torch.device("cuda", device)
     if device is not None and torch.device(device).type == "cuda" and torch.device(device).index is None:
         return GPU
     return device

@@ -54,12 +54,19 @@ def describe_error(error: BaseException, source_lines: list[str]) -> dict:
 
 class StandInAsAGpu(TorchFunctionMode):
     """On the meta stand-in, what student code can read of a tensor says GPU (grader/sandbox/guard.py answers
-    `.device` with a device of `STAND_IN_DEVICES`): that device object, passed back to torch, means meta; a meta tensor's repr,
-    str and format show zeros on cuda:0, as a GPU's tensor would show values. Code that special-cases the
-    stand-in (`"meta" in str(Q.device)`, in `repr(Q)`, in an f-string) takes the GPU's path, and is graded on it.
-    A FakeTensor (the second stand-in) shows the same text, not its class name."""
+    `.device` with a device of `STAND_IN_DEVICES`): that device object, passed back to torch, means meta, and so does
+    the GPU that device names, `cuda` or `cuda:0` as text or as a device (`str(Q.device)`, `.cuda()`): on a GPU
+    grading the input lives there, so code that names it runs there, and a fixed "cuda" is found on the CPU beside a
+    GPU (`CPU_BESIDE_A_GPU`) as on a real one. A meta tensor's repr, str and format show zeros on cuda:0, as a GPU's
+    tensor would show values. Code that special-cases the stand-in (`"meta" in str(Q.device)`, in `repr(Q)`, in an
+    f-string) takes the GPU's path, and is graded on it. A FakeTensor (the second stand-in) shows the same text, not
+    its class name, and takes the GPU's names as they are."""
 
     TEXT = {torch.Tensor.__repr__, torch.Tensor.__format__}
+
+    def __init__(self, on_meta: bool) -> None:
+        super().__init__()
+        self.on_meta = on_meta
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -68,9 +75,27 @@ class StandInAsAGpu(TorchFunctionMode):
             return _as_on_a_gpu(args[0])
         if func is torch.Tensor.type and len(args) == 1 and not kwargs and args[0].is_meta:  # Q.type() names its type
             return GPU_TENSOR_TYPES.get(args[0].dtype, "torch.cuda.FloatTensor")
-        args = tuple(_meta_for_stand_in(a) for a in args)
-        kwargs = {k: _meta_for_stand_in(v) for k, v in kwargs.items()}
+        if self.on_meta and func is torch.Tensor.cuda:  # `.cuda()`, `.cuda(0)`: to the GPU the input is on
+            device = args[1] if len(args) > 1 else kwargs.pop("device", None)
+            if device is None or device == 0 or _names_the_gpu(device):
+                return torch.Tensor.to(args[0], META, non_blocking=kwargs.get("non_blocking", False))
+        if self.on_meta:
+            args = tuple(META if (func is torch.Tensor.to and _names_the_gpu(a)) else _meta_for_stand_in(a) for a in args)
+            kwargs = {k: META if k == "device" and _names_the_gpu(v) else _meta_for_stand_in(v) for k, v in kwargs.items()}
         return func(*args, **kwargs)
+
+
+META = torch.device("meta")
+
+
+def _names_the_gpu(value) -> bool:
+    """`cuda` or `cuda:0`, as text or a device: the GPU a stand-in's input reads as being on."""
+    if isinstance(value, str):
+        try:
+            value = torch.device(value)
+        except (RuntimeError, ValueError):
+            return False
+    return isinstance(value, torch.device) and value.type == "cuda" and value.index in (None, 0)
 
 
 GPU_TENSOR_TYPES = {torch.float32: "torch.cuda.FloatTensor", torch.float64: "torch.cuda.DoubleTensor",
@@ -79,7 +104,7 @@ GPU_TENSOR_TYPES = {torch.float32: "torch.cuda.FloatTensor", torch.float64: "tor
                     torch.int32: "torch.cuda.IntTensor", torch.uint8: "torch.cuda.ByteTensor"}
 
 def _meta_for_stand_in(value):
-    return torch.device("meta") if isinstance(value, torch.device) and STAND_IN_DEVICES.ours(value) else value
+    return META if isinstance(value, torch.device) and STAND_IN_DEVICES.ours(value) else value
 
 
 def _as_on_a_gpu(tensor: torch.Tensor) -> str:
@@ -105,7 +130,7 @@ def _device_guard(device: str, lines: list[str]):
         yield None
         return
     with fake_gpu.active() if device == "fake-cuda" else contextlib.nullcontext(), DeviceMixGuard(), \
-            StandInAsAGpu(), stand_in_cuda.swap().active(SUBMISSION_FILE, lines) as cuda:
+            StandInAsAGpu(on_meta=device == "meta"), stand_in_cuda.swap().active(SUBMISSION_FILE, lines) as cuda:
         yield cuda
 
 

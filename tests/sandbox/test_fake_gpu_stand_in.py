@@ -35,6 +35,7 @@ INDEXING = {
     "a step": lambda x: (x[:, ::2],),
     "an integer tensor": lambda x: (x[torch.tensor([1, 0], device=x.device)],),
     "a slice set": lambda x: (x.clone().__setitem__((slice(None), 0), 5.0) or x,),
+    "a slice set from a tensor": lambda x: _written_into_a_buffer(x),
     "a bool mask set": lambda x: _masked(x),
     "a bool mask of the last dims set": lambda x: _masked_after_an_ellipsis(x),
     "torch.tensor on the device": lambda x: (x + torch.tensor(2.0, device=x.device),
@@ -42,6 +43,13 @@ INDEXING = {
     "invert, contiguous, new_tensor": lambda x: (
         (~(x > 0)).float(), x.transpose(-1, -2).contiguous(), x * x.new_tensor([2.0])),
 }
+
+
+def _written_into_a_buffer(x):
+    """A KV cache's write: new positions copied into a slice of a preallocated buffer on the input's device."""
+    buffer = torch.zeros(x.shape[0], x.shape[1] + 2, x.shape[2], device=str(x.device))
+    buffer[:, 1:1 + x.shape[1]] = x
+    return (buffer,)
 
 
 def _masked(x):

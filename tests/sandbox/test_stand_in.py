@@ -150,20 +150,52 @@ def test_each_read_of_a_stand_ins_device_is_a_fresh_object_as_on_a_gpu(expressio
 
 
 def test_a_device_read_afresh_still_follows_the_meta_stand_in_when_passed_back():
-    """Every object a read handed out, held or dropped and handed out again, means meta to torch; a cuda:0 the
-    code made itself does not."""
+    """Every object a read handed out, held or dropped and handed out again, means meta to torch."""
     source = ("import torch\n\n\ndef masks(Q):\n    held = [Q.device for _ in range(3)]\n"
               "    again = [Q.device for _ in range(3)]\n"
-              "    return [torch.ones(2, 2, device=d) for d in held + again]\n\n\n"
-              "def own_device(Q):\n    return torch.empty(1, device=torch.device('cuda', 0))\n")
+              "    return [torch.ones(2, 2, device=d) for d in held + again]\n")
     namespace, errors = load_student(source, Guard())
     assert errors == []
     Q = probes._place(torch.empty(2, 3), "meta")
     with probes._device_guard("meta", source.splitlines()):
         masks = namespace["masks"](Q)
-        with pytest.raises(Exception, match="CUDA"):
-            namespace["own_device"](Q)
     assert [mask.device.type for mask in masks] == ["meta"] * 6
+
+
+GPU_NAMED = {
+    "the device's text": "torch.zeros(2, device=str(Q.device))",
+    "a device made from its text": "torch.zeros(2, device=torch.device(str(Q.device)))",
+    "cuda:0 written": "torch.empty(1, device=torch.device('cuda', 0))",
+    "to('cuda')": "torch.ones(2).to('cuda')",
+    "to(device=...)": "torch.ones(2).to(device='cuda:0')",
+    ".cuda()": "torch.ones(2).cuda()",
+    ".cuda(0)": "torch.ones(2).cuda(0)",
+    "new_zeros": "Q.new_zeros(2, device='cuda')",
+}
+"""The GPU a stand-in's input reads as being on, named by the code: on a GPU grading that is where the input lives,
+so each runs there; the meta stand-in runs it on meta, as the FakeTensor stand-in runs it on its fake GPU (a fixed
+"cuda" is found on the CPU beside a GPU, as on a real one)."""
+
+
+@pytest.mark.parametrize("stand_in", ["meta", "fake-cuda"])
+@pytest.mark.parametrize("expression", GPU_NAMED.values(), ids=GPU_NAMED.keys())
+def test_the_gpu_the_input_is_on_named_by_the_code_is_the_stand_ins_own(expression, stand_in):
+    source = f"import torch\n\n\ndef made(Q):\n    return {expression}\n"
+    namespace, errors = load_student(source, Guard())
+    assert errors == []
+    Q = probes._place(torch.empty(2, 3), stand_in)
+    with probes._device_guard(stand_in, source.splitlines()):
+        made = namespace["made"](Q)
+        assert str(made.device) == str(Q.device)  # read through the guard: cuda:0, on either stand-in
+
+
+def test_another_gpu_named_by_the_code_is_not_the_meta_stand_ins():
+    source = "import torch\n\n\ndef other(Q):\n    return torch.empty(1, device='cuda:1')\n"
+    namespace, errors = load_student(source, Guard())
+    Q = probes._place(torch.empty(2, 3), "meta")
+    with probes._device_guard("meta", source.splitlines()):
+        with pytest.raises(Exception, match="CUDA|cuda"):
+            namespace["other"](Q)
 
 
 ARRAY_INTERFACES = {
