@@ -154,8 +154,9 @@ def test_a_cache_that_reallocates_at_every_update_loses_the_in_place_point_alone
                                "        self.cache_k = torch.cat([old_k[:, :, :start_pos], k, old_k[:, :, end:]], dim=2)\n"
                                "        self.cache_v = torch.cat([old_v[:, :, :start_pos], v, old_v[:, :, end:]], dim=2)\n"
                                "        return self.cache_k[:B, :, :end], self.cache_v[:B, :, :end]"))
-    assert failed_checks(report) == {"cache.in_place": []}, failures(report)
+    assert failed_checks(report) == {"cache.in_place": ["cache-reallocated"]}, failures(report)
     assert "are new tensors, not the preallocated buffers written in place" in message(report, "cache.in_place")
+    assert report["mistakes"] == ["cache-reallocated"]
     assert report["score"] == 5.0
 
 

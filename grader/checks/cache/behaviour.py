@@ -112,7 +112,7 @@ def in_place(ctx: Context) -> Outcome:
                               f"{label_en}: after {en}, KVCache.cache_k / cache_v are new tensors, not the preallocated "
                               "buffers written in place: reallocating at every step (torch.cat, clone) costs memory and "
                               "time, and code holding the buffers never sees the writes. Write into the buffers "
-                              "themselves with slice assignment, copy_ or index_copy_.")
+                              "themselves with slice assignment, copy_ or index_copy_.", ["cache-reallocated"])
             for name, buffer_name in (("keys", "cache_k"), ("values", "cache_v")):
                 got, buffer = value(step.get(name)), value(step.get(buffer_name))
                 if got is None or buffer is None:
