@@ -771,6 +771,9 @@ MUTATIONS = [
              (("            if sys.getrefcount(device) <= self._unheld and device == like:", "            if False:"),),
              ("tests/sandbox/test_stand_in.py::test_each_read_of_a_stand_ins_device_is_a_fresh_object_as_on_a_gpu"
               "[a read dropped, its address reused-meta]",), "unit"),
+    Mutation("kv-heads-crash-named-everywhere", "grader/checks/gqa/probing.py",
+             (("    return dataclasses.replace(problem, mistakes=[\"kv-heads-ignored\"])", "    return problem"),),
+             (f"{KV_GQA}test_the_same_reshape_crash_is_named_by_the_values_and_the_decode_checks_too",), "sandbox"),
     # the GPU the input reads as being on, named by the code (`str(Q.device)`, `.cuda()`), is the meta stand-in's own
     Mutation("meta-stand-in-takes-the-gpus-name", "grader/sandbox/probes.py",
              (("            args = tuple(META if (func is torch.Tensor.to and _names_the_gpu(a)) else _meta_for_stand_in(a) "

@@ -124,6 +124,16 @@ def test_heads_split_by_n_heads_are_named_where_fewer_key_value_heads_fail_to_re
     assert "It runs where n_kv_heads == n_heads and fails to reshape where there are fewer" in shapes["message_en"]
 
 
+def test_the_same_reshape_crash_is_named_by_the_values_and_the_decode_checks_too():
+    """The values check's pass and the decode chain meet the crash gqa.shapes explained: each names it, so no check
+    of the part fails with an error alone."""
+    report = grade_submission(KV_CACHE / "mutants" / "kv-heads-ignored__2.py", checks=checks_for("gqa"),
+                              cache=SESSION_REPORTS)
+    named = {c["id"]: c["mistakes"] for c in report["checks"] if not c["passed"] and c["mistakes"]}
+    assert {"gqa.shapes", "gqa.values", "gqa.decode"} <= set(named), failures(report)
+    assert all(mistakes == ["kv-heads-ignored"] for mistakes in named.values()), failures(report)
+
+
 def test_keys_split_into_n_heads_of_a_smaller_width_are_named_where_the_scores_fail(tmp_path):
     """`view(B, T, n_heads, -1)` runs the split itself; the mismatch shows at the scores, with fewer key/value heads."""
     source = PLAIN.read_text(encoding="utf-8")

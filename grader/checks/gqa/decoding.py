@@ -14,6 +14,7 @@ import torch
 
 from grader.checks import Context, Outcome, check, diagnosis, failed, passed
 from grader.checks.common import MODULE_TOLERANCE, failed_with_error, where_largest
+from grader.checks.gqa.probing import named_kv_heads_crash
 from grader.exercises.kv_cache import PROJECTIONS, reference
 from grader.sandbox.requests import DecodeRequest, Probe
 
@@ -123,7 +124,8 @@ def decode(ctx: Context) -> Outcome:
         for index, result in enumerate(answer.get("steps", [])):
             zh, en = step_words(index, steps[index])
             if "error" in result:
-                outcome = failed_with_error(ctx, result["error"], f"解码{zh}{label[0]}", f"decoding {en}{label[1]}")
+                outcome = named_kv_heads_crash(ctx, args["n_heads"], args["n_kv_heads"], failed_with_error(
+                    ctx, result["error"], f"解码{zh}{label[0]}", f"decoding {en}{label[1]}"))
                 extra = _cache_mistake(steps, index, None, offset[index], right, tolerance)
                 if result["error"].get("type") == "WrongReturn":  # decode_probes: forward returned no single tensor
                     extra = ["wrong-return"]

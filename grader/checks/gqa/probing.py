@@ -96,7 +96,18 @@ def run(ctx: Context, config: tuple, x: torch.Tensor, weights: dict, **options) 
     """One whole-prompt pass with the structural checks every check relies on."""
     args = model_args(*config)
     answer = ctx.student.call(Probe.GQA, request(args, x, weights, **options))
-    return answer, checked(ctx, args, x, answer)
+    return answer, named_kv_heads_crash(ctx, config[3], config[4], checked(ctx, args, x, answer))
+
+
+def named_kv_heads_crash(ctx: Context, n_heads: int, n_kv_heads: int, problem: Outcome | None) -> Outcome | None:
+    """A reshape error no catalog id explains, with fewer key/value heads than queries, where gqa.shapes found the
+    module splitting keys and values into n_heads heads: that finding names this crash too."""
+    shapes = ctx.outcomes.get("gqa.shapes")
+    if problem is None or problem.mistakes or not problem.cause.startswith("error:") \
+            or not RESHAPED.search(problem.error) or n_kv_heads >= n_heads \
+            or shapes is None or "kv-heads-ignored" not in shapes.mistakes:
+        return problem
+    return dataclasses.replace(problem, mistakes=["kv-heads-ignored"])
 
 
 def probe_shapes(ctx: Context) -> list[tuple[tuple, Outcome | None]]:
