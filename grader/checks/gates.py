@@ -2,7 +2,7 @@
 attention used, the grading rules broken)."""
 from __future__ import annotations
 
-from grader.checks import Context, Outcome, failed, passed
+from grader.checks import Context, Outcome, check, failed, passed
 from grader.rules import INSTEAD, for_part
 
 
@@ -81,3 +81,12 @@ def rules_gate(ctx: Context, part: str) -> Outcome:
     where = places[0] if places else None
     return failed("本部分的代码违反了评分规则，记 0 分：\n" + "\n".join(zh),
                   "This part's code breaks the grading rules and scores 0:\n" + "\n".join(en), mistakes, where)
+
+
+def register(part: str, title_zh: str, title_en: str) -> None:
+    """`<part>.own_implementation` (titled `title_zh`, `title_en`: the built-in attention the part could reach for) and
+    `<part>.rules`, the two 0-point gates of every part, registered as its checks."""
+    check(f"{part}.own_implementation", part=part, points=0, visibility="hidden", gate=True, title_zh=title_zh,
+          title_en=title_en)(lambda ctx: forbidden_api_gate(ctx, part))
+    check(f"{part}.rules", part=part, points=0, visibility="hidden", gate=True, title_zh="遵守评分规则（不篡改环境、不用私有接口）",
+          title_en="keeps to the grading rules (no tampering, no private interfaces)")(lambda ctx: rules_gate(ctx, part))

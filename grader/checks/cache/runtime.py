@@ -12,7 +12,7 @@ from grader.checks import Context, Outcome, check, diagnosis, failed, passed
 from grader.checks.cache.probing import Plan, expected_chain, request, runs_somewhere, step_words, value
 from grader.checks.common import (TOLERANCE, counted_loops, failed_with_error, loop_stages,
                                   not_checked_without_a_shape)
-from grader.checks.gates import forbidden_api_gate, rules_gate
+from grader.checks.gates import register as register_gates
 from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS
 from grader.sandbox.requests import Probe
 
@@ -113,15 +113,5 @@ def vectorized(ctx: Context) -> Outcome:
     return counted_loops(stages, count, lambda sizes: f"B={sizes['B']}×T={sizes['T']}")
 
 
-@check("cache.own_implementation", part="cache", points=0, visibility="hidden", gate=True,
-       title_zh="不调用内置注意力（F.scaled_dot_product_attention）",
-       title_en="no built-in attention (F.scaled_dot_product_attention)")
-def own_implementation(ctx: Context) -> Outcome:
-    return forbidden_api_gate(ctx, "cache")
-
-
-@check("cache.rules", part="cache", points=0, visibility="hidden", gate=True,
-       title_zh="遵守评分规则（不篡改环境、不用私有接口）",
-       title_en="keeps to the grading rules (no tampering, no private interfaces)")
-def rules(ctx: Context) -> Outcome:
-    return rules_gate(ctx, "cache")
+register_gates("cache", "不调用内置注意力（F.scaled_dot_product_attention）",
+               "no built-in attention (F.scaled_dot_product_attention)")

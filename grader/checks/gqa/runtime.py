@@ -9,7 +9,7 @@ from __future__ import annotations
 from grader.checks import Context, Outcome, check, diagnosis
 from grader.checks.common import (MODULE_TOLERANCE, counted_loops, device_sweep, failed_with_error, loop_stages,
                                   not_checked_without_a_shape, same_on_cuda)
-from grader.checks.gates import forbidden_api_gate, rules_gate
+from grader.checks.gates import register as register_gates
 from grader.checks.gqa.probing import (accepted_config, groups_drawn, linear_weights, model_args, out_tensor, prompt,
                                       request, run)
 from grader.checks.regimes import regimes
@@ -92,15 +92,5 @@ def vectorized(ctx: Context) -> Outcome:
     return counted_loops(stages, count, lambda sizes: labels[tuple(sizes.values())])
 
 
-@check("gqa.own_implementation", part="gqa", points=0, visibility="hidden", gate=True,
-       title_zh="不调用内置注意力（F.scaled_dot_product_attention）",
-       title_en="no built-in attention (F.scaled_dot_product_attention)")
-def own_implementation(ctx: Context) -> Outcome:
-    return forbidden_api_gate(ctx, "gqa")
-
-
-@check("gqa.rules", part="gqa", points=0, visibility="hidden", gate=True,
-       title_zh="遵守评分规则（不篡改环境、不用私有接口）",
-       title_en="keeps to the grading rules (no tampering, no private interfaces)")
-def rules(ctx: Context) -> Outcome:
-    return rules_gate(ctx, "gqa")
+register_gates("gqa", "不调用内置注意力（F.scaled_dot_product_attention）",
+               "no built-in attention (F.scaled_dot_product_attention)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from grader.checks import diagnosis, Context, Outcome, check
 from grader.checks.common import (MODULE_TOLERANCE, counted_loops, device_sweep, failed_with_error,
                                   loop_stages, not_checked_without_a_shape, same_on_cuda)
-from grader.checks.gates import forbidden_api_gate, rules_gate
+from grader.checks.gates import register as register_gates
 from grader.checks.regimes import regimes
 from grader.checks.mha.probing import accepted_config, first_error, inputs, linear_weights, model_args, out_tensor
 from grader.sandbox.requests import MhaInterfaceRequest, MhaRequest, Probe
@@ -81,15 +81,5 @@ def vectorized(ctx: Context) -> Outcome:
     return counted_loops(stages, count, lambda sizes: labels[tuple(sizes.values())])
 
 
-@check("mha.own_implementation", part="mha", points=0, visibility="hidden", gate=True,
-       title_zh="自己实现注意力（不用 nn.MultiheadAttention / F.scaled_dot_product_attention）",
-       title_en="attention implemented by hand (no nn.MultiheadAttention / F.scaled_dot_product_attention)")
-def own_implementation(ctx: Context) -> Outcome:
-    return forbidden_api_gate(ctx, "mha")
-
-
-@check("mha.rules", part="mha", points=0, visibility="hidden", gate=True,
-       title_zh="遵守评分规则（不篡改环境、不用私有接口）",
-       title_en="keeps to the grading rules (no tampering, no private interfaces)")
-def rules(ctx: Context) -> Outcome:
-    return rules_gate(ctx, "mha")
+register_gates("mha", "自己实现注意力（不用 nn.MultiheadAttention / F.scaled_dot_product_attention）",
+               "attention implemented by hand (no nn.MultiheadAttention / F.scaled_dot_product_attention)")

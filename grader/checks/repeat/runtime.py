@@ -8,7 +8,7 @@ from __future__ import annotations
 from grader.checks import diagnosis, Context, Outcome, check
 from grader.checks.common import (TOLERANCE, counted_loops, device_sweep, failed_with_error, loop_stages,
                                   not_checked_without_a_shape, same_on_cuda)
-from grader.checks.gates import forbidden_api_gate, rules_gate
+from grader.checks.gates import register as register_gates
 from grader.checks.regimes import SPREAD_LAYOUTS, combinations
 from grader.checks.repeat.probing import call, keys, output, request, runs_somewhere, value
 from grader.graph.answers import same_values
@@ -68,15 +68,5 @@ def vectorized(ctx: Context) -> Outcome:
     return counted_loops(stages, count, lambda sizes: labels[tuple(sizes.values())])
 
 
-@check("repeat.own_implementation", part="repeat", points=0, visibility="hidden", gate=True,
-       title_zh="不调用内置注意力（F.scaled_dot_product_attention）",
-       title_en="no built-in attention (F.scaled_dot_product_attention)")
-def own_implementation(ctx: Context) -> Outcome:
-    return forbidden_api_gate(ctx, "repeat")
-
-
-@check("repeat.rules", part="repeat", points=0, visibility="hidden", gate=True,
-       title_zh="遵守评分规则（不篡改环境、不用私有接口）",
-       title_en="keeps to the grading rules (no tampering, no private interfaces)")
-def rules(ctx: Context) -> Outcome:
-    return rules_gate(ctx, "repeat")
+register_gates("repeat", "不调用内置注意力（F.scaled_dot_product_attention）",
+               "no built-in attention (F.scaled_dot_product_attention)")

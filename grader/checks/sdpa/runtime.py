@@ -9,7 +9,7 @@ from __future__ import annotations
 from grader.checks import diagnosis, Context, Outcome, check
 from grader.checks.common import (TOLERANCE, counted_loops, device_sweep, failed_with_error, loop_stages,
                                   not_checked_without_a_shape, same_on_cuda)
-from grader.checks.gates import forbidden_api_gate, rules_gate
+from grader.checks.gates import register as register_gates
 from grader.checks.regimes import SPREAD_LAYOUTS, combinations
 from grader.checks.sdpa.probing import accepted_shape, call, qkv, tensor
 from grader.graph.answers import same_values
@@ -86,15 +86,5 @@ def vectorized(ctx: Context) -> Outcome:
     return counted_loops(stages, count, labels.get)
 
 
-@check("sdpa.own_implementation", part="sdpa", points=0, visibility="hidden", gate=True,
-       title_zh="自己实现注意力（不调用 F.scaled_dot_product_attention）",
-       title_en="attention implemented by hand (no F.scaled_dot_product_attention)")
-def own_implementation(ctx: Context) -> Outcome:
-    return forbidden_api_gate(ctx, "sdpa")
-
-
-@check("sdpa.rules", part="sdpa", points=0, visibility="hidden", gate=True,
-       title_zh="遵守评分规则（不篡改环境、不用私有接口）",
-       title_en="keeps to the grading rules (no tampering, no private interfaces)")
-def rules(ctx: Context) -> Outcome:
-    return rules_gate(ctx, "sdpa")
+register_gates("sdpa", "自己实现注意力（不调用 F.scaled_dot_product_attention）",
+               "attention implemented by hand (no F.scaled_dot_product_attention)")
