@@ -34,6 +34,7 @@ LABELS = {
     "cache-mask-offset": ({"chunk"}, {"prompt", "kv_heads", "repeat", "cache"}),
     "cache-position": ({"cache"}, {"prompt", "kv_heads", "repeat"}),
     "cache-device": ({"cache_device"}, {"prompt", "decode", "chunk", "cache"}),
+    "cache-reallocated": ({"in_place"}, {"prompt", "decode", "chunk", "token_by_token", "cache", "cache_device"}),
     "mask-device": ({"model_device"}, {"prompt", "decode", "chunk", "cache", "cache_device"}),
     "kv-heads-ignored": ({"kv_heads"}, {"implemented", "plain_multi_head", "repeat", "cache"}),
     "wrong-scale": ({"prompt"}, {"single_position", "rows_sum_to_one", "finite", "causal", "repeat", "cache"}),
@@ -53,7 +54,8 @@ LABELS = {
 OUTPUT_SHAPE_BROKEN = {"not-implemented", "wrong-return", "kv-heads-ignored"}
 LABELS = {mistake: (breaks, keeps | ({"implemented", "output_shape"} if mistake not in OUTPUT_SHAPE_BROKEN else set()))
           for mistake, (breaks, keeps) in LABELS.items()}
-NEW_IDS = {"repeat-kv-order", "cache-mask-offset", "cache-position", "cache-device", "kv-heads-ignored"}
+NEW_IDS = {"repeat-kv-order", "cache-mask-offset", "cache-position", "cache-device", "cache-reallocated",
+           "kv-heads-ignored"}
 COMPUTES = {  # `# computes:` -> the id whose mistake the reference computes with these flags, and the flags
     "tile=True": ("repeat-kv-order", {"tile": True}),
     "offset_mask=False": ("cache-mask-offset", {"offset_mask": False}),

@@ -221,6 +221,20 @@ def cache(names):
         assert not buffer[3:].any() and not buffer[:, :, 7:].any(), f"{name} was written outside its slots"
 
 
+def in_place(names):
+    """update writes into the buffers KVCache made: code holding cache_k and cache_v from before the calls reads
+    every position written (a cache rebuilt at each call, torch.cat's new tensors, leaves them zeros)."""
+    store = cache_of(names, dtype=torch.float64)
+    held_k, held_v = store.cache_k, store.cache_v
+    generator = torch.Generator().manual_seed(4)
+    k1, v1, k2, v2 = (torch.randn(3, KV_HEADS, T, HEAD_DIM, generator=generator, dtype=torch.float64)
+                      for T in (5, 5, 2, 2))
+    store.update(0, k1, v1)
+    store.update(5, k2, v2)
+    for name, held, written in (("cache_k", held_k, torch.cat([k1, k2], 2)), ("cache_v", held_v, torch.cat([v1, v2], 2))):
+        assert torch.equal(held[:3, :, :7], written), f"the {name} made in __init__ does not hold what update wrote"
+
+
 def cache_device(names):
     """KVCache(device=...) makes its buffers there (the meta device stands in for a GPU), in the given dtype."""
     store = cache_of(names, device=torch.device("meta"), dtype=torch.float64)
@@ -318,7 +332,7 @@ def no_builtin_attention(names):
 
 PROPERTIES: dict[str, Callable[[dict], None]] = {f.__name__: f for f in (
     implemented, repeat, single_position, rows_sum_to_one, finite, prompt, causal, decode, token_by_token, chunk,
-    output_shape, cache, cache_device, model_device, kv_heads, plain_multi_head, out_proj, grad, loop_free,
+    output_shape, cache, in_place, cache_device, model_device, kv_heads, plain_multi_head, out_proj, grad, loop_free,
     no_builtin_attention)}
 
 
