@@ -774,6 +774,13 @@ MUTATIONS = [
     Mutation("kv-heads-crash-named-everywhere", "grader/checks/gqa/probing.py",
              (("    return dataclasses.replace(problem, mistakes=[\"kv-heads-ignored\"])", "    return problem"),),
              (f"{KV_GQA}test_the_same_reshape_crash_is_named_by_the_values_and_the_decode_checks_too",), "sandbox"),
+    # red team on the second lab: a module sets its own layers and buffers by name, as getattr reads them
+    Mutation("setattr-on-self-allowed", "grader/rules/reader.py",
+             (("and (_named_getattr(n) or _on_self(n) or _on_self(n, \"setattr\"))}",
+               "and (_named_getattr(n) or _on_self(n))}"),),
+             ("tests/rules/test_setattr_on_self.py::test_a_module_sets_its_own_attributes_by_name[a computed name]",
+              f"{KV_CACHE}test_every_honest_kv_cache_scores_the_full_six_points[setattr_buffers_and_projections_by_name]"),
+             "unit"),
     # the GPU the input reads as being on, named by the code (`str(Q.device)`, `.cuda()`), is the meta stand-in's own
     Mutation("meta-stand-in-takes-the-gpus-name", "grader/sandbox/probes.py",
              (("            args = tuple(META if (func is torch.Tensor.to and _names_the_gpu(a)) else _meta_for_stand_in(a) "

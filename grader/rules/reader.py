@@ -73,8 +73,8 @@ def _named_getattr(call: ast.Call) -> bool:
         and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str)
 
 
-def _on_self(call: ast.Call) -> bool:
-    return isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) >= 2 \
+def _on_self(call: ast.Call, builtin: str = "getattr") -> bool:
+    return isinstance(call.func, ast.Name) and call.func.id == builtin and len(call.args) >= 2 \
         and isinstance(call.args[0], ast.Name) and call.args[0].id == "self"
 
 
@@ -149,7 +149,7 @@ class Rules:
                       and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
         # getattr(x, "name") is x.name, checked as such; only its computed-name form is an escape
         named_getattr = {id(n.func) for n in nodes if isinstance(n, ast.Call)
-                         and (_named_getattr(n) or _on_self(n))}
+                         and (_named_getattr(n) or _on_self(n) or _on_self(n, "setattr"))}
         # a string built from constant pieces ("me" + "ta") is checked whole, once: only at the top of its
         # expression (a child of a `+` or an f-string is a piece of its parent's string)
         pieces = {id(child) for n in nodes if joins_strings(n) for child in ast.iter_child_nodes(n)}
@@ -305,6 +305,11 @@ class Rules:
                 yield from self._attribute(fake)
             else:
                 yield node, "introspection", "getattr 用计算出来的名字查找属性", "getattr looks up a computed attribute name"
+        elif func.id == "setattr" and _on_self(node, "setattr"):  # a module's own layers by name, as getattr reads them
+            if isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+                written = ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Store())
+                yield from self._assignment(ast.copy_location(written, node), None)
+            # a computed name: the worker's guard judges the write itself (grader/sandbox/guard.py, Guard.write)
         elif func.id == "type" and len(node.args) == 3:
             yield node, "introspection", "type(名字, 基类, 字典) 动态创建类", "type(name, bases, dict) creates a class dynamically"
 
