@@ -791,6 +791,12 @@ MUTATIONS = [
              ("tests/sandbox/test_stand_in.py::test_the_gpu_the_input_is_on_named_by_the_code_is_the_stand_ins_own"
               "[the device's text-meta]",
               f"{KV_CACHE}test_every_honest_kv_cache_scores_the_full_six_points[device_as_text_cache_and_mask]"), "sandbox"),
+    Mutation("meta-stand-in-takes-a-cpu-scalar-fill", "grader/sandbox/probes.py",
+             (("            if len(args) > 2 and _a_cpu_scalar(args[2]):", "            if False:"),),
+             ("tests/sandbox/test_stand_in.py::test_a_cpu_scalar_tensor_fills_a_stand_in_as_it_fills_a_gpu"
+              "[meta-masked_fill]",
+              f"{KV_CACHE}test_every_honest_kv_cache_scores_the_full_six_points[masked_fill_with_a_cpu_scalar_tensor]"),
+             "unit"),
     Mutation("fake-stand-in-slice-write", "grader/sandbox/fake_indexing.py",
              (("        torch.ops.aten.copy_.default(_basic(tensor, index), value)", "        _basic(tensor, index).copy_(value)"),),
              ("tests/sandbox/test_fake_gpu_stand_in.py::test_indexing_on_the_fake_gpu_computes_what_it_computes_on_the_cpu"

@@ -79,6 +79,11 @@ class StandInAsAGpu(TorchFunctionMode):
             device = args[1] if len(args) > 1 else kwargs.pop("device", None)
             if device is None or device == 0 or _names_the_gpu(device):
                 return torch.Tensor.to(args[0], META, non_blocking=kwargs.get("non_blocking", False))
+        if self.on_meta and func in MASKED_FILLS and args and args[0].is_meta:  # a GPU takes a CPU 0-dim value here,
+            if len(args) > 2 and _a_cpu_scalar(args[2]):                        # meta's kernel does not
+                args = (*args[:2], args[2].to(META), *args[3:])
+            if _a_cpu_scalar(kwargs.get("value")):
+                kwargs = {**kwargs, "value": kwargs["value"].to(META)}
         if self.on_meta:
             args = tuple(META if (func is torch.Tensor.to and _names_the_gpu(a)) else _meta_for_stand_in(a) for a in args)
             kwargs = {k: META if k == "device" and _names_the_gpu(v) else _meta_for_stand_in(v) for k, v in kwargs.items()}
@@ -86,6 +91,11 @@ class StandInAsAGpu(TorchFunctionMode):
 
 
 META = torch.device("meta")
+MASKED_FILLS = {torch.Tensor.masked_fill, torch.Tensor.masked_fill_, torch.masked_fill}
+
+
+def _a_cpu_scalar(value) -> bool:
+    return isinstance(value, torch.Tensor) and value.dim() == 0 and value.device.type == "cpu"
 
 
 def _names_the_gpu(value) -> bool:

@@ -189,6 +189,28 @@ def test_the_gpu_the_input_is_on_named_by_the_code_is_the_stand_ins_own(expressi
         assert str(made.device) == str(Q.device)  # read through the guard: cuda:0, on either stand-in
 
 
+CPU_SCALAR_FILLS = {
+    "masked_fill": "Q.masked_fill(Q > 0, torch.tensor(float('-inf')))",
+    "masked_fill, value=": "Q.masked_fill(Q > 0, value=torch.tensor(0.5))",
+    "masked_fill_": "Q.clone().masked_fill_(Q > 0, torch.tensor(-1e9))",
+    "torch.masked_fill": "torch.masked_fill(Q, Q > 0, torch.tensor(2.0))",
+}
+"""A CPU 0-dim tensor as the value: a GPU's masked_fill takes it beside a CUDA tensor (torch's own rule for CPU scalars);
+the meta device's kernel alone refuses it, which read as a mask on the wrong device."""
+
+
+@pytest.mark.parametrize("stand_in", ["meta", "fake-cuda"])
+@pytest.mark.parametrize("expression", CPU_SCALAR_FILLS.values(), ids=CPU_SCALAR_FILLS.keys())
+def test_a_cpu_scalar_tensor_fills_a_stand_in_as_it_fills_a_gpu(expression, stand_in):
+    source = f"import torch\n\n\ndef filled(Q):\n    return {expression}\n"
+    namespace, errors = load_student(source, Guard())
+    assert errors == []
+    Q = probes._place(torch.empty(2, 3), stand_in)
+    with probes._device_guard(stand_in, source.splitlines()):
+        filled = namespace["filled"](Q)
+        assert tuple(filled.shape) == (2, 3) and str(filled.device) == str(Q.device)
+
+
 def test_another_gpu_named_by_the_code_is_not_the_meta_stand_ins():
     source = "import torch\n\n\ndef other(Q):\n    return torch.empty(1, device='cuda:1')\n"
     namespace, errors = load_student(source, Guard())
