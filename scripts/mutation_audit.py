@@ -794,7 +794,7 @@ MUTATIONS = [
     Mutation("meta-stand-in-takes-a-cpu-scalar-fill", "grader/sandbox/probes.py",
              (("            if len(args) > 2 and _a_cpu_scalar(args[2]):", "            if False:"),),
              ("tests/sandbox/test_stand_in.py::test_a_cpu_scalar_tensor_fills_a_stand_in_as_it_fills_a_gpu"
-              "[meta-masked_fill]",
+              "[masked_fill-meta]",
               f"{KV_CACHE}test_every_honest_kv_cache_scores_the_full_six_points[masked_fill_with_a_cpu_scalar_tensor]"),
              "unit"),
     Mutation("fake-stand-in-slice-write", "grader/sandbox/fake_indexing.py",
