@@ -797,6 +797,9 @@ MUTATIONS = [
               "[masked_fill-meta]",
               f"{KV_CACHE}test_every_honest_kv_cache_scores_the_full_six_points[masked_fill_with_a_cpu_scalar_tensor]"),
              "unit"),
+    Mutation("cache-set-storage-is-no-write", "grader/graph/cache_answers.py",
+             (("                and node.target.split(\".\")[1] not in NOT_A_WRITE\n", "\n"),),
+             (f"{KV_CACHE}test_buffers_given_new_storage_with_set__are_reallocated_too",), "sandbox"),
     Mutation("fake-stand-in-slice-write", "grader/sandbox/fake_indexing.py",
              (("        torch.ops.aten.copy_.default(_basic(tensor, index), value)", "        _basic(tensor, index).copy_(value)"),),
              ("tests/sandbox/test_fake_gpu_stand_in.py::test_indexing_on_the_fake_gpu_computes_what_it_computes_on_the_cpu"

@@ -33,6 +33,12 @@ def _returns_a_pair(recorded: dict) -> bool:
             and all(isinstance(fact, dict) and fact.get("kind") == "tensor" for fact in facts))
 
 
+NOT_A_WRITE = {"set_", "resize_", "resize_as_", "as_strided_", "squeeze_", "unsqueeze_", "transpose_", "t_", "swapaxes_",
+               "swapdims_", "detach_"}
+"""In-place operators that write no values into the buffer: `set_` hands it another storage (a new allocation each step,
+as torch.cat's), the others change its size or view."""
+
+
 def _written_in_place(recorded: dict, findings: Findings) -> bool:
     """Whether the graph's last two outputs are its first two inputs (cache_k, cache_v), written where they lie: each
     the input's own node, or an operator in place on it (`index_copy_`, `copy_` on the whole buffer), which returns
@@ -47,7 +53,8 @@ def _written_in_place(recorded: dict, findings: Findings) -> bool:
             node = graph.nodes[ref.node]
             if node.kind == "input":
                 return node.index
-            in_place = node.kind == "call" and node.target.count(".") == 2 and node.target.split(".")[1].endswith("_")
+            in_place = node.kind == "call" and node.target.count(".") == 2 and node.target.split(".")[1].endswith("_") \
+                and node.target.split(".")[1] not in NOT_A_WRITE
             if not (in_place and node.args):
                 return None
             ref = node.args[0]

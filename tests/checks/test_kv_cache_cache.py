@@ -160,6 +160,19 @@ def test_a_cache_that_reallocates_at_every_update_loses_the_in_place_point_alone
     assert report["score"] == 5.0
 
 
+def test_buffers_given_new_storage_with_set__are_reallocated_too(tmp_path):
+    """`cache_k.set_(torch.cat(...))` keeps the tensor object and hands it a new storage every step: an operator in place
+    that writes nothing into the buffer (red team on the second lab)."""
+    report = graded(with_cache(tmp_path, "set_storage", "        B, _, T, _ = k.shape\n"
+                               "        end = start_pos + T\n"
+                               "        k = torch.cat([self.cache_k[:B, :, :start_pos], k, self.cache_k[:B, :, end:]], dim=2)\n"
+                               "        v = torch.cat([self.cache_v[:B, :, :start_pos], v, self.cache_v[:B, :, end:]], dim=2)\n"
+                               "        self.cache_k.set_(torch.cat([k, self.cache_k[B:]]))\n"
+                               "        self.cache_v.set_(torch.cat([v, self.cache_v[B:]]))\n"
+                               "        return self.cache_k[:B, :, :end], self.cache_v[:B, :, :end]"))
+    assert failed_checks(report) == {"cache.in_place": ["cache-reallocated"]}, failures(report)
+
+
 def test_keys_returned_by_concatenation_with_the_buffers_untouched_earn_neither_values_nor_in_place(tmp_path):
     report = graded(with_cache(tmp_path, "untouched", "        B, _, T, _ = k.shape\n"
                                "        keys = torch.cat([self.cache_k[:B, :, :start_pos], k], dim=2)\n"
