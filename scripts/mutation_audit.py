@@ -800,6 +800,9 @@ MUTATIONS = [
     Mutation("cache-set-storage-is-no-write", "grader/graph/cache_answers.py",
              (("                and node.target.split(\".\")[1] not in NOT_A_WRITE\n", "\n"),),
              (f"{KV_CACHE}test_buffers_given_new_storage_with_set__are_reallocated_too",), "sandbox"),
+    Mutation("decode-cache-of-the-students-class", "grader/sandbox/decode_probes.py",
+             (("    students = namespace.get(EXERCISE.graded_name[\"cache\"])\n", "    students = None\n"),),
+             (f"{KV_DECODE}test_the_cache_the_decode_probe_hands_in_is_of_the_students_own_class[type is]",), "sandbox"),
     Mutation("fake-stand-in-slice-write", "grader/sandbox/fake_indexing.py",
              (("        torch.ops.aten.copy_.default(_basic(tensor, index), value)", "        _basic(tensor, index).copy_(value)"),),
              ("tests/sandbox/test_fake_gpu_stand_in.py::test_indexing_on_the_fake_gpu_computes_what_it_computes_on_the_cpu"

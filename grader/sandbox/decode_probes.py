@@ -3,7 +3,8 @@ calls it, each call recorded as a graph the judge chains on the parent's own inp
 
 Runs inside the sandbox worker, on decoys (the parent's x's and weights never reach it). One module decodes every
 sequence of the request, each sequence with a cache of its own: the GRADER's KVCache (its source is the exercise's
-declaration, `GRADERS_KV_CACHE_SOURCE`), so a mistake in the student's KVCache costs Part 2 alone. Each step's graph
+declaration, `GRADERS_KV_CACHE_SOURCE`), so a mistake in the student's KVCache costs Part 2 alone, dressed as an
+instance of the student's own class. Each step's graph
 takes x, the step's cache_k and cache_v, then the module's parameters and buffers, and gives back the output, then
 the same state after the call (a write in place into an input leaves the input's node as the output): so the judge
 feeds each step's caches and module state to the next step of its sequence, and a buffer the code writes, or a cache
@@ -53,8 +54,8 @@ def decode(namespace, lines, *, args, steps, xs, weights, record) -> dict:
                        "meta": [tracing._meta_of(t) for _, t in named]}
     state = [t.detach() for _, t in named]  # the module's own storage: a buffer one step writes, the next step reads
     head_dim = args["dim"] // args["n_heads"]
-    caches = {sequence: GRADERS_KV_CACHE(args["max_batch_size"], args["max_seq_len"], args["n_kv_heads"], head_dim)
-              for sequence, _, _ in steps}
+    caches = {sequence: _dressed_as_the_students(namespace, GRADERS_KV_CACHE(
+        args["max_batch_size"], args["max_seq_len"], args["n_kv_heads"], head_dim)) for sequence, _, _ in steps}
     copies = tracing.ConstantCopies()
     for (sequence, start_pos, _), x in zip(steps, xs):
         recorded = _step(record, module, names, caches[sequence], start_pos, x, state, lines, copies)
@@ -62,6 +63,28 @@ def decode(namespace, lines, *, args, steps, xs, weights, record) -> dict:
         if "error" in recorded:
             break
     return answer
+
+
+def _dressed_as_the_students(namespace, cache):
+    """The grader's cache as an instance of the student's own KVCache class, its buffers and update the grader's: code
+    that asks `isinstance(cache, KVCache)` or `type(cache) is KVCache` meets in grading what it meets in use (red
+    team on the second lab: the grader's own class told the decode probe apart). The student's __init__ never runs,
+    so a mistake there costs Part 2 alone; a class whose attributes are not plain (its own __setattr__, slots, a
+    property of these names) keeps the grader's."""
+    students = namespace.get(EXERCISE.graded_name["cache"])
+    plain = (object.__setattr__, torch.nn.Module.__setattr__)
+    if not isinstance(students, type) or getattr(students, "__setattr__", None) not in plain \
+            or any(hasattr(students, name) for name in ("cache_k", "cache_v", "__slots__")):
+        return cache
+    try:
+        dressed = object.__new__(students)
+        if isinstance(dressed, torch.nn.Module):
+            torch.nn.Module.__init__(dressed)
+        vars(dressed).update(cache_k=cache.cache_k, cache_v=cache.cache_v,
+                             update=types.MethodType(GRADERS_KV_CACHE.update, dressed))
+    except Exception:  # a class torch or Python will not make this way: the grader's own
+        return cache
+    return dressed
 
 
 def _step(record, module, names: list[str], cache, start_pos: int, x: torch.Tensor, state: list, lines: list[str],

@@ -57,6 +57,27 @@ def test_every_honest_module_decodes_as_the_full_causal_pass(path):
     assert [checks[i]["max_points"] for i in DECODE] == [3.0, 1.0]
 
 
+OFFSET = "triu(diagonal=start_pos + 1)  # (T, S)"
+TOLD_APART = {"isinstance": "not isinstance(cache, KVCache)", "type is": "type(cache) is not KVCache",
+              "class name": "type(cache).__name__ != 'KVCache'"}
+
+
+@pytest.mark.parametrize("told", TOLD_APART.values(), ids=TOLD_APART.keys())
+def test_the_cache_the_decode_probe_hands_in_is_of_the_students_own_class(told, tmp_path):
+    """The grader's KVCache stands in for the student's in Part 3's decode probe: code that offsets its mask only where
+    the cache is not of its own class (so, in use, never) scores no more than its twin that never offsets (red team on
+    the second lab: 20 against 16)."""
+    source = PLAIN.read_text(encoding="utf-8")
+    assert source.count(OFFSET) == 1
+    twin, hostile = tmp_path / "twin.py", tmp_path / "hostile.py"
+    twin.write_text(source.replace(OFFSET, "triu(diagonal=1)"), encoding="utf-8")
+    hostile.write_text(source.replace(OFFSET, f"triu(diagonal=start_pos + 1 if cache is None or {told} else 1)"),
+                       encoding="utf-8")
+    twin_report, hostile_report = graded(twin), graded(hostile)
+    assert twin_report["score"] < 20 and "cache-mask-offset" in twin_report["mistakes"], failures(twin_report)
+    assert hostile_report["score"] <= twin_report["score"], failures(hostile_report)
+
+
 @pytest.mark.parametrize("path", MASK_OFFSET, ids=[p.stem for p in MASK_OFFSET])
 def test_a_mask_not_offset_by_start_pos_loses_the_decode_points_named_in_both_languages(path):
     decode = decode_checks(graded(path))["gqa.decode"]
