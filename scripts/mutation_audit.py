@@ -803,6 +803,9 @@ MUTATIONS = [
     Mutation("decode-cache-of-the-students-class", "grader/sandbox/decode_probes.py",
              (("    students = namespace.get(EXERCISE.graded_name[\"cache\"])\n", "    students = None\n"),),
              (f"{KV_DECODE}test_the_cache_the_decode_probe_hands_in_is_of_the_students_own_class[type is]",), "sandbox"),
+    Mutation("repeat-values-wide-model", "grader/checks/repeat/behaviour.py",
+             (("    cases = [*VALUE_CASES, wide]\n", "    cases = [*VALUE_CASES]\n"),),
+             (f"{KV_REPEAT}test_the_tiled_order_taken_only_past_the_fixed_cases_sizes_is_found_on_a_wide_model",), "sandbox"),
     Mutation("fake-stand-in-slice-write", "grader/sandbox/fake_indexing.py",
              (("        torch.ops.aten.copy_.default(_basic(tensor, index), value)", "        _basic(tensor, index).copy_(value)"),),
              ("tests/sandbox/test_fake_gpu_stand_in.py::test_indexing_on_the_fake_gpu_computes_what_it_computes_on_the_cpu"

@@ -122,6 +122,14 @@ def test_a_head_map_made_on_the_cpu_that_indexes_the_input_keeps_full_marks(tmp_
     assert report["score"] == 4.0, failures(report)
 
 
+def test_the_tiled_order_taken_only_past_the_fixed_cases_sizes_is_found_on_a_wide_model(tmp_path):
+    """A repeat_kv right at every fixed case's size (up to 12 heads) and tiled past it: the wide model drawn per grading
+    meets it (red team on the second lab: 20 against its twin's 11.5)."""
+    report = graded(with_repeat_kv(tmp_path, "tiled_when_wide", "    if x.size(1) * n_rep > 12:\n"
+                                                                "        return x.repeat(1, n_rep, 1, 1)\n" + PLAIN_BODY))
+    assert failed_checks(report).get("repeat.values") == ["repeat-kv-order"], failures(report)
+
+
 def test_repeating_along_the_positions_is_the_wrong_shape_and_nothing_else_is_blamed_on_it(tmp_path):
     report = graded(with_repeat_kv(tmp_path, "positions", "    return torch.repeat_interleave(x, n_rep, dim=2)"))
     shapes = next(c for c in report["checks"] if c["id"] == "repeat.shapes")

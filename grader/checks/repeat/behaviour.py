@@ -68,17 +68,21 @@ def compare(answer: dict, x: torch.Tensor, n_rep: int, label_zh: str, label_en: 
 def values(ctx: Context) -> Outcome:
     # every layout real use hands over (keys after view(B, T, H_kv, d).transpose(1, 2), and contiguous), in training
     # and in inference, in an order drawn per grading (checks.regimes)
-    combos = combinations(ctx, "repeat.values", len(VALUE_CASES))
-    for seed, ((*dims, n_rep), (layout, regime)) in enumerate(zip(VALUE_CASES, combos), start=220):
+    # and one wide model drawn per grading (12 to 64 query heads): code that takes another path past the fixed cases'
+    # sizes meets it (red team on the second lab: `x.repeat` only past 12 heads)
+    wide = ctx.sizes("repeat.values wide", range(1, 3), range(4, 9), range(2, 5), range(2, 6), range(3, 9))
+    cases = [*VALUE_CASES, wide]
+    combos = combinations(ctx, "repeat.values", len(cases))
+    for seed, ((*dims, n_rep), (layout, regime)) in enumerate(zip(cases, combos), start=220):
         x = keys(ctx, *dims, seed)
         answer, problem = call(ctx, x, n_rep, layout=layout, regime=regime)
         label = (f"x{tuple(x.shape)}、n_rep={n_rep}", f"x{tuple(x.shape)}, n_rep={n_rep}")
         problem = problem or compare(answer, x, n_rep, *label)
         if problem:
             return problem
-    return passed("每个输出头都是它那一组的键／值头（n_rep 为 1 到 4，连续与非连续输入，训练与推理）。",
-                  "Every output head is its group's key/value head (n_rep from 1 to 4, contiguous and non-contiguous "
-                  "inputs, training and inference).")
+    return passed("每个输出头都是它那一组的键／值头（n_rep 为 1 到 4，还有一个多达 64 个头的宽模型；连续与非连续输入，训练与推理）。",
+                  "Every output head is its group's key/value head (n_rep from 1 to 4, and a wide model of up to 64 "
+                  "heads; contiguous and non-contiguous inputs, training and inference).")
 
 
 @check("repeat.gradients", part="repeat", points=0.5, visibility="hidden",
