@@ -806,6 +806,10 @@ MUTATIONS = [
     Mutation("repeat-values-wide-model", "grader/checks/repeat/behaviour.py",
              (("    cases = [*VALUE_CASES, wide]\n", "    cases = [*VALUE_CASES]\n"),),
              (f"{KV_REPEAT}test_the_tiled_order_taken_only_past_the_fixed_cases_sizes_is_found_on_a_wide_model",), "sandbox"),
+    Mutation("cache-chain-rewinds", "grader/checks/cache/probing.py",
+             (("(prompt + 2, chunk), (back, 1), (0, again))", "(prompt + 2, chunk), (0, again))"),),
+             (f"{KV_CACHE}test_a_position_counted_by_the_cache_and_reset_at_zero_fails_where_a_token_is_generated_again",),
+             "sandbox"),
     Mutation("fake-stand-in-slice-write", "grader/sandbox/fake_indexing.py",
              (("        torch.ops.aten.copy_.default(_basic(tensor, index), value)", "        _basic(tensor, index).copy_(value)"),),
              ("tests/sandbox/test_fake_gpu_stand_in.py::test_indexing_on_the_fake_gpu_computes_what_it_computes_on_the_cpu"

@@ -202,7 +202,16 @@ def test_a_position_counted_by_the_cache_in_place_of_start_pos_fails_when_a_new_
                                "        start_pos = getattr(self, 'written', 0)\n"
                                "        self.written = start_pos + T\n" + PLAIN_UPDATE.split("\n", 1)[1]))
     assert failed_checks(report).get("cache.update") == ["cache-position"], failures(report)
-    assert "update #5 (start_pos=0" in message(report, "cache.update")
+    assert "update #5 (start_pos=" in message(report, "cache.update")  # the token generated again
+
+
+def test_a_position_counted_by_the_cache_and_reset_at_zero_fails_where_a_token_is_generated_again(tmp_path):
+    """start_pos read only to start again at 0 (red team on the second lab: 20 with every chain contiguous)."""
+    report = graded(with_cache(tmp_path, "counted_reset", "        B, _, T, _ = k.shape\n"
+                               "        start_pos = 0 if start_pos == 0 else getattr(self, 'written', 0)\n"
+                               "        self.written = start_pos + T\n" + PLAIN_UPDATE.split("\n", 1)[1]))
+    assert failed_checks(report).get("cache.update") == ["cache-position"], failures(report)
+    assert "update #5 (start_pos=" in message(report, "cache.update")
 
 
 def test_a_write_one_position_at_a_time_is_a_python_loop(tmp_path):
