@@ -810,6 +810,9 @@ MUTATIONS = [
              (("(prompt + 2, chunk), (back, 1), (0, again))", "(prompt + 2, chunk), (0, again))"),),
              (f"{KV_CACHE}test_a_position_counted_by_the_cache_and_reset_at_zero_fails_where_a_token_is_generated_again",),
              "sandbox"),
+    Mutation("gqa-values-long-prompt", "grader/checks/gqa/behaviour.py",
+             (("enumerate([*VALUE_CONFIGS, long], start=320)", "enumerate([*VALUE_CONFIGS], start=320)"),),
+             (f"{KV_GQA}test_a_mask_dropped_past_the_fixed_configurations_lengths_fails_on_a_long_prompt",), "sandbox"),
     Mutation("fake-stand-in-slice-write", "grader/sandbox/fake_indexing.py",
              (("        torch.ops.aten.copy_.default(_basic(tensor, index), value)", "        _basic(tensor, index).copy_(value)"),),
              ("tests/sandbox/test_fake_gpu_stand_in.py::test_indexing_on_the_fake_gpu_computes_what_it_computes_on_the_cpu"

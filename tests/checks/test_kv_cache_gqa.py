@@ -109,6 +109,20 @@ def test_the_untouched_stubs_score_zero_with_not_implemented():
     assert "not-implemented" in report["mistakes"]
 
 
+def test_a_mask_dropped_past_the_fixed_configurations_lengths_fails_on_a_long_prompt(tmp_path):
+    """No mask past 24 positions (red team on the second lab: 20 against its twin's 12.5): the long prompt drawn per
+    grading meets it."""
+    source = PLAIN.read_text(encoding="utf-8")
+    masked = ('        future = torch.ones(T, S, dtype=torch.bool, device=x.device).triu(diagonal=start_pos + 1)  # (T, S)\n'
+              '        scores = scores.masked_fill(future, float("-inf"))\n')
+    assert source.count(masked) == 1
+    path = tmp_path / "short_mask.py"
+    path.write_text(source.replace(masked, masked.replace("        scores = ", "        if S <= 24:\n            scores = ")),
+                    encoding="utf-8")
+    report = graded(path)
+    assert not next(c for c in report["checks"] if c["id"] == "gqa.values")["passed"], failures(report)
+
+
 def test_wk_sized_for_n_heads_is_named_from_the_parameters_shape():
     report = graded(KV_CACHE / "mutants" / "kv-heads-ignored.py")
     shapes = next(c for c in report["checks"] if c["id"] == "gqa.shapes")
