@@ -813,6 +813,12 @@ MUTATIONS = [
     Mutation("gqa-values-long-prompt", "grader/checks/gqa/behaviour.py",
              (("enumerate([*VALUE_CONFIGS, long], start=320)", "enumerate([*VALUE_CONFIGS], start=320)"),),
              (f"{KV_GQA}test_a_mask_dropped_past_the_fixed_configurations_lengths_fails_on_a_long_prompt",), "sandbox"),
+    Mutation("cache-loop-count-at-start-and-below-max", "grader/checks/cache/runtime.py",
+             (("        plan = Plan(B + 1, T + 2, heads, width, B, torch.float32, ((0, T), (1, T)), 380)",
+               "        plan = Plan(B, T + 2, heads, width, B, torch.float32, ((1, T),), 380)"),),
+             (f"{KV_CACHE}test_a_loop_taken_only_at_some_positions_or_batches_is_a_python_loop[at start_pos 0 only]",
+              f"{KV_CACHE}test_a_loop_taken_only_at_some_positions_or_batches_is_a_python_loop[below max_batch_size only]"),
+             "sandbox"),
     Mutation("fake-stand-in-slice-write", "grader/sandbox/fake_indexing.py",
              (("        torch.ops.aten.copy_.default(_basic(tensor, index), value)", "        _basic(tensor, index).copy_(value)"),),
              ("tests/sandbox/test_fake_gpu_stand_in.py::test_indexing_on_the_fake_gpu_computes_what_it_computes_on_the_cpu"

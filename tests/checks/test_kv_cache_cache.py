@@ -224,6 +224,25 @@ def test_a_write_one_position_at_a_time_is_a_python_loop(tmp_path):
     assert report["score"] == 5.5
 
 
+LOOPS_SOMETIMES = {
+    "at start_pos 0 only": "start_pos == 0",
+    "below max_batch_size only": "B < self.cache_k.size(0)",
+}
+"""A write one position at a time only where a probe might not look (red team on the second lab: 20 against 19.5)."""
+
+
+@pytest.mark.parametrize("when", LOOPS_SOMETIMES.values(), ids=LOOPS_SOMETIMES.keys())
+def test_a_loop_taken_only_at_some_positions_or_batches_is_a_python_loop(tmp_path, when):
+    report = graded(with_cache(tmp_path, "loop_sometimes", "        B, _, T, _ = k.shape\n"
+                               f"        if {when}:\n"
+                               "            for t in range(T):\n"
+                               "                self.cache_k[:B, :, start_pos + t] = k[:, :, t]\n"
+                               "                self.cache_v[:B, :, start_pos + t] = v[:, :, t]\n"
+                               "            return self.cache_k[:B, :, :start_pos + T], self.cache_v[:B, :, :start_pos + T]\n"
+                               + PLAIN_UPDATE.split("\n", 1)[1]))
+    assert failed_checks(report) == {"cache.vectorized": ["python-loop"]}, failures(report)
+
+
 @pytest.mark.parametrize("alias", ["self.cache_k", "self.cache_k[:]"], ids=["the same tensor", "an overlapping view"])
 def test_buffers_that_share_memory_are_refused_with_what_to_do(tmp_path, alias):
     """Keys and values written into one memory: the parent runs each buffer on a copy of its own, and would find the
