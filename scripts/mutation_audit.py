@@ -807,7 +807,7 @@ MUTATIONS = [
              (("    cases = [*VALUE_CASES, wide]\n", "    cases = [*VALUE_CASES]\n"),),
              (f"{KV_REPEAT}test_the_tiled_order_taken_only_past_the_fixed_cases_sizes_is_found_on_a_wide_model",), "sandbox"),
     Mutation("cache-chain-rewinds", "grader/checks/cache/probing.py",
-             (("(prompt + 2, chunk), (back, 1), (0, again))", "(prompt + 2, chunk), (0, again))"),),
+             (("(end + long, 1), (back, 1),\n", "(end + long, 1),\n"),),
              (f"{KV_CACHE}test_a_position_counted_by_the_cache_and_reset_at_zero_fails_where_a_token_is_generated_again",),
              "sandbox"),
     Mutation("gqa-values-long-prompt", "grader/checks/gqa/behaviour.py",
@@ -819,6 +819,9 @@ MUTATIONS = [
              (f"{KV_CACHE}test_a_loop_taken_only_at_some_positions_or_batches_is_a_python_loop[at start_pos 0 only]",
               f"{KV_CACHE}test_a_loop_taken_only_at_some_positions_or_batches_is_a_python_loop[below max_batch_size only]"),
              "sandbox"),
+    Mutation("cache-chain-reaches-late-positions", "grader/checks/cache/probing.py",
+             (("(prompt + 2, chunk), (end, long), (end + long, 1), (back, 1),", "(prompt + 2, chunk), (back, 1),"),),
+             (f"{KV_CACHE}test_a_write_wrong_only_from_position_16_on_is_read_there",), "sandbox"),
     Mutation("fake-stand-in-slice-write", "grader/sandbox/fake_indexing.py",
              (("        torch.ops.aten.copy_.default(_basic(tensor, index), value)", "        _basic(tensor, index).copy_(value)"),),
              ("tests/sandbox/test_fake_gpu_stand_in.py::test_indexing_on_the_fake_gpu_computes_what_it_computes_on_the_cpu"

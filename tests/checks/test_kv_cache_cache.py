@@ -202,7 +202,16 @@ def test_a_position_counted_by_the_cache_in_place_of_start_pos_fails_when_a_new_
                                "        start_pos = getattr(self, 'written', 0)\n"
                                "        self.written = start_pos + T\n" + PLAIN_UPDATE.split("\n", 1)[1]))
     assert failed_checks(report).get("cache.update") == ["cache-position"], failures(report)
-    assert "update #5 (start_pos=" in message(report, "cache.update")  # the token generated again
+    assert "update #7 (start_pos=" in message(report, "cache.update")  # the token generated again
+
+
+def test_a_write_wrong_only_from_position_16_on_is_read_there(tmp_path):
+    """Right at the first positions, one place off from start_pos 16 on (red team on the second lab: 20 against 17.5):
+    the long chunk and the token after it reach past position 16."""
+    report = graded(with_cache(tmp_path, "late_positions", "        B, _, T, _ = k.shape\n"
+                               "        start_pos = start_pos + 1 if start_pos >= 16 else start_pos\n"
+                               + PLAIN_UPDATE.split("\n", 1)[1]))
+    assert failed_checks(report).get("cache.update") == ["cache-position"], failures(report)
 
 
 def test_a_position_counted_by_the_cache_and_reset_at_zero_fails_where_a_token_is_generated_again(tmp_path):
@@ -211,7 +220,7 @@ def test_a_position_counted_by_the_cache_and_reset_at_zero_fails_where_a_token_i
                                "        start_pos = 0 if start_pos == 0 else getattr(self, 'written', 0)\n"
                                "        self.written = start_pos + T\n" + PLAIN_UPDATE.split("\n", 1)[1]))
     assert failed_checks(report).get("cache.update") == ["cache-position"], failures(report)
-    assert "update #5 (start_pos=" in message(report, "cache.update")
+    assert "update #7 (start_pos=" in message(report, "cache.update")
 
 
 def test_a_write_one_position_at_a_time_is_a_python_loop(tmp_path):

@@ -45,12 +45,15 @@ def plans(ctx: Context, label: str) -> list[Plan]:
     """The two chains of `label`, sizes drawn per grading: B below max_batch_size (float32), then B equal to it
     (float64); positions stay below max_seq_len so that a read one past what was written still has room."""
     max_batch, heads, width, length, prompt, chunk, again = ctx.sizes(
-        label, range(2, 5), range(1, 4), range(2, 13), range(16, 25), range(3, 8), range(2, 5), range(1, 3))
-    back, = ctx.sizes(f"{label} rewind", range(1, 3))
-    # a token generated again from an earlier position (start_pos back within the prompt), then a new prompt at 0: a
-    # cache that counts positions itself, whether or not it starts again at 0, writes elsewhere (red team on the second
-    # lab: a counter reset only at start_pos 0 kept every point)
-    steps = ((0, prompt), (prompt, 1), (prompt + 1, 1), (prompt + 2, chunk), (back, 1), (0, again))
+        label, range(2, 5), range(1, 4), range(2, 13), range(29, 35), range(3, 8), range(2, 5), range(1, 3))
+    back, long = ctx.sizes(f"{label} rewind", range(1, 3), range(10, 14))
+    # a long chunk past position 16 and a token after it, a token generated again from an earlier position (start_pos
+    # back within the prompt), then a new prompt at 0: a cache that counts positions itself, whether or not it starts
+    # again at 0, writes elsewhere, and one that is right only at the first positions is read past them (red team on
+    # the second lab: a counter reset only at start_pos 0 kept every point, as did a write wrong from position 16 on)
+    end = prompt + 2 + chunk
+    steps = ((0, prompt), (prompt, 1), (prompt + 1, 1), (prompt + 2, chunk), (end, long), (end + long, 1), (back, 1),
+             (0, again))
     return [Plan(max_batch, length, heads, width, batch, dtype, steps, seed)
             for batch, dtype, seed in ((max_batch - 1, torch.float32, 300), (max_batch, torch.float64, 320))]
 
