@@ -822,6 +822,9 @@ MUTATIONS = [
     Mutation("cache-chain-reaches-late-positions", "grader/checks/cache/probing.py",
              (("(prompt + 2, chunk), (end, long), (end + long, 1), (back, 1),", "(prompt + 2, chunk), (back, 1),"),),
              (f"{KV_CACHE}test_a_write_wrong_only_from_position_16_on_is_read_there",), "sandbox"),
+    Mutation("decode-longer-chunk", "grader/checks/gqa/decoding.py",
+             (("[0, prompt + chunk, long], [0, prompt + chunk + long, 1]]", "[0, prompt + chunk, 1]]"),),
+             (f"{KV_DECODE}test_an_offset_left_out_only_for_long_chunks_is_met_by_the_longer_chunk",), "sandbox"),
     Mutation("fake-stand-in-slice-write", "grader/sandbox/fake_indexing.py",
              (("        torch.ops.aten.copy_.default(_basic(tensor, index), value)", "        _basic(tensor, index).copy_(value)"),),
              ("tests/sandbox/test_fake_gpu_stand_in.py::test_indexing_on_the_fake_gpu_computes_what_it_computes_on_the_cpu"

@@ -114,6 +114,17 @@ def test_a_row_that_sees_a_later_position_loses_the_causal_point(name):
     assert not causal["passed"] and "moved output row" in causal["message_en"]
 
 
+def test_an_offset_left_out_only_for_long_chunks_is_met_by_the_longer_chunk(tmp_path):
+    """The offset mask only for chunks of up to 4 tokens (red team on the second lab: 20 against 16): the second chunk,
+    of 5 to 12 tokens, meets it."""
+    source = PLAIN.read_text(encoding="utf-8")
+    assert source.count(OFFSET) == 1
+    path = tmp_path / "short_offset.py"
+    path.write_text(source.replace(OFFSET, "triu(diagonal=start_pos + 1 if T <= 4 else 1)"), encoding="utf-8")
+    decode = decode_checks(graded(path))["gqa.decode"]
+    assert not decode["passed"] and decode["mistakes"] == ["cache-mask-offset"], failures(graded(path))
+
+
 def test_the_chunk_after_the_prompt_is_the_step_said_for_a_mask_left_out_after_the_prompt():
     decode = decode_checks(graded(KV_CACHE / "mutants" / "cache-mask-offset__2.py"))["gqa.decode"]
     assert "step 2 (sequence 0, start_pos=" in decode["message_en"] and "(a prompt then a chunk)" in decode["message_en"]

@@ -24,15 +24,18 @@ SCENARIOS = (("提示词后接单个 token", "提示词后接一段 token", "两
 
 def drawn(ctx: Context) -> tuple[dict, int, list[list[list[int]]]]:
     """The model's sizes, the batch (B < max_batch_size, so a read of every cache row shows) and each scenario's
-    steps [sequence, start_pos, T]: a prompt then three single tokens; a prompt then a chunk then a token; two
-    prompts on one module, a token of each, then a chunk of the first."""
+    steps [sequence, start_pos, T]: a prompt then three single tokens; a prompt then a chunk, a longer chunk and a
+    token; two prompts on one module, a token of each, then a chunk of the first."""
     kv_heads, n_rep, d, max_batch, extra = ctx.sizes("gqa.decode", range(1, 4), range(2, 4), range(3, 9), range(3, 5),
                                                      range(0, 8))
     prompt, other, chunk, batch = ctx.sizes("gqa.decode steps", range(3, 7), range(3, 7), range(2, 5), range(1, max_batch))
+    # a second chunk of 5 to 12 tokens: code that takes another path past the first chunk's sizes meets it (red team on
+    # the second lab: the offset mask left out for chunks of more than 4 tokens kept every point)
+    long, = ctx.sizes("gqa.decode long chunk", range(5, 13))
     args = {"dim": kv_heads * n_rep * d, "n_heads": kv_heads * n_rep, "n_kv_heads": kv_heads,
-            "max_seq_len": prompt + other + chunk + extra, "max_batch_size": max_batch}
+            "max_seq_len": prompt + other + chunk + long + extra, "max_batch_size": max_batch}
     scenarios = [[[0, 0, prompt], [0, prompt, 1], [0, prompt + 1, 1], [0, prompt + 2, 1]],
-                 [[0, 0, prompt], [0, prompt, chunk], [0, prompt + chunk, 1]],
+                 [[0, 0, prompt], [0, prompt, chunk], [0, prompt + chunk, long], [0, prompt + chunk + long, 1]],
                  [[0, 0, prompt], [1, 0, other], [0, prompt, 1], [1, other, 1], [0, prompt + 1, chunk]]]
     return args, batch, scenarios
 
