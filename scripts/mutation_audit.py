@@ -825,6 +825,10 @@ MUTATIONS = [
     Mutation("decode-longer-chunk", "grader/checks/gqa/decoding.py",
              (("[0, prompt + chunk, long], [0, prompt + chunk + long, 1]]", "[0, prompt + chunk, 1]]"),),
              (f"{KV_DECODE}test_an_offset_left_out_only_for_long_chunks_is_met_by_the_longer_chunk",), "sandbox"),
+    Mutation("cache-update-device-mistake-named-there", "grader/checks/cache/runtime.py",
+             (("        outcome.mistakes = [*(m for m in outcome.mistakes if m not in diagnosis.DEVICE_MISTAKES), made_there]\n",
+               "\n"),),
+             (f"{KV_CACHE}test_an_index_made_on_the_cpu_in_update_is_named_as_a_constant_off_the_device",), "sandbox"),
     Mutation("fake-stand-in-slice-write", "grader/sandbox/fake_indexing.py",
              (("        torch.ops.aten.copy_.default(_basic(tensor, index), value)", "        _basic(tensor, index).copy_(value)"),),
              ("tests/sandbox/test_fake_gpu_stand_in.py::test_indexing_on_the_fake_gpu_computes_what_it_computes_on_the_cpu"

@@ -223,6 +223,18 @@ def test_a_position_counted_by_the_cache_and_reset_at_zero_fails_where_a_token_i
     assert "update #7 (start_pos=" in message(report, "cache.update")
 
 
+def test_an_index_made_on_the_cpu_in_update_is_named_as_a_constant_off_the_device(tmp_path):
+    """index_copy_ takes its index on the buffer's device: one made without device= costs the device point, named as
+    the tensor update made on the CPU, never as a mask (red team on the second lab: it read `mask-not-buffer`, as the
+    text's finding on a plain class's buffers)."""
+    report = graded(with_cache(tmp_path, "cpu_index", "        B, _, T, _ = k.shape\n"
+                               "        positions = torch.arange(start_pos, start_pos + T)\n"
+                               "        self.cache_k[:B].index_copy_(2, positions, k)\n"
+                               "        self.cache_v[:B].index_copy_(2, positions, v)\n"
+                               "        return self.cache_k[:B, :, :start_pos + T], self.cache_v[:B, :, :start_pos + T]"))
+    assert failed_checks(report) == {"cache.device": ["constant-device"]}, failures(report)
+
+
 def test_a_write_one_position_at_a_time_is_a_python_loop(tmp_path):
     report = graded(with_cache(tmp_path, "loop", "        B, _, T, _ = k.shape\n"
                                "        for t in range(T):\n"
