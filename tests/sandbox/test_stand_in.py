@@ -177,16 +177,24 @@ so each runs there; the meta stand-in runs it on meta, as the FakeTensor stand-i
 "cuda" is found on the CPU beside a GPU, as on a real one)."""
 
 
-@pytest.mark.parametrize("stand_in", ["meta", "fake-cuda"])
-@pytest.mark.parametrize("expression", GPU_NAMED.values(), ids=GPU_NAMED.keys())
-def test_the_gpu_the_input_is_on_named_by_the_code_is_the_stand_ins_own(expression, stand_in):
-    source = f"import torch\n\n\ndef made(Q):\n    return {expression}\n"
+def made_on_the_stand_in(expression: str, stand_in: str) -> tuple[str, tuple]:
+    """The device text and the shape of what `expression` makes of Q on `stand_in`, each read through the guard as
+    student code reads them, beside Q's own device text (cuda:0 on either stand-in)."""
+    source = (f"import torch\n\n\ndef made(Q):\n    made = {expression}\n"
+              "    return str(made.device), tuple(made.shape), str(Q.device)\n")
     namespace, errors = load_student(source, Guard())
     assert errors == []
     Q = probes._place(torch.empty(2, 3), stand_in)
     with probes._device_guard(stand_in, source.splitlines()):
-        made = namespace["made"](Q)
-        assert str(made.device) == str(Q.device)  # read through the guard: cuda:0, on either stand-in
+        device, shape, own = namespace["made"](Q)
+    assert device == own
+    return device, shape
+
+
+@pytest.mark.parametrize("stand_in", ["meta", "fake-cuda"])
+@pytest.mark.parametrize("expression", GPU_NAMED.values(), ids=GPU_NAMED.keys())
+def test_the_gpu_the_input_is_on_named_by_the_code_is_the_stand_ins_own(expression, stand_in):
+    made_on_the_stand_in(expression, stand_in)
 
 
 CPU_SCALAR_FILLS = {
@@ -202,13 +210,7 @@ the meta device's kernel alone refuses it, which read as a mask on the wrong dev
 @pytest.mark.parametrize("stand_in", ["meta", "fake-cuda"])
 @pytest.mark.parametrize("expression", CPU_SCALAR_FILLS.values(), ids=CPU_SCALAR_FILLS.keys())
 def test_a_cpu_scalar_tensor_fills_a_stand_in_as_it_fills_a_gpu(expression, stand_in):
-    source = f"import torch\n\n\ndef filled(Q):\n    return {expression}\n"
-    namespace, errors = load_student(source, Guard())
-    assert errors == []
-    Q = probes._place(torch.empty(2, 3), stand_in)
-    with probes._device_guard(stand_in, source.splitlines()):
-        filled = namespace["filled"](Q)
-        assert tuple(filled.shape) == (2, 3) and str(filled.device) == str(Q.device)
+    assert made_on_the_stand_in(expression, stand_in)[1] == (2, 3)
 
 
 def test_another_gpu_named_by_the_code_is_not_the_meta_stand_ins():
