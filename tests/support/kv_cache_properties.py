@@ -243,12 +243,26 @@ def cache_device(names):
         assert buffer.device.type == "meta" and buffer.dtype == torch.float64, f"{name} on {buffer.device}"
 
 
+class _CpuScalarsAsOnAGpu(TorchFunctionMode):
+    """A GPU's masked_fill takes a CPU 0-dim tensor as its value beside a tensor of its own; the meta device's kernel
+    alone refuses it, so here it is moved to meta first."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func in (torch.Tensor.masked_fill, torch.Tensor.masked_fill_, torch.masked_fill) and len(args) > 2 \
+                and isinstance(args[2], torch.Tensor) and args[2].dim() == 0 and args[2].device.type == "cpu" \
+                and args[0].is_meta:
+            args = (*args[:2], args[2].to("meta"), *args[3:])
+        return func(*args, **(kwargs or {}))
+
+
 def model_device(names):
-    """The module, its cache and inputs on one other device (meta): a prompt, a token and a chunk run there."""
+    """The module, its cache and inputs on one other device (meta, as a GPU takes a CPU scalar tensor): a prompt, a
+    token and a chunk run there."""
     model, _ = model_of(names)
     model = model.to("meta")
     x = tokens(2, 9).to("meta")
-    out = decoded(model, cache_of(names, device=torch.device("meta")), x, [5, 1, 3])
+    with _CpuScalarsAsOnAGpu():
+        out = decoded(model, cache_of(names, device=torch.device("meta")), x, [5, 1, 3])
     assert out.device.type == "meta" and tuple(out.shape) == (2, 9, DIM)
 
 
