@@ -783,16 +783,16 @@ MUTATIONS = [
              "unit"),
     # the GPU the input reads as being on, named by the code (`str(Q.device)`, `.cuda()`), is the meta stand-in's own
     Mutation("meta-stand-in-takes-the-gpus-name", "grader/sandbox/probes.py",
-             (("            args = tuple(META if (func is torch.Tensor.to and _names_the_gpu(a)) else _meta_for_stand_in(a) "
-               "for a in args)\n            kwargs = {k: META if k == \"device\" and _names_the_gpu(v) else "
+             (("    args = tuple(META if (func is torch.Tensor.to and _names_the_gpu(a)) else _meta_for_stand_in(a) "
+               "for a in args)\n    kwargs = {k: META if k == \"device\" and _names_the_gpu(v) else "
                "_meta_for_stand_in(v) for k, v in kwargs.items()}",
-               "            args = tuple(_meta_for_stand_in(a) for a in args)\n"
-               "            kwargs = {k: _meta_for_stand_in(v) for k, v in kwargs.items()}"),),
+               "    args = tuple(_meta_for_stand_in(a) for a in args)\n"
+               "    kwargs = {k: _meta_for_stand_in(v) for k, v in kwargs.items()}"),),
              ("tests/sandbox/test_stand_in.py::test_the_gpu_the_input_is_on_named_by_the_code_is_the_stand_ins_own"
               "[the device's text-meta]",
               f"{KV_CACHE}test_every_honest_kv_cache_scores_the_full_six_points[device_as_text_cache_and_mask]"), "sandbox"),
     Mutation("meta-stand-in-takes-a-cpu-scalar-fill", "grader/sandbox/probes.py",
-             (("            if len(args) > 2 and _a_cpu_scalar(args[2]):", "            if False:"),),
+             (("        if len(args) > 2 and _a_cpu_scalar(args[2]):", "        if False:"),),
              ("tests/sandbox/test_stand_in.py::test_a_cpu_scalar_tensor_fills_a_stand_in_as_it_fills_a_gpu"
               "[masked_fill-meta]",
               f"{KV_CACHE}test_every_honest_kv_cache_scores_the_full_six_points[masked_fill_with_a_cpu_scalar_tensor]"),

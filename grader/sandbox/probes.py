@@ -75,23 +75,32 @@ class StandInAsAGpu(TorchFunctionMode):
             return _as_on_a_gpu(args[0])
         if func is torch.Tensor.type and len(args) == 1 and not kwargs and args[0].is_meta:  # Q.type() names its type
             return GPU_TENSOR_TYPES.get(args[0].dtype, "torch.cuda.FloatTensor")
-        if self.on_meta and func is torch.Tensor.cuda:  # `.cuda()`, `.cuda(0)`: to the GPU the input is on
-            device = args[1] if len(args) > 1 else kwargs.pop("device", None)
-            if device is None or device == 0 or _names_the_gpu(device):
-                return torch.Tensor.to(args[0], META, non_blocking=kwargs.get("non_blocking", False))
-        if self.on_meta and func in MASKED_FILLS and args and args[0].is_meta:  # a GPU takes a CPU 0-dim value here,
-            if len(args) > 2 and _a_cpu_scalar(args[2]):                        # meta's kernel does not
-                args = (*args[:2], args[2].to(META), *args[3:])
-            if _a_cpu_scalar(kwargs.get("value")):
-                kwargs = {**kwargs, "value": kwargs["value"].to(META)}
         if self.on_meta:
-            args = tuple(META if (func is torch.Tensor.to and _names_the_gpu(a)) else _meta_for_stand_in(a) for a in args)
-            kwargs = {k: META if k == "device" and _names_the_gpu(v) else _meta_for_stand_in(v) for k, v in kwargs.items()}
+            func, args, kwargs = _on_meta_as_on_the_gpu(func, args, kwargs)
         return func(*args, **kwargs)
 
 
 META = torch.device("meta")
 MASKED_FILLS = {torch.Tensor.masked_fill, torch.Tensor.masked_fill_, torch.masked_fill}
+
+
+def _on_meta_as_on_the_gpu(func, args: tuple, kwargs: dict) -> tuple:
+    """(func, args, kwargs) of one call on the meta stand-in, as a GPU takes it: the GPU its input reads as being on,
+    named by the code (`.cuda()`, `.cuda(0)`, `.to("cuda")`, `device=str(Q.device)`) or handed back as a device it
+    read, is meta; a CPU 0-dim tensor as masked_fill's value is taken beside a tensor of the device, which meta's own
+    kernel refuses."""
+    if func is torch.Tensor.cuda:
+        device = args[1] if len(args) > 1 else kwargs.get("device")
+        if device is None or device == 0 or _names_the_gpu(device):
+            return torch.Tensor.to, (args[0], META), {"non_blocking": kwargs.get("non_blocking", False)}
+    if func in MASKED_FILLS and args and args[0].is_meta:
+        if len(args) > 2 and _a_cpu_scalar(args[2]):
+            args = (*args[:2], args[2].to(META), *args[3:])
+        if _a_cpu_scalar(kwargs.get("value")):
+            kwargs = {**kwargs, "value": kwargs["value"].to(META)}
+    args = tuple(META if (func is torch.Tensor.to and _names_the_gpu(a)) else _meta_for_stand_in(a) for a in args)
+    kwargs = {k: META if k == "device" and _names_the_gpu(v) else _meta_for_stand_in(v) for k, v in kwargs.items()}
+    return func, args, kwargs
 
 
 def _a_cpu_scalar(value) -> bool:
