@@ -11,12 +11,12 @@ from __future__ import annotations
 import torch
 
 from grader.graph import decode
-from grader.graph.answers import Findings, _error, evaluate
+from grader.graph.answers import Findings, _error, evaluate, ops_counted
 
 
 def decode_steps(traced: dict, fields: dict, findings: Findings) -> dict:
-    """{"steps": [{"out": the step's output} or {"error"}, per step run], "error"?}: the chain stops at a step that
-    fails (in the worker or here) and says why there."""
+    """{"steps": [{"out": the step's output, with count_ops "ops"} or {"error"}, per step run], "error"?}: the chain
+    stops at a step that fails (in the worker or here) and says why there."""
     if "error" in traced:
         return {"error": traced["error"], "steps": []}
     state = _state(traced.get("state"), fields["weights"])
@@ -39,7 +39,7 @@ def decode_steps(traced: dict, fields: dict, findings: Findings) -> dict:
             steps.append({"error": error})
             break
         caches[sequence], state = outputs[1:3], outputs[3:]
-        steps.append({"out": outputs[0]})
+        steps.append({"out": outputs[0], **({"ops": ops_counted(step, findings)[0]} if fields["count_ops"] else {})})
     if len(steps) < len(fields["steps"]) and not (steps and "error" in steps[-1]):
         steps.append({"error": _error("Unanswered", "the worker answered fewer steps than it was asked")})
     return {"steps": steps}

@@ -53,9 +53,9 @@ def inputs(ctx: Context, args: dict, batch: int, steps: list, seed: int) -> tupl
     return weights, {n: torch.randn(batch, length, dim, generator=generator) for n, length in sorted(lengths.items())}
 
 
-def request(args: dict, steps: list, whole: dict, weights: dict) -> DecodeRequest:
+def request(args: dict, steps: list, whole: dict, weights: dict, **options) -> DecodeRequest:
     xs = [whole[sequence][:, start_pos:start_pos + length].contiguous() for sequence, start_pos, length in steps]
-    return DecodeRequest(args=args, steps=steps, xs=xs, weights=weights)
+    return DecodeRequest(args=args, steps=steps, xs=xs, weights=weights, **options)
 
 
 def expected_rows(args: dict, steps: list, whole: dict, weights: dict, offset_mask: bool = True) -> list[torch.Tensor]:

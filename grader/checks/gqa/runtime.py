@@ -10,6 +10,7 @@ from grader.checks import Context, Outcome, check, diagnosis
 from grader.checks.common import (MODULE_TOLERANCE, counted_loops, device_sweep, failed_with_error, loop_stages,
                                   not_checked_without_a_shape, same_on_cuda)
 from grader.checks.gates import register as register_gates
+from grader.checks.gqa.decoding import inputs as decoding_inputs, request as decode_request
 from grader.checks.gqa.probing import (accepted_config, groups_drawn, linear_weights, model_args, out_tensor, prompt,
                                       request, run)
 from grader.checks.regimes import regimes
@@ -89,7 +90,40 @@ def vectorized(ctx: Context) -> Outcome:
         # ... unless the second replays a result remembered from the first (other values here): the first is counted
         return second["ops"] if same_values(first.get("out"), second.get("out")) else max(first["ops"], second["ops"])
 
-    return counted_loops(stages, count, lambda sizes: labels[tuple(sizes.values())])
+    def count_decoding(sizes: dict) -> int | Outcome:
+        # the same sizes through a cache: the prompt at start_pos 0, then one token after it (red team on the second
+        # lab: a loop over heads run only when a cache is given kept this point)
+        key = tuple(sizes.values())
+        B, H_kv, T = key
+        n_heads = H_kv * n_rep
+        args = {"dim": n_heads * head_dim, "n_heads": n_heads, "n_kv_heads": H_kv, "max_seq_len": max_len + 1,
+                "max_batch_size": B}
+        steps = [[0, 0, T], [0, T, 1]]
+        weights, whole = decoding_inputs(ctx, args, B, steps, seeds[key] + 1000)
+        answer = ctx.student.call(Probe.DECODE, decode_request(args, steps, whole, weights, count_ops=True))
+        ran = answer.get("steps", [])
+        failing = answer.get("error") or next((step["error"] for step in ran if "error" in step), None)
+        if failing is not None or len(ran) < len(steps):
+            return failed_with_error(ctx, failing or {"type": "Unanswered", "message": "no answer"},
+                                     f"用缓存解码时统计算子（{labels[key]}）", f"counting ops while decoding with a cache "
+                                     f"({labels[key]})", max_seq_len=max_len + 1)
+        return sum(step["ops"] for step in ran)
+
+    def label(sizes: dict) -> str:
+        return labels[tuple(sizes.values())]
+
+    whole_pass = counted_loops(stages, count, label)
+    if not whole_pass.passed:
+        return whole_pass
+    cached = counted_loops(stages, count_decoding, label)
+    if cached.passed:
+        cached.zh, cached.en = f"{whole_pass.zh}{CACHED_ZH}{cached.zh}", f"{whole_pass.en} {CACHED_EN}{cached.en}"
+    elif not cached.cause:  # the count's own verdict, not a failed probe's: say which pass it counted
+        cached.zh, cached.en = f"{CACHED_ZH}{cached.zh}", f"{CACHED_EN}{cached.en}"
+    return cached
+
+
+CACHED_ZH, CACHED_EN = "用 KV 缓存解码时（提示词后接一个 token）：", "Decoding with a KV cache (a prompt, then one token): "
 
 
 register_gates("gqa", "不调用内置注意力（F.scaled_dot_product_attention）",
