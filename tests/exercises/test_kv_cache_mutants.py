@@ -36,6 +36,7 @@ LABELS = {
     "cache-device": ({"cache_device"}, {"prompt", "decode", "chunk", "cache"}),
     "cache-reallocated": ({"in_place"}, {"prompt", "decode", "chunk", "token_by_token", "cache", "cache_device"}),
     "mask-device": ({"model_device"}, {"prompt", "decode", "chunk", "cache", "cache_device"}),
+    "mask-not-buffer": ({"moved_after_use"}, {"prompt", "decode", "chunk", "cache", "cache_device", "model_device"}),
     "kv-heads-ignored": ({"kv_heads"}, {"implemented", "plain_multi_head", "repeat", "cache"}),
     "wrong-scale": ({"prompt"}, {"single_position", "rows_sum_to_one", "finite", "causal", "repeat", "cache"}),
     "missing-scale": ({"prompt"}, {"single_position", "rows_sum_to_one", "finite", "causal", "repeat", "cache"}),

@@ -266,6 +266,19 @@ def model_device(names):
     assert out.device.type == "meta" and tuple(out.shape) == (2, 9, DIM)
 
 
+def moved_after_use(names):
+    """The module called once on the CPU, then moved with `.to(device)` (meta): what it kept from that call moved too,
+    and a prompt and a token run there."""
+    model, _ = model_of(names)
+    with torch.no_grad():
+        model(tokens(2, 4))
+    model = model.to("meta")
+    x = tokens(2, 6).to("meta")
+    with _CpuScalarsAsOnAGpu():
+        out = decoded(model, cache_of(names, device=torch.device("meta")), x, [5, 1])
+    assert out.device.type == "meta" and tuple(out.shape) == (2, 6, DIM)
+
+
 def kv_heads(names):
     """n_kv_heads 1 and 2 of 6 query heads: wk and wv sized by n_kv_heads, and the full causal pass."""
     for kv in (1, 2):
@@ -346,8 +359,8 @@ def no_builtin_attention(names):
 
 PROPERTIES: dict[str, Callable[[dict], None]] = {f.__name__: f for f in (
     implemented, repeat, single_position, rows_sum_to_one, finite, prompt, causal, decode, token_by_token, chunk,
-    output_shape, cache, in_place, cache_device, model_device, kv_heads, plain_multi_head, out_proj, grad, loop_free,
-    no_builtin_attention)}
+    output_shape, cache, in_place, cache_device, model_device, moved_after_use, kv_heads, plain_multi_head, out_proj,
+    grad, loop_free, no_builtin_attention)}
 
 
 def failure(names: dict, prop: str) -> str | None:
