@@ -247,6 +247,8 @@ def mha(traced: dict, fields: dict, findings: Findings) -> dict:
         return answer
     if isinstance(traced.get("state_keys"), list):
         answer["state_keys"] = traced["state_keys"]
+    if isinstance(traced.get("plain_tensor_attributes"), list):  # names only: what a device mistake is called
+        answer["plain_tensor_attributes"] = [str(name)[:200] for name in traced["plain_tensor_attributes"][:16]]
     try:
         state = _state(traced.get("state"), fields)
     except GraphRefused as refused:  # values that did not come, described over the bounds

@@ -36,7 +36,7 @@ def gqa(namespace, lines, *, args, x, weights=None, seed=0, device="cpu", grad=F
             _seed(seed)
             module = _graded(namespace, GRADED_NAME)(model_args(namespace, args))
             if device != "cpu":
-                _used_before_the_move(module, x)
+                probes.used_before_the_move(module, x)
         built_asking = cuda.asked if cuda is not None else None
         module, named, before = _moved_after_its_values(module, device)
     except BaseException as error:
@@ -49,8 +49,7 @@ def gqa(namespace, lines, *, args, x, weights=None, seed=0, device="cpu", grad=F
     answer = {"state": {"names": names, "parameters": n_parameters, "values": sent,
                         "meta": [tracing._meta_of(t) for _, t in named]},
               # tensors kept as plain attributes, which .to(device) leaves behind (a mask that is no buffer)
-              "plain_tensor_attributes": sorted(name for name, value in vars(module).items() if isinstance(
-                  value, torch.Tensor) and not isinstance(value, torch.nn.Parameter))}
+              "plain_tensor_attributes": probes.plain_tensor_attributes(module)}
     seen: dict = {}
     try:
         regime = recording.regime_on(regime, grad, device)
@@ -72,18 +71,6 @@ def gqa(namespace, lines, *, args, x, weights=None, seed=0, device="cpu", grad=F
     except BaseException as error:
         return {**answer, "error": describe_error(error, lines), **recording._facts(seen)}
     return {**answer, **recorded, **recording._facts(seen)}
-
-
-def _used_before_the_move(module: torch.nn.Module, x: torch.Tensor) -> None:
-    """One call on the CPU before `model.to(device)`, as a model is often used before it is moved: a tensor the call
-    keeps as a plain attribute (a mask made at the first call) stays behind on the CPU there, as it does on a GPU (red
-    team on the second lab: a mask made lazily kept the device point). What the call raises is left to the checks of
-    the whole pass: here only the state it leaves counts."""
-    try:
-        with torch.no_grad():
-            module(x)
-    except Exception:
-        pass
 
 
 # last: graph_probes lists this module's probe in its PROBES, so either module may be imported first
