@@ -20,7 +20,7 @@ from grader.graph.decode import GraphRefused
 from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS
 from grader.graph.layouts import laid_out
 from grader.graph.run import GraphFailed
-from grader.graph.structure import of_call as structural_mismatches
+from grader.graph.structure import of_call as structural_mismatches, plain_attributes
 
 GRADCHECK_STEP, GRADCHECK_ATOL, GRADCHECK_RTOL = 1e-3, 1e-3, 1e-2
 
@@ -28,9 +28,8 @@ GRADCHECK_STEP, GRADCHECK_ATOL, GRADCHECK_RTOL = 1e-3, 1e-3, 1e-2
 class Findings:
     """What the graphs of one grading showed about operators, by probe kind (the parent's own record).
 
-    `decoded` may be shared by the findings of one grading: an answer's graph is run several times (counted,
-    evaluated, moved for the gradient check, and again for each request that repeats its message) and is
-    decoded and judged once."""
+    `decoded` may be shared by the findings of one grading: an answer's graph is run several times (counted, evaluated,
+    moved for the gradient check, and again for each request that repeats its message) and is decoded and judged once."""
 
     def __init__(self, decoded: dict | None = None) -> None:
         self.forbidden: set[str] = set()
@@ -247,8 +246,7 @@ def mha(traced: dict, fields: dict, findings: Findings) -> dict:
         return answer
     if isinstance(traced.get("state_keys"), list):
         answer["state_keys"] = traced["state_keys"]
-    if isinstance(traced.get("plain_tensor_attributes"), list):  # names only: what a device mistake is called
-        answer["plain_tensor_attributes"] = [str(name)[:200] for name in traced["plain_tensor_attributes"][:16]]
+    answer["plain_tensor_attributes"] = plain_attributes(traced)  # after a call on the CPU and the move
     try:
         state = _state(traced.get("state"), fields)
     except GraphRefused as refused:  # values that did not come, described over the bounds

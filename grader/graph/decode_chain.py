@@ -11,25 +11,29 @@ from __future__ import annotations
 import torch
 
 from grader.graph import decode
-from grader.graph.answers import Findings, _error, evaluate, ops_counted
+from grader.graph.answers import Findings, _error, _to, evaluate, ops_counted
 
 
 def decode_steps(traced: dict, fields: dict, findings: Findings) -> dict:
-    """{"steps": [{"out": the step's output, with count_ops "ops"} or {"error"}, per step run], "error"?}: the chain
-    stops at a step that fails (in the worker or here) and says why there."""
+    """{"steps": [{"out": the step's output, "device": where the graph left it, with count_ops "ops"} or {"error"},
+    per step run], "error"?}: the chain stops at a step that fails (in the worker or here) and says why there. On a
+    stand-in the values are the CPU's and devices are followed (`answers.evaluate`)."""
     if "error" in traced:
         return {"error": traced["error"], "steps": []}
     state = _state(traced.get("state"), fields["weights"])
     if isinstance(state, dict):
         return {"error": state, "steps": []}
-    args = fields["args"]
+    args, device = fields["args"], fields["device"]
     shape = (args["max_batch_size"], args["n_kv_heads"], args["max_seq_len"], args["dim"] // args["n_heads"])
-    caches = {sequence: [torch.zeros(shape), torch.zeros(shape)] for sequence, _, _ in fields["steps"]}
+    caches = {sequence: [_to(torch.zeros(shape), device), _to(torch.zeros(shape), device)]
+              for sequence, _, _ in fields["steps"]}
+    state = [_to(tensor, device) for tensor in state]
     recorded = traced.get("steps") if isinstance(traced.get("steps"), list) else []
     steps = []
     for (sequence, _, _), x, step in zip(fields["steps"], fields["xs"], recorded):
         given = [*caches[sequence], *state]
-        outputs, _, error = evaluate(step if isinstance(step, dict) else {}, [x, *given], findings)
+        outputs, devices, error = evaluate(step if isinstance(step, dict) else {}, [_to(x, device), *given], findings,
+                                           device=device)
         if error is None and (len(outputs) != 1 + len(given) or any(
                 not isinstance(o, torch.Tensor) or o.shape != g.shape or o.dtype != g.dtype
                 for o, g in zip(outputs[1:], given))):
@@ -39,7 +43,9 @@ def decode_steps(traced: dict, fields: dict, findings: Findings) -> dict:
             steps.append({"error": error})
             break
         caches[sequence], state = outputs[1:3], outputs[3:]
-        steps.append({"out": outputs[0], **({"ops": ops_counted(step, findings)[0]} if fields["count_ops"] else {})})
+        out = outputs[0].cpu() if isinstance(outputs[0], torch.Tensor) else outputs[0]  # a GPU's, as the CPU's are read
+        steps.append({"out": out, "device": devices[0],
+                      **({"ops": ops_counted(step, findings)[0]} if fields["count_ops"] else {})})
     if len(steps) < len(fields["steps"]) and not (steps and "error" in steps[-1]):
         steps.append({"error": _error("Unanswered", "the worker answered fewer steps than it was asked")})
     return {"steps": steps}

@@ -12,6 +12,7 @@ from grader.graph.answers import (Findings, _error, _facts, _grads, _known_on_th
                                   evaluate, ops_counted)
 from grader.graph.decode import GraphRefused
 from grader.graph.devices import STAND_INS
+from grader.graph.structure import plain_attributes
 
 
 def parameter_shapes(state) -> dict[str, list[int]]:
@@ -31,11 +32,8 @@ def gqa(traced: dict, fields: dict, findings: Findings) -> dict:
     """`out` (the forward's output described, its value computed here), `parameters` (the projections' shapes), with
     `grad` `grads` ({"x", "wq", ...}: d(out)/d(each) from the joint graph), with `count_ops` the operator count; or
     `error`, also where the module's projections cannot take the request's weights."""
-    attributes = traced.get("plain_tensor_attributes")
     answer = {"structure": traced.get("structure") if isinstance(traced.get("structure"), dict) else {},
-              "parameters": parameter_shapes(traced.get("state")),
-              "plain_tensor_attributes": [str(name)[:200] for name in attributes[:16]] if isinstance(attributes, list)
-              else []}
+              "parameters": parameter_shapes(traced.get("state")), "plain_tensor_attributes": plain_attributes(traced)}
     if "error" in traced:
         answer["error"] = traced["error"]
         return answer

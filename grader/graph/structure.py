@@ -160,3 +160,10 @@ def of_call(graph: Graph, call: dict, names: list[str], heads: int) -> list[str]
         return []
     batch, length, dim = q.shape
     return module_mismatches(graph, names, batch, length, dim, heads)
+
+
+def plain_attributes(traced: dict) -> list[str]:
+    """The tensors a module kept as plain attributes, by name, as the worker said them (bounded): what a device mistake
+    is called, never a point."""
+    names = traced.get("plain_tensor_attributes")
+    return [str(name)[:200] for name in names[:16]] if isinstance(names, list) else []

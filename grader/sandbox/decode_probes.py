@@ -33,36 +33,46 @@ class WrongReturn(Exception):
     """forward returned something other than one tensor."""
 
 
-def decode(namespace, lines, *, args, steps, xs, weights, record) -> dict:
-    """Build the module (its state before any call is sent, save the weights the parent loads), then record each
-    step on its decoy x with `record` (`graph_probes._recorded`, handed in by graph_probes, which imports this
-    module); the first step that raises ends the answer (the steps after it would read a cache left unknown).
+def decode(namespace, lines, *, args, steps, xs, weights, record, device="cpu") -> dict:
+    """Build the module and move it to `device` (its state before any call is sent, save the weights the parent
+    loads), then record each step on its decoy x with `record` (`graph_probes._recorded`, handed in by graph_probes,
+    which imports this module), the caches and x on that device; the first step that raises ends the answer (the
+    steps after it would read a cache left unknown).
     {"state": {"names", "values", "meta"}, "steps": [a recorded graph, or {"error"}, per step]}."""
     answer: dict = {"steps": []}
     try:
-        probes._seed(0)
-        module = probes._graded(namespace, EXERCISE.graded_name["gqa"])(
-            probes._model_args(namespace, args, MODEL_ARGS_CLASS, types.SimpleNamespace))
-        named = [*module.named_parameters(), *module.named_buffers()]
+        with probes.answered_world(device, lines) as cuda:
+            probes._seed(0)
+            module = probes._graded(namespace, EXERCISE.graded_name["gqa"])(
+                probes._model_args(namespace, args, MODEL_ARGS_CLASS, types.SimpleNamespace))
+        built_asking = cuda.asked if cuda is not None else None
+        module, named, before = probes._moved_after_its_values(module, device)
     except BaseException as error:
         answer["error"] = describe_error(error, lines)
         return answer
     names = [name for name, _ in named]
     loaded = {f"{layer}.weight" for layer in weights}
-    answer["state"] = {"names": names,
-                       "values": [NOT_SENT if name in loaded else tracing.value_for_the_parent(t) for name, t in named],
+    answer["state"] = {"names": names, "values": [NOT_SENT if name in loaded else before[name] for name in names],
                        "meta": [tracing._meta_of(t) for _, t in named]}
     state = [t.detach() for _, t in named]  # the module's own storage: a buffer one step writes, the next step reads
     head_dim = args["dim"] // args["n_heads"]
-    caches = {sequence: _dressed_as_the_students(namespace, GRADERS_KV_CACHE(
-        args["max_batch_size"], args["max_seq_len"], args["n_kv_heads"], head_dim)) for sequence, _, _ in steps}
+    caches = {sequence: _on(_dressed_as_the_students(namespace, GRADERS_KV_CACHE(
+        args["max_batch_size"], args["max_seq_len"], args["n_kv_heads"], head_dim)), device) for sequence, _, _ in steps}
     copies = tracing.ConstantCopies()
     for (sequence, start_pos, _), x in zip(steps, xs):
-        recorded = _step(record, module, names, caches[sequence], start_pos, x, state, lines, copies)
+        recorded = _step(record, module, names, caches[sequence], start_pos, x if device == "cpu" else
+                         probes._place(x, device), state, lines, copies, device, built_asking)
         answer["steps"].append(recorded)
         if "error" in recorded:
             break
     return answer
+
+
+def _on(cache, device: str):
+    """The cache's buffers on the module's device, as a model's caches are made (zeros there: the judge's too)."""
+    if device != "cpu":
+        cache.cache_k, cache.cache_v = probes._place(cache.cache_k, device), probes._place(cache.cache_v, device)
+    return cache
 
 
 def _dressed_as_the_students(namespace, cache):
@@ -88,7 +98,7 @@ def _dressed_as_the_students(namespace, cache):
 
 
 def _step(record, module, names: list[str], cache, start_pos: int, x: torch.Tensor, state: list, lines: list[str],
-          copies: tracing.ConstantCopies) -> dict:
+          copies: tracing.ConstantCopies, device: str = "cpu", built_asking: dict | None = None) -> dict:
     left: list[tuple] = []  # the cache each call left: the recorded call's first, then a replay's
     seen: dict = {}
 
@@ -108,10 +118,12 @@ def _step(record, module, names: list[str], cache, start_pos: int, x: torch.Tens
         return {"error": {"type": "SharedState", "where": None, "message": f"{shared[0]} and {shared[1]} share memory "
                                                                             f"after the previous step"}}
     try:
-        with torch.no_grad():
+        with probes._device_guard(device, lines) as cuda, torch.no_grad():
             # x and the caches are what a replay varies where values left for Python: a write placed by what the
             # cache holds is no graph of start_pos
-            recorded = record(call, [x, *given], 3, "cpu", lines, [], copies)
+            recorded = record(call, [x, *given], 3, device, lines, [], copies)
+        from grader.sandbox import graph_probes  # it imports this module
+        graph_probes._note_unanswered(recorded, cuda, built_asking)
     except BaseException as error:
         return {"error": describe_error(error, lines), "structure": seen.get("structure")}
     cache.cache_k, cache.cache_v = left[0]  # the next step reads what the recorded call left, not a replay's

@@ -16,18 +16,21 @@ class DecodeRequest:
     sequence (grader/sandbox/decode_probes.py). A step is [sequence, start_pos, T]: one forward call on `xs[i]`
     (batch, T, dim) with that sequence's cache; the judge chains the steps' graphs on `xs` and `weights` (wq, wk, wv,
     wo: the parent's own, loaded by name), each cache from zeros. `count_ops`: each step's operators counted from
-    its graph (the loop check of the cached path)."""
+    its graph (the loop check of the cached path). `device`: the module, its caches and x there (the device check of
+    the cached path)."""
 
     args: dict
     steps: list
     xs: list
     weights: dict
     count_ops: bool = False
+    device: str = "cpu"
 
     def __post_init__(self) -> None:
         args = self.args
         _check_kv_args(self, args)
         _check_flags(self, ("count_ops",))
+        _require(self.device in DEVICES, self, f"device must be one of {DEVICES}")
         dim = args["dim"]
         shapes = gqa_weight_shapes(args)
         _require(_is(self.weights, dict) and tuple(self.weights) == KV_PROJECTIONS and all(

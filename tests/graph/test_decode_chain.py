@@ -72,8 +72,8 @@ def chained(text: str, steps: list) -> list[torch.Tensor]:
     traced = graph_probes.PROBES["gqa_decode"](
         namespace, text.splitlines(), args=ARGS, steps=steps, xs=[torch.randn(x.shape, generator=decoys) for x in xs],
         weights={name: torch.randn(w.shape, generator=decoys) for name, w in weights.items()})
-    answer = decode_chain.decode_steps(traced, {"args": ARGS, "steps": steps, "xs": xs, "weights": weights},
-                                       answers.Findings())
+    fields = {"args": ARGS, "steps": steps, "xs": xs, "weights": weights, "count_ops": False, "device": "cpu"}
+    answer = decode_chain.decode_steps(traced, fields, answers.Findings())  # the fields as DecodeRequest has them
     if "error" in answer:
         raise ChainBroken(f"{answer['error']['type']}: {answer['error']['message']}")
     for step, result in zip(steps, answer["steps"]):

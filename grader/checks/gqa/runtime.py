@@ -33,12 +33,28 @@ def device(ctx: Context) -> Outcome:
     weights, x = linear_weights(ctx, args, 360), prompt(ctx, B, T, config[2], 361)
 
     plain_attributes: list[str] = []
+    # the cached path too: a prompt, then one token, through caches on the module's device (red team on the second lab:
+    # a mask made without device= only where a cache is given kept this point)
+    steps = [[0, 0, T], [0, T, 1]]
+    decode_weights, whole = decoding_inputs(ctx, args, B, steps, 362)
 
-    def on(where: str, _case):
+    def on(where: str, case):
+        if case == "decode":
+            return decoded_on(where)
         # in training (the meta stand-in, a GPU); the FakeTensor stand-in computes no gradients and takes inference
         answer = ctx.student.call(Probe.GQA, request(args, x, weights, device=where, regime="training"))
         plain_attributes[:] = answer.get("plain_tensor_attributes") or []
         return answer.get("error"), answer.get("out", {})
+
+    def decoded_on(where: str):
+        answer = ctx.student.call(Probe.DECODE, decode_request(args, steps, whole, decode_weights, device=where))
+        ran = answer.get("steps", [])
+        error = answer.get("error") or next((step["error"] for step in ran if "error" in step), None)
+        if error is None and len(ran) < len(steps):
+            error = {"type": "Unanswered", "message": "the worker answered fewer steps than it was asked"}
+        last = ran[-1] if ran and error is None else {}
+        # the values only from a GPU (held to the CPU's below): on a stand-in only devices are read
+        return error, {"device": last.get("device"), "value": last.get("out") if where == "cuda" else None}
 
     def mistake(_case, error: dict) -> str:
         # the module's own attributes say whether a mask is no buffer; the text's finding may be the cache's tensors
@@ -46,12 +62,17 @@ def device(ctx: Context) -> Outcome:
         static = {name: places for name, places in ctx.static.items() if name != "mask-not-buffer"}
         return diagnosis.device_mistake(static, plain_attributes, error)
 
-    def agrees_on_cuda(_case, value):
+    def agrees_on_cuda(case, value):
+        if case == "decode":
+            ran = ctx.student.call(Probe.DECODE, decode_request(args, steps, whole, decode_weights)).get("steps", [])
+            cpu = ran[-1].get("out") if len(ran) == len(steps) else None
+            return same_on_cuda(cpu, value, MODULE_TOLERANCE[x.dtype])
         answer, problem = run(ctx, config, x, weights, regime="training")
         return None if problem else same_on_cuda(out_tensor(answer), value, MODULE_TOLERANCE[x.dtype])
 
     label = f"B={B}, T={T}, dim={config[2]}, n_heads={n_heads}, n_kv_heads={n_kv_heads}"
-    return device_sweep(ctx, [(label, None)], lambda case, where: on(where, case), mistake, agrees_on_cuda)
+    cases = [(label, None), (f"{label}, KV cache: start_pos=0, T={T}; start_pos={T}, T=1", "decode")]
+    return device_sweep(ctx, cases, lambda case, where: on(where, case), mistake, agrees_on_cuda)
 
 
 @check("gqa.vectorized", part="gqa", points=0.5, visibility="hidden",
