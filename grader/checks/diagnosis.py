@@ -122,12 +122,17 @@ def is_rank_error(error: dict, static: dict) -> bool:
         or where.get("function") == GRADED_NAME["sdpa"]
 
 
-def device_mistake(static: dict, plain_tensor_attributes: list[str] = (), error: dict | None = None) -> str:
+def device_mistake(static: dict, plain_tensor_attributes: list[str] = (), error: dict | None = None,
+                   made_by_a_call: list[str] = ()) -> str:
     """Which device mistake explains a device mismatch: the text tells the first three apart; the tensor that
-    strayed, as the meta guard saw it, tells a CPU constant (one value: a scale, a fill) from a CPU mask."""
+    strayed, as the meta guard saw it, tells a CPU constant (one value: a scale, a fill) from a CPU mask. A plain tensor
+    attribute made by a call before the move counts where the failing line names it (one kept for display,
+    `self.attn = p_attn`, is no mask)."""
     if "layers-in-forward" in static:  # a layer built in forward is created on the CPU, whatever the module's device
         return "layers-in-forward"
-    if plain_tensor_attributes or "mask-not-buffer" in static:
+    line = ((error or {}).get("where") or {}).get("text") or ""
+    left_behind = [name for name in made_by_a_call if re.search(rf"\b{re.escape(name)}\b", line)]
+    if plain_tensor_attributes or left_behind or "mask-not-buffer" in static:
         return "mask-not-buffer"
     if "hardcoded-device" in static:
         return "hardcoded-device"

@@ -246,7 +246,7 @@ def mha(traced: dict, fields: dict, findings: Findings) -> dict:
         return answer
     if isinstance(traced.get("state_keys"), list):
         answer["state_keys"] = traced["state_keys"]
-    answer["plain_tensor_attributes"] = plain_attributes(traced)  # after a call on the CPU and the move
+    answer["made_by_a_call"] = plain_attributes(traced, "made_by_a_call")  # on the CPU, before the move
     try:
         state = _state(traced.get("state"), fields)
     except GraphRefused as refused:  # values that did not come, described over the bounds

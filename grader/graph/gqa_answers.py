@@ -33,7 +33,8 @@ def gqa(traced: dict, fields: dict, findings: Findings) -> dict:
     `grad` `grads` ({"x", "wq", ...}: d(out)/d(each) from the joint graph), with `count_ops` the operator count; or
     `error`, also where the module's projections cannot take the request's weights."""
     answer = {"structure": traced.get("structure") if isinstance(traced.get("structure"), dict) else {},
-              "parameters": parameter_shapes(traced.get("state")), "plain_tensor_attributes": plain_attributes(traced)}
+              "parameters": parameter_shapes(traced.get("state")), "plain_tensor_attributes": plain_attributes(traced),
+              "made_by_a_call": plain_attributes(traced, "made_by_a_call")}
     if "error" in traced:
         answer["error"] = traced["error"]
         return answer

@@ -162,8 +162,8 @@ def of_call(graph: Graph, call: dict, names: list[str], heads: int) -> list[str]
     return module_mismatches(graph, names, batch, length, dim, heads)
 
 
-def plain_attributes(traced: dict) -> list[str]:
+def plain_attributes(traced: dict, key: str = "plain_tensor_attributes") -> list[str]:
     """The tensors a module kept as plain attributes, by name, as the worker said them (bounded): what a device mistake
-    is called, never a point."""
-    names = traced.get("plain_tensor_attributes")
+    is called, never a point. `made_by_a_call`: those a call on the CPU before the move made."""
+    names = traced.get(key)
     return [str(name)[:200] for name in names[:16]] if isinstance(names, list) else []

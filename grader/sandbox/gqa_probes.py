@@ -35,8 +35,7 @@ def gqa(namespace, lines, *, args, x, weights=None, seed=0, device="cpu", grad=F
         with probes.answered_world(device, lines) as cuda:
             _seed(seed)
             module = _graded(namespace, GRADED_NAME)(model_args(namespace, args))
-            if device != "cpu":
-                probes.used_before_the_move(module, x)
+            made = probes.used_before_the_move(module, x) if device != "cpu" else []
         built_asking = cuda.asked if cuda is not None else None
         module, named, before = _moved_after_its_values(module, device)
     except BaseException as error:
@@ -49,7 +48,8 @@ def gqa(namespace, lines, *, args, x, weights=None, seed=0, device="cpu", grad=F
     answer = {"state": {"names": names, "parameters": n_parameters, "values": sent,
                         "meta": [tracing._meta_of(t) for _, t in named]},
               # tensors kept as plain attributes, which .to(device) leaves behind (a mask that is no buffer)
-              "plain_tensor_attributes": probes.plain_tensor_attributes(module)}
+              "plain_tensor_attributes": [name for name in probes.plain_tensor_attributes(module) if name not in made],
+              "made_by_a_call": made}
     seen: dict = {}
     try:
         regime = recording.regime_on(regime, grad, device)

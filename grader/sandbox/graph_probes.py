@@ -228,7 +228,7 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
                 module = fresh
                 answer["state_keys"] = sorted(state.keys())
             if device != "cpu" and calls:
-                probes.used_before_the_move(module, *(calls[0][name] for name in ("q", "k", "v")))
+                answer["made_by_a_call"] = probes.used_before_the_move(module, *(calls[0][name] for name in "qkv"))
         built_asking = cuda.asked if cuda is not None else None
         for name, p in (dropout_p or {}).items():
             getattr(module, name).p = p
@@ -240,7 +240,6 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
         return answer
     names = [name for name, _ in named]
     values = [before[name] if name in before else tracing.value_for_the_parent(t) for name, t in named]
-    answer["plain_tensor_attributes"] = probes.plain_tensor_attributes(module)
     # the parent runs the graph with its own weights where the request gives them (graph.answers._state): those
     # values are not sent back (about 120 kB an answer); a stand-in's reads below still answer from them here
     given = {f"{layer}.weight" for layer in weights or {}}

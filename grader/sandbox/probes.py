@@ -203,16 +203,18 @@ def _moved_after_its_values(module: torch.nn.Module, device: str) -> tuple[torch
     return module, [*module.named_parameters(), *module.named_buffers()], before
 
 
-def used_before_the_move(module: torch.nn.Module, *inputs: torch.Tensor) -> None:
+def used_before_the_move(module: torch.nn.Module, *inputs: torch.Tensor) -> list[str]:
     """One call on the CPU before `model.to(device)`, as a model is often used before it is moved: a tensor the call
     keeps as a plain attribute (a mask made at the first call) stays behind on the CPU there, as it does on a GPU (red
     team on the second lab: a mask made lazily kept the device point). What the call raises is left to the checks of
-    the whole pass: here only the state it leaves counts."""
+    the whole pass: here only the state it leaves counts. The plain tensor attributes the call made, by name."""
+    before = set(plain_tensor_attributes(module))
     try:
         with torch.no_grad():
             module(*inputs)
     except Exception:
         pass
+    return sorted(set(plain_tensor_attributes(module)) - before)
 
 
 def plain_tensor_attributes(module: torch.nn.Module) -> list[str]:

@@ -108,3 +108,19 @@ def test_a_row_the_variant_leaves_undefined_is_no_evidence():
     assert close_where_defined(variant.clone(), variant, 1e-6, 1e-6), "NaN where the variant has NaN still matches"
     mostly_nan = torch.tensor([[nan, nan, nan], [nan, nan, nan], [0.2, 0.3, 0.5]])
     assert not close_where_defined(patched, mostly_nan, 1e-6, 1e-6), "one row left names nothing"
+
+
+MISMATCH = {"type": "RuntimeError", "message": "Expected all tensors to be on the same device, but found at least two "
+                                              "devices, meta and cpu! (in add; shapes of the cpu operands: [1, 1, 8, 8])"}
+
+
+@pytest.mark.parametrize("line, made, named", [
+    ("scores = scores + self.mask[:, :, :T, :T]", ["mask"], "mask-not-buffer"),  # a mask made at the first call
+    ("scores = scores.masked_fill(mask == 0, -1e9)", ["attn"], "mask-device"),  # self.attn, kept for display: no mask
+], ids=["read-there", "kept-for-display"])
+def test_a_plain_attribute_a_call_made_is_the_mistake_only_where_the_failing_line_reads_it(line, made, named):
+    from grader.checks.diagnosis import device_mistake
+
+    error = {**MISMATCH, "where": {"line": 9, "text": line, "function": "forward"}}
+    assert device_mistake({}, [], error, made_by_a_call=made) == named
+    assert device_mistake({}, ["attn"], error) == "mask-not-buffer"  # one made at construction: as before

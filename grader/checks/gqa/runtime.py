@@ -33,6 +33,7 @@ def device(ctx: Context) -> Outcome:
     weights, x = linear_weights(ctx, args, 360), prompt(ctx, B, T, config[2], 361)
 
     plain_attributes: list[str] = []
+    made_by_a_call: list[str] = []
     # the cached path too: a prompt, then one token, through caches on the module's device (red team on the second lab:
     # a mask made without device= only where a cache is given kept this point)
     steps = [[0, 0, T], [0, T, 1]]
@@ -44,6 +45,7 @@ def device(ctx: Context) -> Outcome:
         # in training (the meta stand-in, a GPU); the FakeTensor stand-in computes no gradients and takes inference
         answer = ctx.student.call(Probe.GQA, request(args, x, weights, device=where, regime="training"))
         plain_attributes[:] = answer.get("plain_tensor_attributes") or []
+        made_by_a_call[:] = answer.get("made_by_a_call") or []
         return answer.get("error"), answer.get("out", {})
 
     def decoded_on(where: str):
@@ -60,7 +62,7 @@ def device(ctx: Context) -> Outcome:
         # the module's own attributes say whether a mask is no buffer; the text's finding may be the cache's tensors
         # (a KVCache is an honest plain class), so it is not read here
         static = {name: places for name, places in ctx.static.items() if name != "mask-not-buffer"}
-        return diagnosis.device_mistake(static, plain_attributes, error)
+        return diagnosis.device_mistake(static, plain_attributes, error, made_by_a_call)
 
     def agrees_on_cuda(case, value):
         if case == "decode":

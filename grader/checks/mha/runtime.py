@@ -30,7 +30,7 @@ def device(ctx: Context) -> Outcome:
     dim, max_len = heads * head_dim, T + (room if config[4] > config[1] else 0)
     weights, call, args = linear_weights(ctx, dim, 170), inputs(ctx, B, T, dim, 171), model_args(dim, heads, max_len)
     training = dict(call, regime="training")
-    plain_attributes: list[str] = []
+    made_by_a_call: list[str] = []
 
     def run(is_causal: bool, where: str):
         # in training (the meta stand-in, a GPU); the FakeTensor stand-in computes no gradients and takes the
@@ -38,13 +38,12 @@ def device(ctx: Context) -> Outcome:
         answer = ctx.student.call(Probe.MHA, MhaRequest(args=args, is_causal=is_causal, calls=[training], weights=weights,
                                                         device=where))
         # after a call on the CPU and the move (a mask made at the first call is left behind there)
-        plain_attributes[:] = answer.get("plain_tensor_attributes") or []
+        made_by_a_call[:] = answer.get("made_by_a_call") or []
         return first_error(answer), (answer.get("calls") or [{}])[0].get("out", {})
 
     def mistake(is_causal: bool, error: dict) -> str:
         interface = ctx.student.call(Probe.MHA_INTERFACE, MhaInterfaceRequest(args=args, is_causal=is_causal))
-        return diagnosis.device_mistake(ctx.static, [*interface.get("plain_tensor_attributes", []), *plain_attributes],
-                                        error)
+        return diagnosis.device_mistake(ctx.static, interface.get("plain_tensor_attributes", []), error, made_by_a_call)
 
     def agrees_on_cuda(is_causal: bool, value):
         answer = ctx.student.call(Probe.MHA, MhaRequest(args=args, is_causal=is_causal, calls=[training], weights=weights))
