@@ -17,7 +17,7 @@ DEVICE_MISMATCH = re.compile(
 NO_CUDA = re.compile(r"Torch not compiled with CUDA|Found no NVIDIA driver|No CUDA GPUs are available|"
                      r"CUDA driver initialization failed|cuda requested on a machine without CUDA", re.I)
 DEVICE_MESSAGE_HEAD = 1000  # characters
-DEVICE_MISTAKES = {"mask-device", "hardcoded-device", "mask-not-buffer", "layers-in-forward"}
+DEVICE_MISTAKES = {"mask-device", "hardcoded-device", "mask-not-buffer", "layers-in-forward", "constant-device"}
 SIZE_MISMATCH = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
 # what code written for one rank raises on another: Q.size(2) or transpose(1, 2) on (T, d), B, T, d = Q.shape
 # on (B, H, T, d), bmm or a fixed einsum/einops pattern on anything but its rank, shapes that no longer line up

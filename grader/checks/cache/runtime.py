@@ -48,9 +48,8 @@ def _on(ctx: Context, plan: Plan, where: str) -> Outcome | str | None:
                 # update holds no mask: what strays there is a tensor it made without device= (an index, a constant),
                 # whatever the text's findings say of the module's masks (a plain class's buffers read as one)
                 made_there = "hardcoded-device" if "hardcoded-device" in ctx.static else "constant-device"
-                outcome = failed_with_error(ctx, error, f"在 {where} 上{zh}（{label_zh}）", f"{en} on {where} ({label_en})")
-                outcome.mistakes = [*(m for m in outcome.mistakes if m not in diagnosis.DEVICE_MISTAKES), made_there]
-                return outcome
+                return failed_with_error(ctx, error, f"在 {where} 上{zh}（{label_zh}）", f"{en} on {where} ({label_en})",
+                                         extra=(made_there,))
             return error.get("type", "error")
         for name in ("keys", "values"):
             item = step.get(name) or {}

@@ -157,17 +157,26 @@ def hardcoded_device(lines: list[bytes], graded: ast.AST) -> list[Splice]:
 
 
 def mask_not_buffer(lines: list[bytes], graded: ast.AST) -> list[Splice]:
-    """`self.mask = torch.triu(...)` (or a name holding it) in __init__ -> `self.register_buffer("mask", ...)`."""
+    """`self.mask = torch.triu(...)` (or a name holding it) in __init__ -> `self.register_buffer("mask", ...)`; and a
+    mask made at the first call, `self.mask = None` in __init__ -> `self.register_buffer("mask", None)`: what forward
+    later assigns to a buffer's name is a buffer, and moves with the module."""
     splices = []
+    made_later = {self_attribute(target) for function in functions(graded) if function.name != "__init__"
+                  for n in ast.walk(function) if isinstance(n, ast.Assign) for target in n.targets}
     for function in functions(graded):
         if function.name != "__init__":
             continue
         assignments = assignments_in(function)
         for n in ast.walk(function):
-            if isinstance(n, ast.Assign) and len(n.targets) == 1 and self_attribute(n.targets[0]) \
-                    and one_line(n) and _tensor_made_in(assignments, n.value, n.lineno):
+            if not (isinstance(n, ast.Assign) and len(n.targets) == 1 and self_attribute(n.targets[0]) and one_line(n)):
+                continue
+            if _tensor_made_in(assignments, n.value, n.lineno):
                 text = f'self.register_buffer("{n.targets[0].attr}", {segment(lines, n.value)})'
                 splices.append(Splice(n.lineno, n.col_offset, n.end_col_offset, text))
+            elif isinstance(n.value, ast.Constant) and n.value.value is None and n.targets[0].attr in made_later \
+                    and _mask_named(n.targets[0]):
+                splices.append(Splice(n.lineno, n.col_offset, n.end_col_offset,
+                                      f'self.register_buffer("{n.targets[0].attr}", None)'))
     return splices
 
 
