@@ -140,6 +140,16 @@ def unidentified(outcome: Outcome) -> Outcome:
     return outcome
 
 
+def first_failure(answer: dict, asked: int, unanswered: str) -> dict | None:
+    """A stepped probe's first error (the request's own, or its first failing step's), or one saying `unanswered`
+    where fewer steps came back than were asked; None where every step ran."""
+    ran = answer.get("steps", [])
+    error = answer.get("error") or next((step["error"] for step in ran if "error" in step), None)
+    if error is None and len(ran) < asked:
+        return {"type": "NoAnswer", "message": unanswered, "where": None}
+    return error
+
+
 def not_checked_without_a_shape(ctx: Context, part: str) -> Outcome:
     """A check that needs one input the code runs on, where it ran on none; where that is because the grader cannot
     run an operator of it (`unsupported-op`), the code did not fail: the limit is the grader's, and it says so."""

@@ -218,9 +218,9 @@ def used_before_the_move(module: torch.nn.Module, *inputs: torch.Tensor) -> list
 
 
 def plain_tensor_attributes(module: torch.nn.Module) -> list[str]:
-    """The module's tensors kept as plain attributes, which .to(device) leaves behind (a mask that is no buffer)."""
-    return sorted(name for name, value in vars(module).items()
-                  if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter))
+    """The module's tensors kept as plain attributes, which .to(device) leaves behind (a mask that is no buffer): a
+    registered parameter or buffer lives in the module's own tables, not among its attributes."""
+    return sorted(name for name, value in vars(module).items() if isinstance(value, torch.Tensor))
 
 
 def _graded(namespace: dict, name: str):
@@ -285,9 +285,9 @@ def mha_interface(namespace, lines, *, args, is_causal=None) -> dict:
         layers[name] = info
     persistent = set(module.state_dict().keys())
     buffers = [{"name": n, "shape": list(b.shape), "persistent": n in persistent} for n, b in module.named_buffers()]
-    plain_tensors = sorted(n for n, v in vars(module).items() if isinstance(v, torch.Tensor))
     submodules = sorted({type(m).__name__ for m in module.modules()})
-    return {"layers": layers, "buffers": buffers, "plain_tensor_attributes": plain_tensors, "submodules": submodules}
+    return {"layers": layers, "buffers": buffers, "plain_tensor_attributes": plain_tensor_attributes(module),
+            "submodules": submodules}
 
 
 def warm_up() -> None:

@@ -10,7 +10,7 @@ import torch
 
 from grader.checks import Context, Outcome, check, diagnosis, failed, passed
 from grader.checks.cache.probing import Plan, expected_chain, request, runs_somewhere, step_words, value
-from grader.checks.common import (TOLERANCE, counted_loops, failed_with_error, loop_stages,
+from grader.checks.common import (TOLERANCE, counted_loops, failed_with_error, first_failure, loop_stages,
                                   not_checked_without_a_shape)
 from grader.checks.gates import register as register_gates
 from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS
@@ -108,10 +108,9 @@ def vectorized(ctx: Context) -> Outcome:
         B, T = sizes["B"], sizes["T"]
         plan = Plan(B + 1, T + 2, heads, width, B, torch.float32, ((0, T), (1, T)), 380)
         answer = ctx.student.call(Probe.CACHE, request(ctx, plan, count_ops=True))
-        error = answer.get("error") or next((step["error"] for step in answer.get("steps", []) if "error" in step), None)
         # ops are counted whatever the values; only a crash, or an update that gave no answer, stops the count
-        if error or len(answer.get("steps", [])) < len(plan.steps):
-            error = error or {"type": "NoAnswer", "message": "update gave no answer", "where": None}
+        error = first_failure(answer, len(plan.steps), "update gave no answer")
+        if error:
             return failed_with_error(ctx, error, f"统计算子（B={B}×T={T}）", f"counting ops (B={B}×T={T})")
         return sum(step["ops"] for step in answer["steps"])
 

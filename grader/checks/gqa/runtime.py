@@ -7,8 +7,8 @@ the shape probe), so a wrong value elsewhere never hides them; their sizes are d
 from __future__ import annotations
 
 from grader.checks import Context, Outcome, check, diagnosis
-from grader.checks.common import (MODULE_TOLERANCE, counted_loops, device_sweep, failed_with_error, loop_stages,
-                                  not_checked_without_a_shape, same_on_cuda)
+from grader.checks.common import (MODULE_TOLERANCE, counted_loops, device_sweep, failed_with_error, first_failure,
+                                  loop_stages, not_checked_without_a_shape, same_on_cuda)
 from grader.checks.gates import register as register_gates
 from grader.checks.gqa.decoding import inputs as decoding_inputs, request as decode_request
 from grader.checks.gqa.probing import (accepted_config, groups_drawn, linear_weights, model_args, out_tensor, prompt,
@@ -50,11 +50,8 @@ def device(ctx: Context) -> Outcome:
 
     def decoded_on(where: str):
         answer = ctx.student.call(Probe.DECODE, decode_request(args, steps, whole, decode_weights, device=where))
-        ran = answer.get("steps", [])
-        error = answer.get("error") or next((step["error"] for step in ran if "error" in step), None)
-        if error is None and len(ran) < len(steps):
-            error = {"type": "Unanswered", "message": "the worker answered fewer steps than it was asked"}
-        last = ran[-1] if ran and error is None else {}
+        error = first_failure(answer, len(steps), UNANSWERED)
+        last = answer["steps"][-1] if error is None else {}
         # the values only from a GPU (held to the CPU's below): on a stand-in only devices are read
         return error, {"device": last.get("device"), "value": last.get("out") if where == "cuda" else None}
 
@@ -124,13 +121,11 @@ def vectorized(ctx: Context) -> Outcome:
         steps = [[0, 0, T], [0, T, 1]]
         weights, whole = decoding_inputs(ctx, args, B, steps, seeds[key] + 1000)
         answer = ctx.student.call(Probe.DECODE, decode_request(args, steps, whole, weights, count_ops=True))
-        ran = answer.get("steps", [])
-        failing = answer.get("error") or next((step["error"] for step in ran if "error" in step), None)
-        if failing is not None or len(ran) < len(steps):
-            return failed_with_error(ctx, failing or {"type": "Unanswered", "message": "no answer"},
-                                     f"用缓存解码时统计算子（{labels[key]}）", f"counting ops while decoding with a cache "
-                                     f"({labels[key]})", max_seq_len=max_len + 1)
-        return sum(step["ops"] for step in ran)
+        error = first_failure(answer, len(steps), UNANSWERED)
+        if error:
+            return failed_with_error(ctx, error, f"用缓存解码时统计算子（{labels[key]}）",
+                                     f"counting ops while decoding with a cache ({labels[key]})", max_seq_len=max_len + 1)
+        return sum(step["ops"] for step in answer["steps"])
 
     def label(sizes: dict) -> str:
         return labels[tuple(sizes.values())]
@@ -146,6 +141,7 @@ def vectorized(ctx: Context) -> Outcome:
     return cached
 
 
+UNANSWERED = "the worker answered fewer steps than it was asked"
 CACHED_ZH, CACHED_EN = "用 KV 缓存解码时（提示词后接一个 token）：", "Decoding with a KV cache (a prompt, then one token): "
 
 
