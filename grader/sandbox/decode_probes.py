@@ -56,8 +56,9 @@ def decode(namespace, lines, *, args, steps, xs, weights, record, device="cpu") 
                        "meta": [tracing._meta_of(t) for _, t in named]}
     state = [t.detach() for _, t in named]  # the module's own storage: a buffer one step writes, the next step reads
     head_dim = args["dim"] // args["n_heads"]
-    caches = {sequence: _on(_dressed_as_the_students(namespace, GRADERS_KV_CACHE(
-        args["max_batch_size"], args["max_seq_len"], args["n_kv_heads"], head_dim)), device) for sequence, _, _ in steps}
+    sizes = (args["max_batch_size"], args["max_seq_len"], args["n_kv_heads"], head_dim)
+    caches = {sequence: _on(_dressed_as_the_students(namespace, GRADERS_KV_CACHE(*sizes), sizes), device)
+              for sequence, _, _ in steps}
     copies = tracing.ConstantCopies()
     for (sequence, start_pos, _), x in zip(steps, xs):
         recorded = _step(record, module, names, caches[sequence], start_pos, x if device == "cpu" else
@@ -75,26 +76,62 @@ def _on(cache, device: str):
     return cache
 
 
-def _dressed_as_the_students(namespace, cache):
+def _dressed_as_the_students(namespace, cache, sizes: tuple[int, int, int, int]):
     """The grader's cache as an instance of the student's own KVCache class, its buffers and update the grader's: code
     that asks `isinstance(cache, KVCache)` or `type(cache) is KVCache` meets in grading what it meets in use (red
-    team on the second lab: the grader's own class told the decode probe apart). The student's __init__ never runs,
-    so a mistake there costs Part 2 alone; a class whose attributes are not plain (its own __setattr__, slots, a
-    property of these names) keeps the grader's."""
+    team on the second lab: the grader's own class told the decode probe apart). It also carries what the student's
+    own cache of these sizes keeps besides tensors (`_kept_by_the_students`): a model may read `cache.max_seq_len`.
+    A class whose attributes are not plain (its own __setattr__, slots, a property of these names) keeps the
+    grader's class, with those values too."""
     students = namespace.get(EXERCISE.graded_name["cache"])
+    kept = _kept_by_the_students(students, sizes)
     plain = (object.__setattr__, torch.nn.Module.__setattr__)
     if not isinstance(students, type) or getattr(students, "__setattr__", None) not in plain \
             or any(hasattr(students, name) for name in ("cache_k", "cache_v", "__slots__")):
+        vars(cache).update(kept)
         return cache
     try:
         dressed = object.__new__(students)
         if isinstance(dressed, torch.nn.Module):
             torch.nn.Module.__init__(dressed)
+        vars(dressed).update(kept)
         vars(dressed).update(cache_k=cache.cache_k, cache_v=cache.cache_v,
                              update=types.MethodType(GRADERS_KV_CACHE.update, dressed))
     except Exception:  # a class torch or Python will not make this way: the grader's own
+        vars(cache).update(kept)
         return cache
     return dressed
+
+
+GRADERS_NAMES = frozenset({"cache_k", "cache_v", "update"})
+"""What the dressed cache always takes from the grader's: the buffers and the write."""
+
+
+def _kept_by_the_students(students, sizes: tuple[int, int, int, int]) -> dict:
+    """The attributes the student's own KVCache sets when built with these sizes (on the CPU, the interface's
+    defaults otherwise), save the grader's names and any that holds a tensor: sizes, a dtype, a position the model
+    reads (`cache.max_seq_len` in a bound check is honest code). Its tensors never reach the model: the grader's
+    buffers stand for the storage, so a mistake of the student's cache still costs Part 2 alone; where its __init__
+    raises, nothing is kept."""
+    if not isinstance(students, type):
+        return {}
+    try:
+        built = students(*sizes)
+        found = dict(vars(built))
+    except Exception:
+        return {}
+    return {name: value for name, value in found.items() if type(name) is str and name not in GRADERS_NAMES
+            and not name.startswith("__") and not _holds_a_tensor(value)}
+
+
+def _holds_a_tensor(value, depth: int = 0) -> bool:
+    if isinstance(value, torch.Tensor) or isinstance(value, torch.nn.Module):
+        return True
+    if depth < 3 and isinstance(value, (list, tuple, set, frozenset)):
+        return any(_holds_a_tensor(item, depth + 1) for item in value)
+    if depth < 3 and isinstance(value, dict):
+        return any(_holds_a_tensor(item, depth + 1) for item in value.values())
+    return depth >= 3
 
 
 def _step(record, module, names: list[str], cache, start_pos: int, x: torch.Tensor, state: list, lines: list[str],
