@@ -6,6 +6,7 @@ the judge threads the buffers step to step on the parent's own k and v, from the
 there), with Part 2's checks only.
 """
 import functools
+import re
 from pathlib import Path
 
 import pytest
@@ -327,3 +328,13 @@ def test_the_verdict_is_the_same_under_two_grading_secrets(monkeypatch, name):
         report = grade_submission(KV_CACHE / f"{name}.py", checks=checks_for("cache"))  # afresh: no cache holds a secret
         verdicts.append((report["score"], report["mistakes"]))
     assert verdicts[0] == verdicts[1]
+
+
+def test_a_cache_that_stores_a_half_precision_in_float32_fails_its_shapes(tmp_path):
+    """A cache kept in float32 whatever half precision it is given holds twice the memory the model asked for (red
+    team on the second lab: 20 while only float32 and float64 were probed); the half-precision chain's dtype is drawn
+    per grading between float16 and bfloat16, and either is caught."""
+    report = graded(with_cache(tmp_path, "widened_halves", buffers=(
+        "        dtype = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype\n" + PLAIN_BUFFERS)))
+    assert failed_checks(report).get("cache.shapes") == ["wrong-return"], failures(report)
+    assert re.search(r"(float16|bfloat16) tensor, got \(.*\) float32", message(report, "cache.shapes"))

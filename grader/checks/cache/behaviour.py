@@ -24,9 +24,10 @@ def shapes(ctx: Context) -> Outcome:
                               f"{en}: the new KVCache.{name} holds {int((buffer != 0).sum())} nonzero elements; it "
                               f"should be all zeros.")
     return passed("缓冲区的形状、dtype 都对，且全为 0；每次 update（提示词、单个 token、多个 token、从 0 重新开始，B 小于及等于 "
-                  "max_batch_size）返回的形状都对。",
+                  "max_batch_size，float32、float64 和一种半精度）返回的形状都对。",
                   "The buffers have the right shape and dtype and are zeros; every update (a prompt, single tokens, a "
-                  "chunk, a new prompt from 0, B below and equal to max_batch_size) returns the promised shapes.")
+                  "chunk, a new prompt from 0, B below and equal to max_batch_size, in float32, float64 and a half "
+                  "precision) returns the promised shapes.")
 
 
 def _positions(numbers: list[int | None]) -> str:

@@ -42,8 +42,10 @@ class Plan:
 
 
 def plans(ctx: Context, label: str) -> list[Plan]:
-    """The two chains of `label`, sizes drawn per grading: B below max_batch_size (float32), then B equal to it
-    (float64); positions stay below max_seq_len so that a read one past what was written still has room."""
+    """The three chains of `label`, sizes drawn per grading: B below max_batch_size (float32), B equal to it
+    (float64), then B below it in a half precision drawn per grading (float16 or bfloat16: a cache that stores what it
+    is given in float32 kept every point while only float32 and float64 were probed, red team on the second lab);
+    positions stay below max_seq_len so that a read one past what was written still has room."""
     max_batch, heads, width, length, prompt, chunk, again = ctx.sizes(
         label, range(2, 5), range(1, 4), range(2, 13), range(29, 35), range(3, 8), range(2, 5), range(1, 3))
     back, long = ctx.sizes(f"{label} rewind", range(1, 3), range(10, 14))
@@ -54,8 +56,13 @@ def plans(ctx: Context, label: str) -> list[Plan]:
     end = prompt + 2 + chunk
     steps = ((0, prompt), (prompt, 1), (prompt + 1, 1), (prompt + 2, chunk), (end, long), (end + long, 1), (back, 1),
              (0, again))
+    (half,) = ctx.sizes(f"{label} half precision", range(2))
     return [Plan(max_batch, length, heads, width, batch, dtype, steps, seed)
-            for batch, dtype, seed in ((max_batch - 1, torch.float32, 300), (max_batch, torch.float64, 320))]
+            for batch, dtype, seed in ((max_batch - 1, torch.float32, 300), (max_batch, torch.float64, 320),
+                                       (max_batch - 1, HALF_PRECISIONS[half], 340))]
+
+
+HALF_PRECISIONS = (torch.float16, torch.bfloat16)
 
 
 def new_entries(ctx: Context, plan: Plan) -> list[tuple[torch.Tensor, torch.Tensor]]:
