@@ -138,6 +138,18 @@ def test_heads_split_by_n_heads_are_named_where_fewer_key_value_heads_fail_to_re
     assert "It runs where n_kv_heads == n_heads and fails to reshape where there are fewer" in shapes["message_en"]
 
 
+def test_key_value_heads_never_repeated_are_named_as_such_and_judged_on_devices_with_as_many():
+    """repeat_kv left out runs where n_kv_heads is n_heads or 1 (one head broadcasts over the queries) and fails
+    between: the text says the heads were never repeated, not split into n_heads (red team on the second lab), and the
+    device and loop probes, which need a configuration the module runs on, take as many key/value heads as queries."""
+    report = graded(KV_CACHE / "mutants" / "kv-heads-ignored__3.py")
+    checks = {c["id"]: c for c in report["checks"]}
+    assert "`repeat_kv` never brought them to n_heads" in checks["gqa.shapes"]["message_en"]
+    assert "没有用 repeat_kv 把它们扩成 n_heads 个头" in checks["gqa.shapes"]["message_zh"]
+    assert "split into n_heads heads" not in checks["gqa.shapes"]["message_en"]
+    assert checks["gqa.device"]["passed"] and checks["gqa.vectorized"]["passed"], failures(report)
+
+
 def test_the_same_reshape_crash_is_named_by_the_values_and_the_decode_checks_too():
     """The values check's pass and the decode chain meet the crash gqa.shapes explained: each names it, so no check
     of the part fails with an error alone."""

@@ -132,8 +132,9 @@ def probe_shapes(ctx: Context) -> list[tuple[tuple, Outcome | None]]:
 
 
 def split_by_n_heads(results: list[tuple[tuple, Outcome | None]]) -> list[tuple[tuple, Outcome | None]]:
-    """A module that runs where n_kv_heads == n_heads and fails to reshape where there are fewer key/value heads
-    splits k and v into n_heads heads: `kv-heads-ignored`, named beside the error it raised."""
+    """A module that runs where n_kv_heads == n_heads and fails where there are fewer key/value heads splits k and v
+    into n_heads heads, or never repeats them: `kv-heads-ignored`, named beside the error it raised, with which of the
+    two the error shows (`_why_the_heads_disagree`)."""
     as_many = [problem for config, problem in results if config[3] == config[4]]
     if not as_many or any(as_many):
         return results
@@ -141,21 +142,37 @@ def split_by_n_heads(results: list[tuple[tuple, Outcome | None]]) -> list[tuple[
     for config, problem in results:
         if problem and problem.cause.startswith("error:") and RESHAPED.search(problem.error) \
                 and "kv-heads-ignored" not in problem.mistakes:
+            zh, en = _why_the_heads_disagree(problem.error, n_heads=config[3], n_kv_heads=config[4])
             problem = dataclasses.replace(
                 problem, mistakes=[*problem.mistakes, "kv-heads-ignored"],
-                zh=problem.zh.rstrip("。.") + "。n_kv_heads 等于 n_heads 时能运行，少于 n_heads 时形状对不上：键和值被按 "
-                                             "n_heads 个头来拆了。",
-                en=problem.en.rstrip(".") + ". It runs where n_kv_heads == n_heads and fails to reshape where there "
-                                            "are fewer: keys and values are split into n_heads heads.")
+                zh=problem.zh.rstrip("。.") + "。n_kv_heads 等于 n_heads 时能运行，少于 n_heads 时形状对不上：" + zh,
+                en=problem.en.rstrip(".") + ". It runs where n_kv_heads == n_heads and " + en)
         named.append((config, problem))
     return named
 
 
+BROADCAST = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
+
+
+def _why_the_heads_disagree(error: str, n_heads: int, n_kv_heads: int) -> tuple[str, str]:
+    """What the error says happened to the key/value heads: n_kv_heads of them met the n_heads query heads (a
+    broadcast between exactly those two counts: `repeat_kv` left out), else a split into n_heads heads."""
+    found = BROADCAST.search(error)
+    if found and {int(found.group(1)), int(found.group(2))} == {n_heads, n_kv_heads}:
+        return ("键和值还只有 n_kv_heads 个头就和 n_heads 个查询头相乘了：没有用 repeat_kv 把它们扩成 n_heads 个头。",
+                "fails where there are fewer: keys and values meet the n_heads query heads with their n_kv_heads "
+                "heads, `repeat_kv` never brought them to n_heads.")
+    return "键和值被按 n_heads 个头来拆了。", ("fails to reshape where there are fewer: keys and values are split into "
+                                       "n_heads heads.")
+
+
 def accepted_config(ctx: Context) -> tuple | None:
-    """A promised configuration the module runs on with the right shapes (values aside), one with fewer key/value
-    heads than queries where there is one, or None."""
+    """A promised configuration the module runs on with the right shapes (values aside): one with several key/value
+    heads, fewer than the queries, where there is one (a single key/value head broadcasts over the queries without
+    `repeat_kv`, so running there says nothing of groups), else one with as many as the queries, or None."""
     ran = [config for config, problem in probe_shapes(ctx) if problem is None]
-    return next((config for config in ran if config[4] < config[3]), ran[0] if ran else None)
+    return next((config for config in ran if 1 < config[4] < config[3]),
+                next((config for config in ran if config[4] == config[3]), ran[0] if ran else None))
 
 
 def groups_drawn(ctx: Context, label: str, accepted: tuple) -> int:
