@@ -1146,6 +1146,14 @@ MUTATIONS = [
              (("    return next((config for config in ran if 1 < config[4] < config[3]),",
                "    return next((config for config in ran if config[4] < config[3]),"),),
              (f"{KV_GQA_MUTANT}[kv-heads-ignored__3]",), "sandbox"),
+    Mutation("gqa-decode-goes-back", "grader/checks/gqa/decoding.py",
+             (("[0, prompt + 2, 1], [0, prompt + 1, 1]],", "[0, prompt + 2, 1]],"),),
+             (f"{KV_DECODE}test_a_position_counted_instead_of_start_pos_is_caught_where_a_position_is_decoded_again"
+              "[positions counted per cache]",), "sandbox"),
+    Mutation("gqa-decode-going-back-said", "grader/checks/gqa/decoding.py",
+             (("            if _goes_back(steps, index):", "            if False:"),),
+             (f"{KV_DECODE}test_a_position_counted_instead_of_start_pos_is_caught_where_a_position_is_decoded_again"
+              "[positions counted in Python]",), "sandbox"),
     Mutation("gqa-device-through-a-cache", "grader/checks/gqa/runtime.py",
              (('    cases = [(label, None), (f"{label}, KV cache:', '    cases = [(label, None)] or [(f"{label}, KV cache:'),),
              (f"{KV_GQA_MUTANT}[mask-device__2]",), "sandbox"),

@@ -14,7 +14,7 @@ from grader.sandbox.request_fields import (DEVICES, DTYPES, _check_cotangent, _c
 class DecodeRequest:
     """Build `GroupedQueryAttention(ModelArgs(**args))` and decode `steps` with the grader's own KVCache, one per
     sequence (grader/sandbox/decode_probes.py). A step is [sequence, start_pos, T]: one forward call on `xs[i]`
-    (batch, T, dim) with that sequence's cache; the judge chains the steps' graphs on `xs` and `weights` (wq, wk, wv,
+    (batch, T, dim) with that sequence's cache, starting where the sequence's last step ended or before it; the judge chains the steps' graphs on `xs` and `weights` (wq, wk, wv,
     wo: the parent's own, loaded by name), each cache from zeros. `count_ops`: each step's operators counted from
     its graph (the loop check of the cached path). `device`: the module, its caches and x there (the device check of
     the cached path)."""
@@ -44,7 +44,8 @@ class DecodeRequest:
             _require(_is(step, list) and len(step) == 3 and all(_is(n, int) and n >= 0 for n in step) and step[2] > 0,
                      self, "a step must be [sequence, start_pos, T] of ints, T > 0")
             sequence, start_pos, length = step
-            _require(written.get(sequence, 0) == start_pos, self, "a sequence's steps must follow on from each other")
+            _require(start_pos <= written.get(sequence, 0), self,
+                     "a sequence's step must start where its last step ended, or before (a position decoded again)")
             written[sequence] = start_pos + length
             _require(written[sequence] <= args["max_seq_len"], self, "a step must end within max_seq_len")
             _require(_float_tensor(x) and x.dtype == torch.float32 and x.dim() == 3 and x.shape[1:] == (length, dim),

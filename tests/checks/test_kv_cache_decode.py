@@ -135,6 +135,11 @@ HOSTILE = {
                                     "        B, T, C = x.shape\n"
                                     "        start_pos = getattr(self, 'position', 0)\n"
                                     "        self.position = start_pos + T"),
+    "positions counted per cache": ("        if cache is not None:\n",
+                                    "        if cache is not None:\n"
+                                    "            self.written = getattr(self, 'written', {})\n"
+                                    "            start_pos = self.written.get(id(cache), 0)\n"
+                                    "            self.written[id(cache)] = start_pos + T\n"),
     "the first cache kept on the module": ("        if cache is not None:\n",
                                            "        if cache is not None:\n"
                                            "            self.own = getattr(self, 'own', cache)\n"
@@ -158,10 +163,16 @@ def test_state_kept_where_the_judge_cannot_follow_it_earns_no_decode_points(tmp_
     assert not decode["passed"] and decode["points"] == 0.0, decode["message_en"]
 
 
-def test_a_counter_in_python_is_caught_only_where_two_sequences_interleave(tmp_path):
-    path = with_forward(tmp_path, "counted", *HOSTILE["positions counted in Python"])
+@pytest.mark.parametrize("hostile", ["positions counted in Python", "positions counted per cache"])
+def test_a_position_counted_instead_of_start_pos_is_caught_where_a_position_is_decoded_again(tmp_path, hostile):
+    """A count of positions, on the module or one per cache (the latter kept every point while each sequence only went
+    forward: red team on the second lab), writes a token decoded again past where it belongs."""
+    path = with_forward(tmp_path, hostile.replace(" ", "_"), *HOSTILE[hostile])
     decode = decode_checks(grade_submission(path, checks=checks_for("gqa")))["gqa.decode"]
-    assert "(two sequences interleaved on one module)" in decode["message_en"]
+    assert "step 5 (sequence 0, start_pos=" in decode["message_en"]
+    assert "(a prompt then single tokens, the last but one generated again)" in decode["message_en"]
+    assert "This step goes back to an earlier position" in decode["message_en"]
+    assert "这一步回到了更早的位置" in decode["message_zh"]
     assert decode["mistakes"] == ["cache-position"]
 
 

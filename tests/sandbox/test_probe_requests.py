@@ -73,7 +73,8 @@ HONEST = {
                                    count_ops=True, layout="heads", regime="training"),
                    FunctionRequest(part="repeat", arguments=[torch.randn(2, 2, 5, 8, dtype=torch.float64), 2], grad=True,
                                    cotangent=torch.randn(2, 4, 5, 8, dtype=torch.float64))],
-    Probe.DECODE: [decode(), decode(steps=([0, 0, 3], [1, 0, 2], [0, 3, 1], [1, 2, 3]), B=3)],
+    Probe.DECODE: [decode(), decode(steps=([0, 0, 3], [1, 0, 2], [0, 3, 1], [1, 2, 3]), B=3),
+                   decode(steps=([0, 0, 4], [0, 4, 1], [0, 3, 1]))],  # a position decoded again
     Probe.CACHE: [CacheRequest(max_batch_size=3, max_seq_len=8, n_kv_heads=2, head_dim=4, steps=[cache_step(0, 5)]),
                   CacheRequest(max_batch_size=3, max_seq_len=8, n_kv_heads=2, head_dim=4, dtype="float64",
                                steps=[cache_step(0, 5, B=3, dtype=torch.float64), cache_step(5, 1, B=3, dtype=torch.float64)],

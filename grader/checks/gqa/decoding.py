@@ -18,14 +18,17 @@ from grader.checks.gqa.probing import named_kv_heads_crash
 from grader.exercises.kv_cache import PROJECTIONS, reference
 from grader.sandbox.requests import DecodeRequest, Probe
 
-SCENARIOS = (("提示词后接单个 token", "提示词后接一段 token", "两个序列在同一个模块上交替"),
-             ("a prompt then single tokens", "a prompt then a chunk", "two sequences interleaved on one module"))
+SCENARIOS = (("提示词后接单个 token，再从前一个位置重新生成一个", "提示词后接一段 token", "两个序列在同一个模块上交替"),
+             ("a prompt then single tokens, the last but one generated again", "a prompt then a chunk",
+              "two sequences interleaved on one module"))
 
 
 def drawn(ctx: Context) -> tuple[dict, int, list[list[list[int]]]]:
     """The model's sizes, the batch (B < max_batch_size, so a read of every cache row shows) and each scenario's
-    steps [sequence, start_pos, T]: a prompt then three single tokens; a prompt then a chunk, a longer chunk and a
-    token; two prompts on one module, a token of each, then a chunk of the first."""
+    steps [sequence, start_pos, T]: a prompt then three single tokens and the second of them again (start_pos back
+    by one, as a sampler that rejects a token does: a module that counts positions itself instead of reading start_pos
+    kept every point while each sequence only went forward, red team on the second lab); a prompt then a chunk, a
+    longer chunk and a token; two prompts on one module, a token of each, then a chunk of the first."""
     kv_heads, n_rep, d, max_batch, extra = ctx.sizes("gqa.decode", range(1, 4), range(2, 4), range(3, 9), range(3, 5),
                                                      range(0, 8))
     prompt, other, chunk, batch = ctx.sizes("gqa.decode steps", range(3, 7), range(3, 7), range(2, 5), range(1, max_batch))
@@ -34,7 +37,7 @@ def drawn(ctx: Context) -> tuple[dict, int, list[list[list[int]]]]:
     long, = ctx.sizes("gqa.decode long chunk", range(5, 13))
     args = {"dim": kv_heads * n_rep * d, "n_heads": kv_heads * n_rep, "n_kv_heads": kv_heads,
             "max_seq_len": prompt + other + chunk + long + extra, "max_batch_size": max_batch}
-    scenarios = [[[0, 0, prompt], [0, prompt, 1], [0, prompt + 1, 1], [0, prompt + 2, 1]],
+    scenarios = [[[0, 0, prompt], [0, prompt, 1], [0, prompt + 1, 1], [0, prompt + 2, 1], [0, prompt + 1, 1]],
                  [[0, 0, prompt], [0, prompt, chunk], [0, prompt + chunk, long], [0, prompt + chunk + long, 1]],
                  [[0, 0, prompt], [1, 0, other], [0, prompt, 1], [1, other, 1], [0, prompt + 1, chunk]]]
     return args, batch, scenarios
@@ -48,8 +51,8 @@ def inputs(ctx: Context, args: dict, batch: int, steps: list, seed: int) -> tupl
     ins = {"wq": dim, "wk": dim, "wv": dim, "wo": args["n_heads"] * d}
     weights = {name: torch.randn(outs[name], ins[name], generator=generator) / math.sqrt(dim) for name in PROJECTIONS}
     lengths: dict[int, int] = {}
-    for sequence, start_pos, length in steps:
-        lengths[sequence] = start_pos + length
+    for sequence, start_pos, length in steps:  # a step may go back (a position decoded again): the furthest one
+        lengths[sequence] = max(lengths.get(sequence, 0), start_pos + length)
     return weights, {n: torch.randn(batch, length, dim, generator=generator) for n, length in sorted(lengths.items())}
 
 
@@ -74,6 +77,12 @@ def expected_rows(args: dict, steps: list, whole: dict, weights: dict, offset_ma
         caches[sequence] = tuple(cache)
         rows.append(y)
     return rows
+
+
+def _goes_back(steps: list, index: int) -> bool:
+    """Whether step `index` starts before where its sequence's earlier steps had got to (a position decoded again)."""
+    sequence, start_pos, _ = steps[index]
+    return start_pos < max((s + t for n, s, t in steps[:index] if n == sequence), default=0)
 
 
 def step_words(index: int, step: list) -> tuple[str, str]:
@@ -146,14 +155,20 @@ def decode(ctx: Context) -> Outcome:
             error, where = where_largest(actual, expected[index])
             position = steps[index][1] + row
             before = ("之前的每一步都正确。", " Every earlier step was right.") if index else ("", "")
+            if _goes_back(steps, index):
+                before = (before[0] + "这一步回到了更早的位置（start_pos 小于这个序列已经写到的位置）：写入和读取都要按 "
+                          "start_pos 来，不能按模块自己数的位置。",
+                          before[1] + " This step goes back to an earlier position (start_pos below where the "
+                          "sequence had got to): writes and reads follow start_pos, never a count the module keeps.")
             return failed(f"{zh}{label[0]}：输出第 {row} 行（绝对位置 {position}）与对整个序列做一次完整因果计算的结果不符，"
                           f"最大误差 {error:.3g}（位置 {where}）。{before[0]}",
                           f"{en}{label[1]}: output row {row} (absolute position {position}) differs from the full "
                           f"causal pass over the whole sequence; max error {error:.3g} at {where}.{before[1]}",
                           _cache_mistake(steps, index, actual, offset[index], right, tolerance))
-    return passed("逐步解码的每一步都等于完整的因果计算（提示词后接单个 token、一段 token，两个序列在同一个模块上交替）。",
-                  "Every decoding step equals the full causal pass (single tokens and a chunk after a prompt, two "
-                  "sequences interleaved on one module).")
+    return passed("逐步解码的每一步都等于完整的因果计算（提示词后接单个 token、从前一个位置重新生成的 token、一段 token，"
+                  "两个序列在同一个模块上交替）。",
+                  "Every decoding step equals the full causal pass (single tokens, one generated again from an "
+                  "earlier position, and a chunk after a prompt; two sequences interleaved on one module).")
 
 
 def moved(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
