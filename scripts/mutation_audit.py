@@ -42,6 +42,7 @@ KV_CACHE = "tests/checks/test_kv_cache_cache.py::"
 KV_CACHE_MUTANT = f"{KV_CACHE}test_a_part_two_mutant_loses_points_with_its_mistake_named_in_both_languages"
 CACHE_TURN = "tests/graph/test_cache_answers.py::"
 KV_GQA = "tests/checks/test_kv_cache_gqa.py::"
+WRITES = "tests/rules/test_writes_to_a_parameter.py::"
 KV_GQA_MUTANT = f"{KV_GQA}test_a_part_three_mutant_loses_points_with_its_mistake_named_in_both_languages"
 MUTATIONS = [
     Mutation("causal-exactness", "grader/checks/sdpa/behaviour.py",
@@ -775,6 +776,27 @@ MUTATIONS = [
              (("    return dataclasses.replace(problem, mistakes=[\"kv-heads-ignored\"])", "    return problem"),),
              (f"{KV_GQA}test_the_same_reshape_crash_is_named_by_the_values_and_the_decode_checks_too",), "sandbox"),
     # red team on the second lab: a module sets its own layers and buffers by name, as getattr reads them
+    Mutation("parameter-writes-allowed", "grader/rules/reader.py",
+             (("        if id(node) in self.parameter_writes:\n            return\n", ""),),
+             (f"{WRITES}test_a_method_keeps_a_count_on_an_object_it_was_handed[a count on the cache]",
+              f"{KV_DECODE}test_every_honest_module_decodes_as_the_full_causal_pass[length_kept_on_the_cache_by_the_model]"),
+             "sandbox"),
+    Mutation("parameter-writes-shared-names", "grader/rules/parameter_writes.py",
+             (('    return not name.startswith("_") and name not in SHARED_NAMES', '    return not name.startswith("_")'),),
+             (f"{WRITES}test_a_write_that_could_reach_a_shared_object_stays_refused[a torch function through a parameter]",),
+             "unit"),
+    Mutation("parameter-writes-constant-defaults", "grader/rules/parameter_writes.py",
+             (("                  if a.arg not in defaults or isinstance(defaults[a.arg], CONSTANTS)}", "                  }"),),
+             (f"{WRITES}test_a_write_that_could_reach_a_shared_object_stays_refused[a parameter whose default is torch]",),
+             "unit"),
+    Mutation("parameter-writes-never-rebound", "grader/rules/parameter_writes.py",
+             (("        handed -= {n.id for n in body if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}\n",
+               ""),),
+             (f"{WRITES}test_a_write_that_could_reach_a_shared_object_stays_refused[a parameter rebound to torch]",),
+             "unit"),
+    Mutation("parameter-writes-methods-only", "grader/rules/parameter_writes.py",
+             (('        if not positional or positional[0].arg != "self":\n            continue\n', ""),),
+             (f"{WRITES}test_a_plain_functions_parameter_stays_refused",), "unit"),
     Mutation("setattr-on-self-allowed", "grader/rules/reader.py",
              (("and (_named_getattr(n) or _on_self(n) or _on_self(n, \"setattr\"))}",
                "and (_named_getattr(n) or _on_self(n))}"),),

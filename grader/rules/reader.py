@@ -12,6 +12,7 @@ import importlib.util
 import torch
 
 from grader.handin import syntax_tree
+from grader.rules.parameter_writes import writes_to_parameters
 from grader.rules.strings import (STAND_IN_WORD, device_text_positions, folded_string, format_fields, joins_strings,
                                   string_texts)
 from grader.rules.table import (ALLOWED_DUNDERS, ALLOWED_SYS, CLASS_DUNDERS, DENIED_MODULES, DENIED_SPECIAL_METHODS,
@@ -112,6 +113,7 @@ class Rules:
         self.walked = walked
         nodes = [node for statement in tree.body for node in walked[id(statement)]]
         self.classes = {s.name for s in nodes if isinstance(s, ast.ClassDef)}
+        self.parameter_writes = writes_to_parameters(nodes)  # `cache.length = ...` in a method: its own
         for node in nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:  # `import a.b` binds a; `import a.b as c` binds c to a.b
@@ -273,6 +275,8 @@ class Rules:
                 and not any(_is_dunder(p) for p in chain):
             return
         if path is not None and path.startswith("torch.backends."):  # TF32 switches: reset before every probe
+            return
+        if id(node) in self.parameter_writes:
             return
         yield node, "tampering", f"给 {target} 赋值会改变别人的对象", f"assigning to {target} changes an object that is not yours"
 
