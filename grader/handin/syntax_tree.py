@@ -55,3 +55,11 @@ def walk_statements(tree: ast.Module) -> dict[int, list[ast.AST]]:
     """Each top-level statement's walk, keyed by the statement's id: the rules and their attribution to
     parts both read every statement, and at the code cap each walk of the whole hand-in costs most of a second."""
     return {id(statement): walk(statement) for statement in tree.body}
+
+
+def parameter_defaults(arguments: ast.arguments) -> list[tuple[ast.arg, ast.expr]]:
+    """Each parameter that has a default, with it: positional ones (defaults fill the last of them) and keyword-only
+    ones (whose missing defaults are None)."""
+    positional = arguments.posonlyargs + arguments.args
+    found = list(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
+    return found + [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None]

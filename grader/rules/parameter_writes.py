@@ -18,9 +18,10 @@ import math
 
 import torch
 
+from grader.handin import syntax_tree
+
 SHARED_NAMES = frozenset(name for space in (torch, torch.nn, torch.nn.functional, torch.Tensor, torch.nn.Module, math)
                          for name in dir(space))
-CONSTANTS = (ast.Constant,)
 
 
 def writes_to_parameters(nodes: list[ast.AST]) -> set[int]:
@@ -33,11 +34,9 @@ def writes_to_parameters(nodes: list[ast.AST]) -> set[int]:
         positional = arguments.posonlyargs + arguments.args
         if not positional or positional[0].arg != "self":
             continue
-        defaults = dict(zip([a.arg for a in positional[len(positional) - len(arguments.defaults):]],
-                            arguments.defaults))
-        defaults |= {a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None}
+        defaults = {a.arg: d for a, d in syntax_tree.parameter_defaults(arguments)}
         handed = {a.arg for a in [*positional[1:], *arguments.kwonlyargs]
-                  if a.arg not in defaults or isinstance(defaults[a.arg], CONSTANTS)}
+                  if a.arg not in defaults or isinstance(defaults[a.arg], ast.Constant)}
         body = list(_own_nodes(function))
         handed -= {n.id for n in body if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
         found |= {id(n) for n in body if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)

@@ -133,9 +133,7 @@ class Rules:
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 bound = [(t, node.value) for t in (node.targets if isinstance(node, ast.Assign) else [node.target])]
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                positional = node.args.posonlyargs + node.args.args
-                bound = list(zip(positional[len(positional) - len(node.args.defaults):], node.args.defaults))
-                bound += [(a, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults) if d is not None]
+                bound = syntax_tree.parameter_defaults(node.args)
             else:
                 continue
             for target, value in bound:

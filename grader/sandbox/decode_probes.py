@@ -84,21 +84,17 @@ def _dressed_as_the_students(namespace, cache, sizes: tuple[int, int, int, int])
     A class whose attributes are not plain (its own __setattr__, slots, a property of these names) keeps the
     grader's class, with those values too."""
     students = namespace.get(EXERCISE.graded_name["cache"])
-    kept = _kept_by_the_students(students, sizes)
+    vars(cache).update(_kept_by_the_students(students, sizes))
     plain = (object.__setattr__, torch.nn.Module.__setattr__)
     if not isinstance(students, type) or getattr(students, "__setattr__", None) not in plain \
             or any(hasattr(students, name) for name in ("cache_k", "cache_v", "__slots__")):
-        vars(cache).update(kept)
         return cache
     try:
         dressed = object.__new__(students)
         if isinstance(dressed, torch.nn.Module):
             torch.nn.Module.__init__(dressed)
-        vars(dressed).update(kept)
-        vars(dressed).update(cache_k=cache.cache_k, cache_v=cache.cache_v,
-                             update=types.MethodType(GRADERS_KV_CACHE.update, dressed))
+        vars(dressed).update(vars(cache), update=types.MethodType(GRADERS_KV_CACHE.update, dressed))
     except Exception:  # a class torch or Python will not make this way: the grader's own
-        vars(cache).update(kept)
         return cache
     return dressed
 
@@ -125,13 +121,13 @@ def _kept_by_the_students(students, sizes: tuple[int, int, int, int]) -> dict:
 
 
 def _holds_a_tensor(value, depth: int = 0) -> bool:
-    if isinstance(value, torch.Tensor) or isinstance(value, torch.nn.Module):
+    if isinstance(value, (torch.Tensor, torch.nn.Module)):
         return True
     if depth < 3 and isinstance(value, (list, tuple, set, frozenset)):
         return any(_holds_a_tensor(item, depth + 1) for item in value)
     if depth < 3 and isinstance(value, dict):
         return any(_holds_a_tensor(item, depth + 1) for item in value.values())
-    return depth >= 3
+    return depth >= 3  # a container nested deeper is not looked into, so not kept
 
 
 def _step(record, module, names: list[str], cache, start_pos: int, x: torch.Tensor, state: list, lines: list[str],

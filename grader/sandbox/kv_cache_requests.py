@@ -14,8 +14,9 @@ from grader.sandbox.request_fields import (DEVICES, DTYPES, _check_cotangent, _c
 class DecodeRequest:
     """Build `GroupedQueryAttention(ModelArgs(**args))` and decode `steps` with the grader's own KVCache, one per
     sequence (grader/sandbox/decode_probes.py). A step is [sequence, start_pos, T]: one forward call on `xs[i]`
-    (batch, T, dim) with that sequence's cache, starting where the sequence's last step ended or before it; the judge chains the steps' graphs on `xs` and `weights` (wq, wk, wv,
-    wo: the parent's own, loaded by name), each cache from zeros. `count_ops`: each step's operators counted from
+    (batch, T, dim) with that sequence's cache, starting where the sequence's last step ended or before it; the
+    judge chains the steps' graphs on `xs` and `weights` (wq, wk, wv, wo: the parent's own, loaded by name), each
+    cache from zeros. `count_ops`: each step's operators counted from
     its graph (the loop check of the cached path). `device`: the module, its caches and x there (the device check of
     the cached path)."""
 
