@@ -1172,6 +1172,10 @@ MUTATIONS = [
              (("[0, prompt + 2, 1], [0, prompt + 1, 1]],", "[0, prompt + 2, 1]],"),),
              (f"{KV_DECODE}test_a_position_counted_instead_of_start_pos_is_caught_where_a_position_is_decoded_again"
               "[positions counted per cache]",), "sandbox"),
+    Mutation("gqa-decode-without-groups", "grader/checks/gqa/decoding.py",
+             (("(args, steps) for steps in scenarios), (plain, ungrouped)]", "(args, steps) for steps in scenarios)]"),),
+             (f"{KV_DECODE}test_a_module_that_leaves_the_cache_out_where_no_head_is_repeated_loses_the_decode_points",),
+             "sandbox"),
     Mutation("gqa-decode-going-back-said", "grader/checks/gqa/decoding.py",
              (("            if _goes_back(steps, index):", "            if False:"),),
              (f"{KV_DECODE}test_a_position_counted_instead_of_start_pos_is_caught_where_a_position_is_decoded_again"

@@ -156,6 +156,18 @@ HOSTILE = {
 }
 
 
+def test_a_module_that_leaves_the_cache_out_where_no_head_is_repeated_loses_the_decode_points(tmp_path):
+    """The cache only where heads are repeated (n_rep > 1): with n_kv_heads == n_heads the module decodes a token
+    without its past. The drawn sizes always repeat heads, so this kept every point (red team on the second lab)."""
+    path = with_forward(tmp_path, "cache_only_for_groups", "        if cache is not None:\n",
+                        "        if cache is not None and self.n_rep > 1:\n")
+    decode = decode_checks(graded(path))["gqa.decode"]
+    assert not decode["passed"] and decode["mistakes"] == ["cache-position"], failures(graded(path))
+    assert "(n_kv_heads == n_heads (plain multi-head attention): a prompt, a token, a chunk)" in decode["message_en"]
+    assert "step 2 (sequence 0, start_pos=" in decode["message_en"]
+    assert "普通多头注意力" in decode["message_zh"]
+
+
 @pytest.mark.parametrize("hostile", HOSTILE)
 def test_state_kept_where_the_judge_cannot_follow_it_earns_no_decode_points(tmp_path, hostile):
     path = with_forward(tmp_path, hostile.replace(" ", "_"), *HOSTILE[hostile])

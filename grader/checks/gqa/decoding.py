@@ -18,9 +18,11 @@ from grader.checks.gqa.probing import named_kv_heads_crash
 from grader.exercises.kv_cache import PROJECTIONS, reference
 from grader.sandbox.requests import DecodeRequest, Probe
 
-SCENARIOS = (("提示词后接单个 token，再从前一个位置重新生成一个", "提示词后接一段 token", "两个序列在同一个模块上交替"),
+SCENARIOS = (("提示词后接单个 token，再从前一个位置重新生成一个", "提示词后接一段 token", "两个序列在同一个模块上交替",
+              "n_kv_heads == n_heads（普通多头注意力）：提示词、一个 token、一段 token"),
              ("a prompt then single tokens, the last but one generated again", "a prompt then a chunk",
-              "two sequences interleaved on one module"))
+              "two sequences interleaved on one module",
+              "n_kv_heads == n_heads (plain multi-head attention): a prompt, a token, a chunk"))
 
 
 def drawn(ctx: Context) -> tuple[dict, int, list[list[list[int]]]]:
@@ -41,6 +43,17 @@ def drawn(ctx: Context) -> tuple[dict, int, list[list[list[int]]]]:
                  [[0, 0, prompt], [0, prompt, chunk], [0, prompt + chunk, long], [0, prompt + chunk + long, 1]],
                  [[0, 0, prompt], [1, 0, other], [0, prompt, 1], [1, other, 1], [0, prompt + 1, chunk]]]
     return args, batch, scenarios
+
+
+def with_every_scenario(ctx: Context) -> tuple[int, list[tuple[dict, list[list[int]]]]]:
+    """The batch and each scenario of `gqa.decode` with its model's sizes: the three of `drawn`, then one with as many
+    key/value heads as query heads (n_rep 1, which the drawn sizes never have): a path taken only where no head is
+    repeated (the cache left out there) met no decoding before (red team on the second lab)."""
+    args, batch, scenarios = drawn(ctx)
+    prompt, chunk = scenarios[0][0][2], scenarios[1][1][2]
+    plain = {**args, "n_kv_heads": args["n_heads"]}
+    ungrouped = [[0, 0, prompt], [0, prompt, 1], [0, prompt + 1, chunk]]
+    return batch, [*((args, steps) for steps in scenarios), (plain, ungrouped)]
 
 
 def inputs(ctx: Context, args: dict, batch: int, steps: list, seed: int) -> tuple[dict, dict[int, torch.Tensor]]:
@@ -119,13 +132,13 @@ def _cache_mistake(steps: list, index: int, actual, offset: torch.Tensor, right:
        title_en="decoding step by step with a KV cache equals the full causal pass (single tokens, a chunk, two "
                 "sequences interleaved)")
 def decode(ctx: Context) -> Outcome:
-    args, batch, scenarios = drawn(ctx)
-    made = [inputs(ctx, args, batch, steps, 300 + number) for number, steps in enumerate(scenarios)]
+    batch, scenarios = with_every_scenario(ctx)
+    made = [inputs(ctx, args, batch, steps, 300 + number) for number, (args, steps) in enumerate(scenarios)]
     answers = ctx.student.call_many(Probe.DECODE, [request(args, steps, whole, weights)
-                                                   for steps, (weights, whole) in zip(scenarios, made)])
+                                                   for (args, steps), (weights, whole) in zip(scenarios, made)])
     tolerance = MODULE_TOLERANCE[torch.float32]
     right: list[list] = []  # per scenario, the steps found right so far
-    for number, (steps, (weights, whole), answer) in enumerate(zip(scenarios, made, answers)):
+    for number, ((args, steps), (weights, whole), answer) in enumerate(zip(scenarios, made, answers)):
         label = (f"（{SCENARIOS[0][number]}）", f" ({SCENARIOS[1][number]})")
         if "error" in answer and not answer.get("steps"):
             return failed_with_error(ctx, answer["error"], f"构建 GroupedQueryAttention 并解码{label[0]}",
@@ -166,9 +179,10 @@ def decode(ctx: Context) -> Outcome:
                           f"causal pass over the whole sequence; max error {error:.3g} at {where}.{before[1]}",
                           _cache_mistake(steps, index, actual, offset[index], right, tolerance))
     return passed("逐步解码的每一步都等于完整的因果计算（提示词后接单个 token、从前一个位置重新生成的 token、一段 token，"
-                  "两个序列在同一个模块上交替）。",
+                  "两个序列在同一个模块上交替，n_kv_heads == n_heads）。",
                   "Every decoding step equals the full causal pass (single tokens, one generated again from an "
-                  "earlier position, and a chunk after a prompt; two sequences interleaved on one module).")
+                  "earlier position, and a chunk after a prompt; two sequences interleaved on one module; "
+                  "n_kv_heads == n_heads).")
 
 
 def moved(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
