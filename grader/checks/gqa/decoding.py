@@ -1,6 +1,7 @@
 """Part 3, GroupedQueryAttention with a KV cache, decoding: a prompt then single tokens, a prompt then a chunk, two
-sequences interleaved on one module, each step's output held to the full causal pass (`gqa.decode`), and no step's
-row moved by a later position of that step (`gqa.causal`).
+sequences interleaved on one module, and (for `gqa.decode`) a prompt, a token and a chunk with as many key/value heads
+as query heads, each step's output held to the full causal pass (`gqa.decode`), and no step's row moved by a later
+position of that step (`gqa.causal`).
 
 The cache is the grader's own (grader/sandbox/decode_probes.py), so only the module's handling of it is judged here.
 The sizes, the prompt and chunk lengths and every value are drawn per grading; the worker traces on decoys and the
