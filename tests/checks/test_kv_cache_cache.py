@@ -330,6 +330,17 @@ def test_the_verdict_is_the_same_under_two_grading_secrets(monkeypatch, name):
     assert verdicts[0] == verdicts[1]
 
 
+def test_a_cache_that_returns_another_dtype_than_it_holds_fails_its_shapes(tmp_path):
+    """update returning `.float()` of its slices: the buffers are right, but a half-precision (or float64) model gets
+    float32 keys back (an independently written bug of the second lab: 20 while the returned dtype went unread)."""
+    report = graded(with_cache(tmp_path, "returned_as_float32", update=PLAIN_UPDATE.replace(
+        "        return self.cache_k[:B, :, :start_pos + T], self.cache_v[:B, :, :start_pos + T]",
+        "        return self.cache_k[:B, :, :start_pos + T].float(), self.cache_v[:B, :, :start_pos + T].float()")))
+    assert failed_checks(report).get("cache.shapes") == ["wrong-return"], failures(report)
+    assert re.search(r"returned keys in float32, expected the cache's (float64|float16|bfloat16)",
+                     message(report, "cache.shapes")), message(report, "cache.shapes")
+
+
 def test_a_cache_that_stores_a_half_precision_in_float32_fails_its_shapes(tmp_path):
     """A cache kept in float32 whatever half precision it is given holds twice the memory the model asked for (red
     team on the second lab: 20 while only float32 and float64 were probed); the half-precision chain's dtype is drawn

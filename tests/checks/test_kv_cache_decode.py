@@ -156,6 +156,20 @@ HOSTILE = {
 }
 
 
+@pytest.mark.parametrize("mistake, old, new", [
+    ("mask-diagonal", "triu(diagonal=start_pos + 1)  # (T, S)", "triu(diagonal=start_pos if start_pos > 0 else 1)"),
+    ("missing-scale", "/ math.sqrt(self.head_dim)", "/ (math.sqrt(self.head_dim) if start_pos == 0 else 1)"),
+    ("wrong-scale", "/ math.sqrt(self.head_dim)", "/ math.sqrt(self.head_dim if start_pos == 0 else C)"),
+])
+def test_a_mistake_of_the_cached_path_alone_is_named_as_that_mistake(tmp_path, mistake, old, new):
+    """Part 3 decodes through the grader's cache, so a wrong step after a right prompt is the module's: a diagonal
+    hidden or a scale left out only where start_pos > 0 was named `cache-position`, whose fix points at KVCache
+    (independently written bugs of the second lab)."""
+    path = with_forward(tmp_path, mistake.replace("-", "_"), old, new)
+    decode = decode_checks(graded(path))["gqa.decode"]
+    assert not decode["passed"] and decode["mistakes"] == [mistake], failures(graded(path))
+
+
 def test_a_module_that_leaves_the_cache_out_where_no_head_is_repeated_loses_the_decode_points(tmp_path):
     """The cache only where heads are repeated (n_rep > 1): with n_kv_heads == n_heads the module decodes a token
     without its past. The drawn sizes always repeat heads, so this kept every point (red team on the second lab)."""

@@ -105,9 +105,14 @@ def shape_problem(plan: Plan, number: int, name: str, item: dict) -> Outcome | N
     start, length = plan.steps[number]
     expected = (plan.batch, plan.n_kv_heads, start + length, plan.head_dim)
     got = tuple(item.get("shape", ()))
+    zh, en = step_words(plan, number)
+    dtype = str(plan.dtype).removeprefix("torch.")
+    if got == expected and item.get("dtype") != dtype:  # keys cast on the way out: the next layer meets another dtype
+        return failed(f"{zh} 返回的 {name} 是 {item.get('dtype')}，应与缓存一样是 {dtype}：直接返回缓冲区的切片，不要转换 dtype。",
+                      f"{en} returned {name} in {item.get('dtype')}, expected the cache's {dtype}: return the buffers' "
+                      "own slices, with no cast.", ["wrong-return"])
     if got == expected:
         return None
-    zh, en = step_words(plan, number)
     if len(got) == 4 and got[:2] + got[3:] == expected[:2] + expected[3:]:
         return failed(f"{zh} 返回的 {name} 有 {got[2]} 个位置（0…{got[2] - 1}），应为写到此刻的 {start + length} 个"
                       f"（0…{start + length - 1}）：读到了还没写入的位置，或少读了。",

@@ -75,11 +75,12 @@ def request(args: dict, steps: list, whole: dict, weights: dict, **options) -> D
     return DecodeRequest(args=args, steps=steps, xs=xs, weights=weights, **options)
 
 
-def expected_rows(args: dict, steps: list, whole: dict, weights: dict, offset_mask: bool = True) -> list[torch.Tensor]:
-    """Each step's rows of the float64 reference: the full causal pass over its sequence; with offset_mask=False,
-    the steps decoded with a mask not offset by start_pos (`cache-mask-offset`), step by step with caches."""
+def expected_rows(args: dict, steps: list, whole: dict, weights: dict, **mistake) -> list[torch.Tensor]:
+    """Each step's rows of the float64 reference: the full causal pass over its sequence; with a `mistake` (flags of
+    `reference.gqa_forward`: offset_mask=False for `cache-mask-offset`, ...), the steps decoded with that mistake at
+    every step, step by step with caches (which hold the same keys and values either way)."""
     H, H_kv = args["n_heads"], args["n_kv_heads"]
-    if offset_mask:
+    if not mistake:
         full = {n: reference.gqa_forward(x, weights, H, H_kv).y for n, x in whole.items()}
         return [full[sequence][:, start_pos:start_pos + length] for sequence, start_pos, length in steps]
     shape = (args["max_batch_size"], H_kv, args["max_seq_len"], args["dim"] // H)
@@ -87,10 +88,17 @@ def expected_rows(args: dict, steps: list, whole: dict, weights: dict, offset_ma
     rows = []
     for sequence, start_pos, length in steps:
         x = whole[sequence][:, start_pos:start_pos + length]
-        y, *cache = reference.gqa_forward(x, weights, H, H_kv, *caches[sequence], start_pos, offset_mask=False)
+        y, *cache = reference.gqa_forward(x, weights, H, H_kv, *caches[sequence], start_pos, **mistake)
         caches[sequence] = tuple(cache)
         rows.append(y)
     return rows
+
+
+STEP_MISTAKES = (({"sees_itself": False}, "mask-diagonal"), ({"scale_by": "one"}, "missing-scale"),
+                 ({"scale_by": "dim"}, "wrong-scale"))
+"""What a decoded step can show beside the mask's offset: a mistake of the module's own attention taken only on the
+cached path (Part 3 decodes through the grader's cache, so `cache-position`, whose fix points at KVCache, named it
+wrongly: independently written bugs of the second lab)."""
 
 
 def _goes_back(steps: list, index: int) -> bool:
@@ -112,16 +120,23 @@ def _first_wrong_row(actual: torch.Tensor, expected: torch.Tensor, atol: float, 
     return 0
 
 
-def _cache_mistake(steps: list, index: int, actual, offset: torch.Tensor, right: list[list], tolerance) -> list[str]:
+def _cache_mistake(steps: list, index: int, actual, offset: torch.Tensor, right: list[list], tolerance,
+                   at_the_step=None) -> list[str]:
     """The id a wrong (or failing) step after its scenario's first shows: the mask not offset by start_pos where the
     step is what that mask gives, or where a chunk after a prompt is the first step wrong while a single token after
-    a prompt was right in this grading; the module's handling of start_pos and the cache elsewhere. The first step,
-    a plain prompt on a fresh module, is the whole pass's (the other checks of the part say what is wrong there)."""
+    a prompt was right in this grading; a mistake of `STEP_MISTAKES` where the step is what it gives
+    (`at_the_step(flags)`: the step's rows with it); the module's handling of start_pos and the cache elsewhere. The
+    first step, a plain prompt on a fresh module, is the whole pass's (the other checks of the part say what is wrong
+    there)."""
     _, start_pos, length = steps[index]
     if index == 0:
         return []
     if actual is not None and diagnosis.close(actual, offset, *tolerance):
         return ["cache-mask-offset"]
+    if actual is not None and at_the_step is not None:
+        for flags, mistake in STEP_MISTAKES:
+            if diagnosis.close(actual, at_the_step(flags), *tolerance):
+                return [mistake]
     tokens_right = any(step[1] > 0 and step[2] == 1 for scenario in right for step in scenario)
     if length > 1 and start_pos > 0 and tokens_right:
         return ["cache-mask-offset"]
@@ -178,7 +193,8 @@ def decode(ctx: Context) -> Outcome:
                           f"最大误差 {error:.3g}（位置 {where}）。{before[0]}",
                           f"{en}{label[1]}: output row {row} (absolute position {position}) differs from the full "
                           f"causal pass over the whole sequence; max error {error:.3g} at {where}.{before[1]}",
-                          _cache_mistake(steps, index, actual, offset[index], right, tolerance))
+                          _cache_mistake(steps, index, actual, offset[index], right, tolerance,
+                                         lambda flags: expected_rows(args, steps, whole, weights, **flags)[index]))
     return passed("逐步解码的每一步都等于完整的因果计算（提示词后接单个 token、从前一个位置重新生成的 token、一段 token，"
                   "两个序列在同一个模块上交替，n_kv_heads == n_heads）。",
                   "Every decoding step equals the full causal pass (single tokens, one generated again from an "

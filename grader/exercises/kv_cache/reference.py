@@ -34,18 +34,19 @@ def repeat_kv(x: Tensor, n_rep: int, *, tile: bool = False) -> Tensor:
 
 
 def attend(q: Tensor, keys: Tensor, values: Tensor, start_pos: int, *, scale: float | None = None,
-           offset_mask: bool = True) -> tuple[Tensor, Tensor]:
+           offset_mask: bool = True, sees_itself: bool = True) -> tuple[Tensor, Tensor]:
     """Causal attention of T queries at absolute positions start_pos .. start_pos + T - 1 over S keys at 0 .. S - 1.
 
     q: (..., T, d); keys, values: (..., S, d). Query i sees key j iff j <= start_pos + i; the weights of the keys
     it cannot see are exactly 0. `scale` multiplies the scores (default 1 / √d). `offset_mask=False`: query i sees
-    key j iff j <= i, the mask a student gets by forgetting start_pos. Returns out (..., T, d), weights (..., T, S).
+    key j iff j <= i, the mask a student gets by forgetting start_pos; `sees_itself=False`: the diagonal hidden too
+    (`mask-diagonal`). Returns out (..., T, d), weights (..., T, S).
     """
     T, S, d = q.size(-2), keys.size(-2), q.size(-1)
     scores = (q @ keys.transpose(-2, -1)) * (1 / math.sqrt(d) if scale is None else scale)  # (..., T, S)
     query_pos = torch.arange(T, device=q.device)[:, None] + (start_pos if offset_mask else 0)  # (T, 1)
     key_pos = torch.arange(S, device=q.device)[None, :]  # (1, S)
-    scores = scores.masked_fill(key_pos > query_pos, float("-inf"))  # (..., T, S)
+    scores = scores.masked_fill(key_pos > query_pos - (0 if sees_itself else 1), float("-inf"))  # (..., T, S)
     weights = torch.softmax(scores, dim=-1)  # (..., T, S)
     return weights @ values, weights  # (..., T, d), (..., T, S)
 
@@ -61,7 +62,7 @@ def written(cache: Tensor, start_pos: int, new: Tensor) -> Tensor:
 
 def gqa_forward(x: Tensor, weights: dict[str, Tensor], n_heads: int, n_kv_heads: int,
                 cache_k: Tensor | None = None, cache_v: Tensor | None = None, start_pos: int = 0, *,
-                tile: bool = False, offset_mask: bool = True,
+                tile: bool = False, offset_mask: bool = True, sees_itself: bool = True,
                 scale_by: Literal["head_dim", "dim", "one"] = "head_dim") -> GQAOutput:
     """Grouped-query attention in float64: x (B, T, C) at positions start_pos .. start_pos + T - 1.
 
@@ -86,6 +87,7 @@ def gqa_forward(x: Tensor, weights: dict[str, Tensor], n_heads: int, n_kv_heads:
     n_rep = n_heads // n_kv_heads
     keys, values = repeat_kv(k, n_rep, tile=tile), repeat_kv(v, n_rep, tile=tile)  # (B, H, S, d)
     scale = {"head_dim": 1 / math.sqrt(d), "dim": 1 / math.sqrt(C), "one": 1.0}[scale_by]
-    out, _ = attend(q, keys, values, start_pos, scale=scale, offset_mask=offset_mask)  # (B, H, T, d)
+    out, _ = attend(q, keys, values, start_pos, scale=scale, offset_mask=offset_mask,
+                    sees_itself=sees_itself)  # (B, H, T, d)
     y = out.transpose(1, 2).reshape(B, T, n_heads * d) @ wo.T  # (B, T, C)
     return GQAOutput(y, cache_k, cache_v)
