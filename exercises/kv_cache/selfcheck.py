@@ -353,6 +353,10 @@ class _ReferenceCache:
 
     def __init__(self):
         self.keys = self.values = None
+        # the sizes a KVCache built for this module keeps: a model may check a request against cache.max_seq_len
+        self.max_batch_size, self.max_seq_len = _SIZES["max_batch_size"], _SIZES["max_seq_len"]
+        self.n_kv_heads, self.head_dim = _SIZES["n_kv_heads"], _SIZES["dim"] // _SIZES["n_heads"]
+        self.device, self.dtype = None, torch.float32
 
     def update(self, start_pos, k, v):
         if start_pos == 0:

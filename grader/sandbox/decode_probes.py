@@ -113,11 +113,22 @@ def _kept_by_the_students(students, sizes: tuple[int, int, int, int]) -> dict:
         return {}
     try:
         built = students(*sizes)
-        found = dict(vars(built))
+        found = {**_in_slots(built), **vars(built)} if hasattr(built, "__dict__") else _in_slots(built)
     except Exception:
         return {}
     return {name: value for name, value in found.items() if type(name) is str and name not in GRADERS_NAMES
             and not name.startswith("__") and not _holds_a_tensor(value)}
+
+
+def _in_slots(built) -> dict:
+    """The values a class with `__slots__` keeps there (it has no __dict__ for them): those its __init__ set."""
+    found = {}
+    for klass in type(built).__mro__:
+        slots = vars(klass).get("__slots__", ())
+        for name in [slots] if isinstance(slots, str) else slots:
+            if type(name) is str and not name.startswith("__") and hasattr(built, name):
+                found.setdefault(name, getattr(built, name))
+    return found
 
 
 def _holds_a_tensor(value, depth: int = 0) -> bool:

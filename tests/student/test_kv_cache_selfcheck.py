@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from support.paths import ROOT
+from support.paths import ROOT, SUBMISSIONS
 from support.public_selfcheck import colab_python as find_colab_python, load_public, release_copy, selfcheck
 
 pytestmark = pytest.mark.unit
@@ -110,6 +110,13 @@ def test_each_mistake_of_the_lab_is_named_by_its_own_id(mistake, tmp_path):
 @pytest.mark.parametrize("variant", HONEST)
 def test_honest_variants_pass_every_check(variant, tmp_path):
     assert named(edited(HONEST[variant], tmp_path)) == {part: set() for part in PARTS}
+
+
+@pytest.mark.parametrize("path", sorted((SUBMISSIONS / "kv_cache" / "correct").glob("*.py")), ids=lambda p: p.stem)
+def test_every_honest_hand_in_the_grader_gives_full_marks_passes_the_self_check(path):
+    """The student's self-check and the grader agree on honest code: a model that checks a request against
+    cache.max_seq_len passed the grader and failed the self-check, whose own cache kept no sizes."""
+    assert named(path) == {part: set() for part in PARTS}
 
 
 def test_the_parts_are_declared_as_the_exercise_declares_them():
