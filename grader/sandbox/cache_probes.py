@@ -88,7 +88,9 @@ def cache(namespace, lines, *, max_batch_size, max_seq_len, n_kv_heads, head_dim
             with _device_guard(device, lines) as cuda, torch.no_grad():
                 # the buffers and k, v are what a replay varies where values left for Python: a write placed by
                 # what the cache holds is no graph of start_pos
-                recorded = graph_probes._recorded(update, inputs, 4, device, lines, [], copies)
+                # on a stand-in a read of k, v or of what start_pos makes is answered; the buffers hold no values
+                recorded = graph_probes._recorded(update, inputs, 4, device, lines, [None, None, step["k"], step["v"]],
+                                                  copies)
             graph_probes._note_unanswered(recorded, cuda)
             for name, tensor in zip(CACHE_BUFFERS, left[0]):  # the next step reads what the recorded call left
                 setattr(made, name, tensor)

@@ -49,12 +49,17 @@ def _recorded(call, inputs: list, varied: int, device: str, lines: list[str], va
     inputs beside the call itself: when the two differ, the answer says where the computation left the graph
     (`untraceable`), which the parent reports with the student's line instead of wrong values. On a stand-in,
     `values` are the inputs' values on the CPU: a value the code reads there is the one the graph so far gives on
-    them (`stand_in_values`), as a GPU would give it."""
+    them (`stand_in_values`), as a GPU would give it; None where the worker has no value for an input (a read that
+    depends on it is not answered)."""
     leaving = tracing.ValuesLeaving(SUBMISSION_FILE, lines, stand_in_only=device in STAND_INS)
     answers = None
     if device in STAND_INS and len(values) == len(inputs) and all(
-            isinstance(value, torch.Tensor) and value.shape == tensor.shape for value, tensor in zip(values, inputs)):
-        answers = stand_in_values.StandInValues(values, STAND_INS[device])
+            value is None or isinstance(value, torch.Tensor) and value.shape == tensor.shape
+            for value, tensor in zip(values, inputs)):
+        unknown = frozenset(n for n, value in enumerate(values) if value is None)
+        known = [torch.zeros(tensor.shape, dtype=tensor.dtype) if value is None else value
+                 for value, tensor in zip(values, inputs)]  # an unknown input's stand-in value is never read
+        answers = stand_in_values.StandInValues(known, STAND_INS[device], unknown)
     try:
         recorder = tracing.trace(call, inputs, leaving, SUBMISSION_FILE, answers, copies)
     except Exception:

@@ -39,10 +39,13 @@ def copies_to_the_cpu(func, args, kwargs) -> bool:
 
 class StandInValues:
     """Answers the reads of one trace on a stand-in: `cpu_inputs` are the values of the trace's inputs, each on
-    `device` in the graph (the stand-in's device, as `grader/graph/devices.STAND_INS` names it)."""
+    `device` in the graph (the stand-in's device, as `grader/graph/devices.STAND_INS` names it); `unknown`, the
+    positions of inputs whose values the worker does not have (a cache's buffers after a step on the stand-in): a
+    read that depends on one is not answered, one that does not (`positions[-1].item()` of an arange made from
+    start_pos) is."""
 
-    def __init__(self, cpu_inputs: list[torch.Tensor], device: str) -> None:
-        self.cpu_inputs, self.device = cpu_inputs, device
+    def __init__(self, cpu_inputs: list[torch.Tensor], device: str, unknown: frozenset[int] = frozenset()) -> None:
+        self.cpu_inputs, self.device, self.unknown = cpu_inputs, device, unknown
         self.replays = 0
 
     def answer(self, nodes: list, constants: list[torch.Tensor], read: list, *, copy_to_the_cpu: bool = False):
@@ -56,6 +59,9 @@ class StandInValues:
         whole = [*nodes, read]
         kept = _needed(whole, len(whole) - 1)
         if any(whole[n][0] == "constant" and _valueless(constants[whole[n][1]], whole[n][2]) for n in kept):
+            return UNANSWERED
+        if self.unknown and any(whole[n][0] == "input" and whole[n][1] in self.unknown
+                                for n in _needed(whole, len(whole) - 1, with_inputs=False)):
             return UNANSWERED
         renumbered = {old: new for new, old in enumerate(kept)}
         graph_nodes = [_renumbered(whole[old], renumbered.__getitem__) for old in kept]
@@ -79,13 +85,14 @@ class StandInValues:
         return value if type(value) in (bool, int, float) else UNANSWERED
 
 
-def _needed(nodes: list, target: int) -> list[int]:
-    """The nodes `target` depends on, itself and every input (the graph's inputs stay in place), in order."""
+def _needed(nodes: list, target: int, with_inputs: bool = True) -> list[int]:
+    """The nodes `target` depends on, itself and (`with_inputs`) every input (the graph's inputs stay in place), in
+    order."""
     needed = {target}
     for position in range(target, -1, -1):
         if position in needed:
             needed.update(_references(nodes[position][2:]) if nodes[position][0] == "call" else ())
-    return sorted(needed | {n for n, node in enumerate(nodes) if node[0] == "input"})
+    return sorted(needed | ({n for n, node in enumerate(nodes) if node[0] == "input"} if with_inputs else set()))
 
 
 def _references(value) -> set[int]:

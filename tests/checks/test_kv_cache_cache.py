@@ -95,6 +95,33 @@ def test_buffers_made_without_device_cost_the_device_point_alone():
     assert "made cache_k on cpu" in message(report, "cache.device")
 
 
+def test_every_row_of_the_cache_returned_is_named_a_read_past_what_was_written(tmp_path):
+    """update returning all max_batch_size rows where it wrote B: `cache-position` (rows [:B]), not `wrong-return`
+    (an independently written bug of the second lab)."""
+    report = graded(with_cache(tmp_path, "every_row_returned", update=PLAIN_UPDATE.replace(
+        "        return self.cache_k[:B, :, :start_pos + T], self.cache_v[:B, :, :start_pos + T]",
+        "        return self.cache_k[:, :, :start_pos + T], self.cache_v[:, :, :start_pos + T]")))
+    assert failed_checks(report).get("cache.shapes") == ["cache-position"], failures(report)
+    assert "rows of the cache, expected rows [:B]" in message(report, "cache.shapes")
+
+
+def test_a_value_the_buffers_hold_is_never_answered_on_a_stand_in(tmp_path):
+    """On a stand-in a read of k, v or of positions made from start_pos is answered with the value a GPU computes
+    (Mistral's `positions[-1].item()`: honest, kv_cache/correct/positions_tensor_read_back_with_item.py), a read of
+    the buffers never: the worker has no values for them after a step there, and any it made up would send the code
+    down a path a GPU does not take. Here the buffers' first entry (nonzero on a GPU once the prompt is written)
+    picks a CPU tensor that a GPU refuses; answered as zero, the stand-in would pay the device point."""
+    report = graded(with_cache(tmp_path, "device_picked_by_the_buffers", update=(
+        "        B, _, T, _ = k.shape\n"
+        "        where = k.device if self.cache_k[0, 0, 0, 0].item() == 0 else \"cpu\"\n"
+        "        k = k + torch.zeros(T, 1, dtype=k.dtype, device=where)\n"
+        "        self.cache_k[:B, :, start_pos:start_pos + T] = k\n"
+        "        self.cache_v[:B, :, start_pos:start_pos + T] = v\n"
+        "        return self.cache_k[:B, :, :start_pos + T], self.cache_v[:B, :, :start_pos + T]")))
+    assert "cache.device" in failed_checks(report), failures(report)
+    assert report["score"] < 6.0
+
+
 def test_the_untouched_stubs_score_zero_with_not_implemented():
     report = graded(STUBS)
     assert report["score"] == 0.0
@@ -336,7 +363,7 @@ def test_a_cache_that_returns_another_dtype_than_it_holds_fails_its_shapes(tmp_p
     report = graded(with_cache(tmp_path, "returned_as_float32", update=PLAIN_UPDATE.replace(
         "        return self.cache_k[:B, :, :start_pos + T], self.cache_v[:B, :, :start_pos + T]",
         "        return self.cache_k[:B, :, :start_pos + T].float(), self.cache_v[:B, :, :start_pos + T].float()")))
-    assert failed_checks(report).get("cache.shapes") == ["wrong-return"], failures(report)
+    assert failed_checks(report).get("cache.shapes") == ["cache-dtype"], failures(report)
     assert re.search(r"returned keys in float32, expected the cache's (float64|float16|bfloat16)",
                      message(report, "cache.shapes")), message(report, "cache.shapes")
 
@@ -347,5 +374,5 @@ def test_a_cache_that_stores_a_half_precision_in_float32_fails_its_shapes(tmp_pa
     per grading between float16 and bfloat16, and either is caught."""
     report = graded(with_cache(tmp_path, "widened_halves", buffers=(
         "        dtype = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype\n" + PLAIN_BUFFERS)))
-    assert failed_checks(report).get("cache.shapes") == ["wrong-return"], failures(report)
+    assert failed_checks(report).get("cache.shapes") == ["cache-dtype"], failures(report)
     assert re.search(r"(float16|bfloat16) tensor, got \(.*\) float32", message(report, "cache.shapes"))

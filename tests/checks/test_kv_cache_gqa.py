@@ -180,6 +180,16 @@ def with_forward_end(tmp_path: Path, name: str, end: str) -> Path:
     return path
 
 
+def test_scores_divided_by_the_key_value_width_are_named_a_wrong_scale(tmp_path):
+    """√(n_kv_heads · head_dim), the width of wk's output, in place of √head_dim: named `wrong-scale` (it was left
+    unnamed, an independently written bug of the second lab)."""
+    source = PLAIN.read_text(encoding="utf-8")
+    path = tmp_path / "kv_width_scale.py"
+    path.write_text(source.replace("/ math.sqrt(self.head_dim)", "/ math.sqrt(self.n_kv_heads * self.head_dim)"),
+                    encoding="utf-8")
+    assert failed_checks(graded(path)).get("gqa.values") == ["wrong-scale"], failures(graded(path))
+
+
 def test_an_output_made_on_the_cpu_costs_the_device_point_alone(tmp_path):
     """A GPU copies the output into a CPU tensor without a word: only the stand-ins' report of its device shows it."""
     report = graded(with_forward_end(tmp_path, "cpu_output",
@@ -249,7 +259,7 @@ def test_each_variant_of_the_diagnosis_is_the_reference_with_that_mistake():
                gqa_weight_shapes(dict(dim=24, n_heads=6, n_kv_heads=3, max_seq_len=8, max_batch_size=2)).items()}
     assert torch.allclose(variants.forward(x, weights, 6, 3), reference.gqa_forward(x, weights, 6, 3).y, atol=1e-12)
     for variant, flag in (("wrong-scale-width", {"scale_by": "dim"}), ("missing-scale", {"scale_by": "one"}),
-                          ("repeat-kv-order", {"tile": True})):
+                          ("wrong-scale-kv-width", {"scale_by": "kv_dim"}), ("repeat-kv-order", {"tile": True})):
         assert torch.allclose(variants.forward(x, weights, 6, 3, variant),
                               reference.gqa_forward(x, weights, 6, 3, **flag).y, atol=1e-12), variant
     two_slips = variants.forward(x, weights, 6, 3, ("mask-direction", "head-split-kv"))

@@ -7,12 +7,17 @@ import re
 
 import pytest
 
+from support.hand_ins import header
 from support.kv_cache_properties import PROPERTIES, failure, load
 from support.paths import SUBMISSIONS
 
 pytestmark = pytest.mark.unit
 
 CORRECT = sorted((SUBMISSIONS / "kv_cache" / "correct").glob("*.py"))
+ON_META = {"model_device", "moved_after_use"}
+"""The properties run on the meta device, which has no values: a file that reads one (`# reads-values:`, Mistral's
+`positions[-1].item()`) is held to them by the grader alone, whose stand-ins answer the read
+(tests/checks/test_kv_cache_cache.py::test_every_honest_kv_cache_scores_the_full_six_points)."""
 IDIOMS = {  # a sample of what the files must spell, so that the styles stay different
     "repeat_interleave": "repeat_interleave(", "expand + reshape": ".expand(", "a head map": "[:, head_map]",
     "index_copy_": ".index_copy_(", "narrow(...).copy_": ".narrow(2, start_pos, T).copy_(",
@@ -28,6 +33,8 @@ IDIOMS = {  # a sample of what the files must spell, so that the styles stay dif
 @pytest.mark.parametrize("path", CORRECT, ids=[p.stem for p in CORRECT])
 @pytest.mark.parametrize("prop", list(PROPERTIES))
 def test_every_honest_hand_in_holds_every_property(path, prop):
+    if prop in ON_META and header(path, "reads-values"):
+        pytest.skip(f"{path.name} reads a value, which the meta device has not: {header(path, 'reads-values')}")
     why = failure(load(path), prop)
     assert why is None, f"{path.name} fails {prop}: {why}"
 

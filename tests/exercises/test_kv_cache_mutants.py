@@ -32,8 +32,9 @@ LABELS = {
     "not-implemented": ({"implemented"}, set()),
     "repeat-kv-order": ({"repeat", "prompt"}, {"cache", "causal", "plain_multi_head"}),
     "cache-mask-offset": ({"chunk"}, {"prompt", "kv_heads", "repeat", "cache"}),
-    "cache-position": ({"cache"}, {"prompt", "kv_heads", "repeat"}),
-    "cache-device": ({"cache_device"}, {"prompt", "decode", "chunk", "cache"}),
+    "cache-position": ({"cache"}, {"prompt", "kv_heads", "repeat", "cache_dtype"}),
+    "cache-device": ({"cache_device"}, {"prompt", "decode", "chunk", "cache", "cache_dtype"}),
+    "cache-dtype": ({"cache_dtype"}, {"prompt", "decode", "chunk", "repeat", "kv_heads"}),
     "cache-reallocated": ({"in_place"}, {"prompt", "decode", "chunk", "token_by_token", "cache", "cache_device"}),
     "mask-device": ({"model_device"}, {"prompt", "decode", "chunk", "cache", "cache_device"}),
     "mask-not-buffer": ({"moved_after_use"}, {"prompt", "decode", "chunk", "cache", "cache_device", "model_device"}),
@@ -55,8 +56,8 @@ LABELS = {
 OUTPUT_SHAPE_BROKEN = {"not-implemented", "wrong-return", "kv-heads-ignored"}
 LABELS = {mistake: (breaks, keeps | ({"implemented", "output_shape"} if mistake not in OUTPUT_SHAPE_BROKEN else set()))
           for mistake, (breaks, keeps) in LABELS.items()}
-NEW_IDS = {"repeat-kv-order", "cache-mask-offset", "cache-position", "cache-device", "cache-reallocated",
-           "kv-heads-ignored"}
+NEW_IDS = {"repeat-kv-order", "cache-mask-offset", "cache-position", "cache-device", "cache-dtype",
+           "cache-reallocated", "kv-heads-ignored"}
 COMPUTES = {  # `# computes:` -> the id whose mistake the reference computes with these flags, and the flags
     "tile=True": ("repeat-kv-order", {"tile": True}),
     "offset_mask=False": ("cache-mask-offset", {"offset_mask": False}),

@@ -243,6 +243,16 @@ def cache_device(names):
         assert buffer.device.type == "meta" and buffer.dtype == torch.float64, f"{name} on {buffer.device}"
 
 
+def cache_dtype(names):
+    """KVCache(dtype=torch.float16) keeps float16: its buffers, and the keys and values update returns."""
+    store = cache_of(names, dtype=torch.float16)
+    for name in ("cache_k", "cache_v"):
+        assert getattr(store, name).dtype == torch.float16, f"{name} is {getattr(store, name).dtype}"
+    k = torch.randn(2, KV_HEADS, 3, HEAD_DIM, generator=torch.Generator().manual_seed(5)).half()
+    keys, values = store.update(0, k, k.clone())
+    assert keys.dtype == values.dtype == torch.float16, f"update returned {keys.dtype} and {values.dtype}"
+
+
 class _CpuScalarsAsOnAGpu(TorchFunctionMode):
     """A GPU's masked_fill takes a CPU 0-dim tensor as its value beside a tensor of its own; the meta device's kernel
     alone refuses it, so here it is moved to meta first."""
@@ -359,7 +369,7 @@ def no_builtin_attention(names):
 
 PROPERTIES: dict[str, Callable[[dict], None]] = {f.__name__: f for f in (
     implemented, repeat, single_position, rows_sum_to_one, finite, prompt, causal, decode, token_by_token, chunk,
-    output_shape, cache, in_place, cache_device, model_device, moved_after_use, kv_heads, plain_multi_head, out_proj,
+    output_shape, cache, in_place, cache_device, cache_dtype, model_device, moved_after_use, kv_heads, plain_multi_head, out_proj,
     grad, loop_free, no_builtin_attention)}
 
 

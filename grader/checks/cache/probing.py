@@ -110,7 +110,7 @@ def shape_problem(plan: Plan, number: int, name: str, item: dict) -> Outcome | N
     if got == expected and item.get("dtype") != dtype:  # keys cast on the way out: the next layer meets another dtype
         return failed(f"{zh} 返回的 {name} 是 {item.get('dtype')}，应与缓存一样是 {dtype}：直接返回缓冲区的切片，不要转换 dtype。",
                       f"{en} returned {name} in {item.get('dtype')}, expected the cache's {dtype}: return the buffers' "
-                      "own slices, with no cast.", ["wrong-return"])
+                      "own slices, with no cast.", ["cache-dtype"])
     if got == expected:
         return None
     if len(got) == 4 and got[:2] + got[3:] == expected[:2] + expected[3:]:
@@ -118,6 +118,12 @@ def shape_problem(plan: Plan, number: int, name: str, item: dict) -> Outcome | N
                       f"（0…{start + length - 1}）：读到了还没写入的位置，或少读了。",
                       f"{en} returned {name} of {got[2]} positions (0…{got[2] - 1}), expected the {start + length} "
                       f"written so far (0…{start + length - 1}): it reads positions never written, or too few.",
+                      ["cache-position"])
+    if len(got) == 4 and got[1:] == expected[1:] and got[0] == plan.max_batch_size != plan.batch:
+        return failed(f"{zh} 返回的 {name} 有缓存的全部 {got[0]} 行，应只返回这次写入的前 B={plan.batch} 行（[:B]）：其余"
+                      "行是别的序列或从没写过的 0。",
+                      f"{en} returned {name} of all {got[0]} rows of the cache, expected rows [:B] (B={plan.batch}), the "
+                      "ones this call wrote: the others belong to other sequences or were never written.",
                       ["cache-position"])
     return failed(f"{zh} 返回的 {name} 形状应为 {expected}，实际为 {got}。",
                   f"{en} returned {name} of shape {got}, expected {expected}.", ["wrong-return"])
@@ -131,9 +137,11 @@ def structure_problem(ctx: Context, plan: Plan, answer: dict) -> Outcome | None:
     for name, item in zip(("cache_k", "cache_v"), answer.get("buffers", [])):
         expected, dtype = plan.buffer_shape, str(plan.dtype).removeprefix("torch.")
         if (tuple(item.get("shape", ())), item.get("dtype")) != (expected, dtype):
+            only_the_dtype = tuple(item.get("shape", ())) == expected  # dtype=dtype left out of __init__
             return failed(f"KVCache.{name} 应为 {expected}、{dtype} 的张量，实际为 {tuple(item.get('shape', ()))}、"
                           f"{item.get('dtype')}。", f"KVCache.{name} should be a {expected} {dtype} tensor, got "
-                          f"{tuple(item.get('shape', ()))} {item.get('dtype')}.", ["wrong-return"])
+                          f"{tuple(item.get('shape', ()))} {item.get('dtype')}.",
+                          ["cache-dtype" if only_the_dtype else "wrong-return"])
     steps = answer.get("steps", [])
     for number, step in enumerate(steps):
         zh, en = step_words(plan, number)

@@ -95,7 +95,7 @@ def expected_rows(args: dict, steps: list, whole: dict, weights: dict, **mistake
 
 
 STEP_MISTAKES = (({"sees_itself": False}, "mask-diagonal"), ({"scale_by": "one"}, "missing-scale"),
-                 ({"scale_by": "dim"}, "wrong-scale"))
+                 ({"scale_by": "dim"}, "wrong-scale"), ({"scale_by": "kv_dim"}, "wrong-scale"))
 """What a decoded step can show beside the mask's offset: a mistake of the module's own attention taken only on the
 cached path (Part 3 decodes through the grader's cache, so `cache-position`, whose fix points at KVCache, named it
 wrongly: independently written bugs of the second lab)."""

@@ -17,10 +17,14 @@ from grader.exercises.kv_cache import reference as kv_reference
 SPLITS = {"head-split": "qkv", "head-split-in": "qkv", "head-split-q": "q", "head-split-kv": "kv"}
 """Which of q, k, v each head-split variant views straight to (B, heads, T, d): all three (merged back wrong too, or
 right: `-in`), or the queries or the keys and values alone (written on one line or on two)."""
-VARIANTS = ("missing-scale", "wrong-scale", "wrong-scale-width", "mask-diagonal", "mask-direction", "mask-multiplied",
+VARIANTS = ("missing-scale", "wrong-scale", "wrong-scale-width", "wrong-scale-kv-width", "mask-diagonal", "mask-direction",
+            "mask-multiplied",
             "mask-after-softmax", "mask-missing", "softmax-dim", "softmax-dim-heads", *SPLITS, "head-split-out",
             "missing-out-proj", "repeat-kv-order")
-MISTAKE_OF = {**reference.MISTAKE_OF, "head-split-q": "head-split", "head-split-kv": "head-split"}
+MISTAKE_OF = {**reference.MISTAKE_OF, "head-split-q": "head-split", "head-split-kv": "head-split",
+              "wrong-scale-kv-width": "wrong-scale"}
+"""`wrong-scale-kv-width`: the scores divided by √(n_kv_heads · head_dim), the width of wk's output (an independently
+written bug of this lab, unnamed before)."""
 INNER = frozenset(reference.SDPA_VARIANTS) | {"softmax-dim-heads"}
 """The variants of lab 1's attention step itself."""
 
@@ -41,7 +45,8 @@ def forward(x: torch.Tensor, weights: dict, n_heads: int, n_kv_heads: int, varia
     n_rep, tile = n_heads // n_kv_heads, "repeat-kv-order" in variants
     q = heads("q", n_heads)
     k, v = (kv_reference.repeat_kv(heads(name, n_kv_heads), n_rep, tile=tile) for name in "kv")  # (B, H, T, d)
-    scale = 1 / math.sqrt(C) if "wrong-scale-width" in variants else None
+    scale = 1 / math.sqrt(C) if "wrong-scale-width" in variants else \
+        1 / math.sqrt(n_kv_heads * d) if "wrong-scale-kv-width" in variants else None
     y, _ = reference.attention(q, k, v, True, variants & INNER, scale)  # (B, H, T, d)
     y = y.reshape(B, T, C) if variants & {"head-split", "head-split-out"} else y.transpose(1, 2).reshape(B, T, C)
     return y if "missing-out-proj" in variants else y @ weights["wo"].double().T

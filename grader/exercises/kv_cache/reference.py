@@ -63,7 +63,7 @@ def written(cache: Tensor, start_pos: int, new: Tensor) -> Tensor:
 def gqa_forward(x: Tensor, weights: dict[str, Tensor], n_heads: int, n_kv_heads: int,
                 cache_k: Tensor | None = None, cache_v: Tensor | None = None, start_pos: int = 0, *,
                 tile: bool = False, offset_mask: bool = True, sees_itself: bool = True,
-                scale_by: Literal["head_dim", "dim", "one"] = "head_dim") -> GQAOutput:
+                scale_by: Literal["head_dim", "dim", "kv_dim", "one"] = "head_dim") -> GQAOutput:
     """Grouped-query attention in float64: x (B, T, C) at positions start_pos .. start_pos + T - 1.
 
     `weights` maps wq, wk, wv, wo to their `(out, in)` matrices. With caches (both or neither), the new keys and
@@ -86,7 +86,8 @@ def gqa_forward(x: Tensor, weights: dict[str, Tensor], n_heads: int, n_kv_heads:
         v = cache_v[:B, :, :start_pos + T]  # (B, H_kv, S, d)
     n_rep = n_heads // n_kv_heads
     keys, values = repeat_kv(k, n_rep, tile=tile), repeat_kv(v, n_rep, tile=tile)  # (B, H, S, d)
-    scale = {"head_dim": 1 / math.sqrt(d), "dim": 1 / math.sqrt(C), "one": 1.0}[scale_by]
+    scale = {"head_dim": 1 / math.sqrt(d), "dim": 1 / math.sqrt(C), "kv_dim": 1 / math.sqrt(n_kv_heads * d),
+             "one": 1.0}[scale_by]
     out, _ = attend(q, keys, values, start_pos, scale=scale, offset_mask=offset_mask,
                     sees_itself=sees_itself)  # (B, H, T, d)
     y = out.transpose(1, 2).reshape(B, T, n_heads * d) @ wo.T  # (B, T, C)
