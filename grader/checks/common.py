@@ -9,6 +9,7 @@ import torch
 
 from grader.checks import diagnosis, reference
 from grader.checks import Context, Outcome, failed, passed
+from grader.checks.device_questions import fails_on_the_cpu_too
 from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS
 
 # Tolerances against the float64 reference, per input dtype. float32: unit roundoff 6e-8, a
@@ -239,6 +240,7 @@ def device_sweep(ctx: Context, cases: list[tuple[str, object]], run: Callable[[o
     check's business."""
     notes_zh, notes_en = [], []
     judged: set[str] = set()
+    inconclusive: dict[str, dict[str, str]] = {}  # label -> where -> the type of an error that says nothing of devices
     for where in (["cuda"] if ctx.cuda else []) + list(STAND_INS) + [CPU_BESIDE_A_GPU]:
         for label, case in cases:
             error, out = run(case, where)
@@ -249,6 +251,7 @@ def device_sweep(ctx: Context, cases: list[tuple[str, object]], run: Callable[[o
             if error:
                 notes_zh.append(f"{where} 上的检查无定论（{error['type']}）")
                 notes_en.append(f"inconclusive on {where} ({error['type']})")
+                inconclusive.setdefault(label, {})[where] = error["type"]
                 continue
             if out.get("device") != ("cpu" if where == CPU_BESIDE_A_GPU else where):
                 return failed(f"在 {where} 上运行（{label}），输出却在 {out.get('device')} 上。",
@@ -264,6 +267,13 @@ def device_sweep(ctx: Context, cases: list[tuple[str, object]], run: Callable[[o
             if where != CPU_BESIDE_A_GPU:  # a CPU run shows that the code follows the module, not that it runs on a GPU
                 judged.add(label)
     unjudged = [label for label, _ in cases if label not in judged]
+    def failing_on_the_cpu_too(label: str, case) -> Outcome | None:
+        seen = inconclusive.get(label, {})
+        return fails_on_the_cpu_too(seen, run(case, "cpu")[0]) if all(where in seen for where in STAND_INS) else None
+
+    cascades = [failing_on_the_cpu_too(label, case) for label, case in cases if label in unjudged]
+    if unjudged and all(cascades):
+        return cascades[0]
     if unjudged:
         return failed(f"没有一个代替 GPU 的设备能评判这段代码（{'；'.join(notes_zh)}），无法判断它在 GPU 上能否运行"
                       f"（{', '.join(unjudged)}）：请老师人工复核，或在有 GPU 的机器上评分。",

@@ -50,11 +50,22 @@ def test_the_device_sweep_judges_devices_only():
         lambda case, error: "mask-device", lambda case, value: None)
     assert meta_only.passed and "inconclusive on meta" in meta_only.en
     shape_mismatch = ({"type": "RuntimeError", "message": "shape mismatch"}, {})
-    nowhere = device_sweep(context(), [("case", None)],
-                           lambda case, where: (None, on_the_cpu) if where == "cpu-beside-a-gpu" else shape_mismatch,
-                           lambda case, error: "mask-device", lambda case, value: None)
+    nowhere = device_sweep(context(), [("case", None)], lambda case, where: (
+        (None, on_the_cpu) if where in ("cpu-beside-a-gpu", "cpu") else shape_mismatch),
+        lambda case, error: "mask-device", lambda case, value: None)
     assert not nowhere.passed and nowhere.mistakes == ["device-not-judged"], nowhere
     assert "could not be judged on the GPU stand-ins: review by hand, or grade on a GPU" in nowhere.en
+    # the same error on the plain CPU at these sizes: no device question, a cascade without an id (the value checks
+    # name the code's mistake); a CPU error that says the build has no GPU stays one
+    everywhere = device_sweep(context(), [("case", None)], lambda case, where: shape_mismatch,
+                              lambda case, error: "mask-device", lambda case, value: None)
+    assert not everywhere.passed and everywhere.mistakes == [] and everywhere.cause == "cascade", everywhere
+    assert "fails on the CPU too (RuntimeError" in everywhere.en
+    no_cuda = ({"type": "RuntimeError", "message": "Torch not compiled with CUDA enabled"}, {})
+    asks_cuda = device_sweep(context(), [("case", None)], lambda case, where: (
+        no_cuda if where == "cpu" else (None, on_the_cpu) if where == "cpu-beside-a-gpu" else shape_mismatch),
+        lambda case, error: "mask-device", lambda case, value: None)
+    assert asks_cuda.mistakes == ["device-not-judged"], asks_cuda
     differs_on_gpu = device_sweep(context(cuda=True), [("case", None)],
                                   lambda case, where: (None, {"device": where, "value": cpu_output + 1}),
                                   lambda case, error: "mask-device",

@@ -105,6 +105,18 @@ def test_every_row_of_the_cache_returned_is_named_a_read_past_what_was_written(t
     assert "rows of the cache, expected rows [:B]" in message(report, "cache.shapes")
 
 
+def test_a_write_that_fails_on_the_cpu_too_is_no_device_question(tmp_path):
+    """Every row written (`cache_k[:, :, ...] = k`) fails for 1 < B < max_batch_size wherever it runs: cache.device is a
+    cascade of cache.shapes' finding, not `device-not-judged` with advice about `.item()` and `assert` (an
+    independently written bug of the second lab)."""
+    report = graded(with_cache(tmp_path, "every_row_written", update=PLAIN_UPDATE.replace(
+        "        self.cache_k[:B, :, start_pos:start_pos + T] = k\n        self.cache_v[:B, :, start_pos:start_pos + T] = v",
+        "        self.cache_k[:, :, start_pos:start_pos + T] = k\n        self.cache_v[:, :, start_pos:start_pos + T] = v")))
+    device = next(c for c in report["checks"] if c["id"] == "cache.device")
+    assert not device["passed"] and device["mistakes"] == [], failures(report)
+    assert "fails on the CPU too" in device["message_en"] and "device-not-judged" not in report["mistakes"]
+
+
 def test_a_value_the_buffers_hold_is_never_answered_on_a_stand_in(tmp_path):
     """On a stand-in a read of k, v or of positions made from start_pos is answered with the value a GPU computes
     (Mistral's `positions[-1].item()`: honest, kv_cache/correct/positions_tensor_read_back_with_item.py), a read of

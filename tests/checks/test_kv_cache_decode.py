@@ -170,6 +170,21 @@ def test_a_mistake_of_the_cached_path_alone_is_named_as_that_mistake(tmp_path, m
     assert not decode["passed"] and decode["mistakes"] == [mistake], failures(graded(path))
 
 
+def test_heads_repeated_before_the_cache_fail_on_the_cpu_too_which_is_no_device_question(tmp_path):
+    """repeat_kv before cache.update (the cache made for n_kv_heads heads gets n_heads): the cached path fails
+    wherever it runs, so gqa.device is a cascade of the decode check's finding, not `device-not-judged` (an
+    independently written bug of the second lab)."""
+    path = with_forward(tmp_path, "repeated_before_the_cache",
+                        "        if cache is not None:\n            k, v = cache.update(start_pos, k, v)  # (B, H_kv, S, d)\n"
+                        "        k, v = repeat_kv(k, self.n_rep), repeat_kv(v, self.n_rep)  # (B, H, S, d)",
+                        "        k, v = repeat_kv(k, self.n_rep), repeat_kv(v, self.n_rep)  # (B, H, T, d)\n"
+                        "        if cache is not None:\n            k, v = cache.update(start_pos, k, v)  # (B, H, S, d)")
+    report = grade_submission(path, checks=[c for c in checks_for("gqa") if c.id in ("gqa.decode", "gqa.device")])
+    device = next(c for c in report["checks"] if c["id"] == "gqa.device")
+    assert not device["passed"] and device["mistakes"] == [], failures(report)
+    assert "fails on the CPU too" in device["message_en"] and "device-not-judged" not in report["mistakes"]
+
+
 def test_a_module_that_leaves_the_cache_out_where_no_head_is_repeated_loses_the_decode_points(tmp_path):
     """The cache only where heads are repeated (n_rep > 1): with n_kv_heads == n_heads the module decodes a token
     without its past. The drawn sizes always repeat heads, so this kept every point (red team on the second lab)."""

@@ -12,6 +12,7 @@ from grader.checks import Context, Outcome, check, diagnosis, failed, passed
 from grader.checks.cache.probing import Plan, expected_chain, request, runs_somewhere, step_words, value
 from grader.checks.common import (TOLERANCE, counted_loops, failed_with_error, first_failure, loop_stages,
                                   not_checked_without_a_shape)
+from grader.checks.device_questions import fails_on_the_cpu_too
 from grader.checks.gates import register as register_gates
 from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS
 from grader.sandbox.requests import Probe
@@ -65,6 +66,13 @@ def _on(ctx: Context, plan: Plan, where: str) -> Outcome | str | None:
     return None
 
 
+def _error_on_the_cpu(ctx: Context, plan: Plan) -> dict | None:
+    """The error the chain raises on the plain CPU (constructing the cache, or the first step that fails), or None."""
+    answer = ctx.student.call(Probe.CACHE, request(ctx, plan, device="cpu"))
+    failing = [answer] if "buffers" not in answer else [step for step in answer.get("steps", []) if "error" in step]
+    return (failing[0].get("error") or {}) if failing else None
+
+
 @check("cache.device", part="cache", points=1, visibility="hidden",
        title_zh="缓冲区建在传入的 device 上（在 GPU 上也能运行）",
        title_en="the buffers live on the device given (runs on the GPU)")
@@ -74,7 +82,7 @@ def device(ctx: Context) -> Outcome:
     max_batch, heads, width, length, prompt = ctx.sizes("cache.device", range(2, 5), range(1, 4), range(2, 13),
                                                         range(8, 13), range(2, 6))
     plan = Plan(max_batch, length, heads, width, max_batch - 1, torch.float32, ((0, prompt), (prompt, 1)), 360)
-    notes_zh, notes_en, judged = [], [], False
+    notes_zh, notes_en, judged, inconclusive = [], [], False, {}
     for where in (["cuda"] if ctx.cuda else []) + list(STAND_INS) + [CPU_BESIDE_A_GPU]:
         verdict = _on(ctx, plan, where)
         if isinstance(verdict, Outcome):
@@ -82,8 +90,12 @@ def device(ctx: Context) -> Outcome:
         if isinstance(verdict, str):  # an error that says nothing about devices: no verdict there, either way
             notes_zh.append(f"{where} 上的检查无定论（{verdict}）")
             notes_en.append(f"inconclusive on {where} ({verdict})")
+            inconclusive[where] = verdict
         elif where != CPU_BESIDE_A_GPU:  # the CPU beside a GPU shows that the code follows device=, not a GPU
             judged = True
+    if not judged and all(where in inconclusive for where in STAND_INS):
+        if cascade := fails_on_the_cpu_too(inconclusive, _error_on_the_cpu(ctx, plan)):
+            return cascade
     if not judged:
         return failed(f"没有一个代替 GPU 的设备能评判这段代码（{'；'.join(notes_zh)}）：请老师人工复核，或在有 GPU 的机器上评分。",
                       f"No device that stands in for a GPU could judge the code ({'; '.join(notes_en)}): review by "
