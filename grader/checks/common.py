@@ -267,11 +267,8 @@ def device_sweep(ctx: Context, cases: list[tuple[str, object]], run: Callable[[o
             if where != CPU_BESIDE_A_GPU:  # a CPU run shows that the code follows the module, not that it runs on a GPU
                 judged.add(label)
     unjudged = [label for label, _ in cases if label not in judged]
-    def failing_on_the_cpu_too(label: str, case) -> Outcome | None:
-        seen = inconclusive.get(label, {})
-        return fails_on_the_cpu_too(seen, run(case, "cpu")[0]) if all(where in seen for where in STAND_INS) else None
-
-    cascades = [failing_on_the_cpu_too(label, case) for label, case in cases if label in unjudged]
+    cascades = [fails_on_the_cpu_too(inconclusive.get(label, {}), lambda case=case: run(case, "cpu")[0])
+                for label, case in cases if label in unjudged]
     if unjudged and all(cascades):
         return cascades[0]
     if unjudged:

@@ -113,7 +113,7 @@ def _kept_by_the_students(students, sizes: tuple[int, int, int, int]) -> dict:
         return {}
     try:
         built = students(*sizes)
-        found = {**_in_slots(built), **vars(built)} if hasattr(built, "__dict__") else _in_slots(built)
+        found = {**_in_slots(built), **getattr(built, "__dict__", {})}
     except Exception:
         return {}
     return {name: value for name, value in found.items() if type(name) is str and name not in GRADERS_NAMES

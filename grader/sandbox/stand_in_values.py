@@ -57,12 +57,12 @@ class StandInValues:
             return UNANSWERED
         self.replays += 1
         whole = [*nodes, read]
-        kept = _needed(whole, len(whole) - 1)
-        if any(whole[n][0] == "constant" and _valueless(constants[whole[n][1]], whole[n][2]) for n in kept):
+        depends = _needed(whole, len(whole) - 1)
+        if any(whole[n][0] == "constant" and _valueless(constants[whole[n][1]], whole[n][2]) for n in depends):
             return UNANSWERED
-        if self.unknown and any(whole[n][0] == "input" and whole[n][1] in self.unknown
-                                for n in _needed(whole, len(whole) - 1, with_inputs=False)):
+        if any(whole[n][0] == "input" and whole[n][1] in self.unknown for n in depends):
             return UNANSWERED
+        kept = sorted(depends | {n for n, node in enumerate(whole) if node[0] == "input"})  # the inputs stay in place
         renumbered = {old: new for new, old in enumerate(kept)}
         graph_nodes = [_renumbered(whole[old], renumbered.__getitem__) for old in kept]
         graph_nodes.append(["output", [{"n": len(graph_nodes) - 1}]])
@@ -85,14 +85,13 @@ class StandInValues:
         return value if type(value) in (bool, int, float) else UNANSWERED
 
 
-def _needed(nodes: list, target: int, with_inputs: bool = True) -> list[int]:
-    """The nodes `target` depends on, itself and (`with_inputs`) every input (the graph's inputs stay in place), in
-    order."""
+def _needed(nodes: list, target: int) -> set[int]:
+    """The nodes `target` depends on, itself included."""
     needed = {target}
     for position in range(target, -1, -1):
         if position in needed:
             needed.update(_references(nodes[position][2:]) if nodes[position][0] == "call" else ())
-    return sorted(needed | ({n for n, node in enumerate(nodes) if node[0] == "input"} if with_inputs else set()))
+    return needed
 
 
 def _references(value) -> set[int]:

@@ -35,9 +35,14 @@ class Plan:
     def buffer_shape(self) -> tuple[int, int, int, int]:
         return self.max_batch_size, self.n_kv_heads, self.max_seq_len, self.head_dim
 
+    @property
+    def dtype_name(self) -> str:
+        """The dtype as requests and answers spell it ("float16")."""
+        return str(self.dtype).removeprefix("torch.")
+
     def label(self) -> tuple[str, str]:
         sizes = (self.max_batch_size, self.max_seq_len, self.n_kv_heads, self.head_dim)
-        args = f"{EXERCISE.graded_name['cache']}{sizes}, dtype={str(self.dtype).removeprefix('torch.')}"
+        args = f"{EXERCISE.graded_name['cache']}{sizes}, dtype={self.dtype_name}"
         return f"{args}、B={self.batch}", f"{args}, B={self.batch}"
 
 
@@ -79,7 +84,7 @@ def new_entries(ctx: Context, plan: Plan) -> list[tuple[torch.Tensor, torch.Tens
 def request(ctx: Context, plan: Plan, **options) -> CacheRequest:
     steps = [{"start_pos": start, "k": k, "v": v} for (start, _), (k, v) in zip(plan.steps, new_entries(ctx, plan))]
     return CacheRequest(max_batch_size=plan.max_batch_size, max_seq_len=plan.max_seq_len, n_kv_heads=plan.n_kv_heads,
-                        head_dim=plan.head_dim, dtype=str(plan.dtype).removeprefix("torch."), steps=steps, **options)
+                        head_dim=plan.head_dim, dtype=plan.dtype_name, steps=steps, **options)
 
 
 def expected_chain(ctx: Context, plan: Plan) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -106,7 +111,7 @@ def shape_problem(plan: Plan, number: int, name: str, item: dict) -> Outcome | N
     expected = (plan.batch, plan.n_kv_heads, start + length, plan.head_dim)
     got = tuple(item.get("shape", ()))
     zh, en = step_words(plan, number)
-    dtype = str(plan.dtype).removeprefix("torch.")
+    dtype = plan.dtype_name
     if got == expected and item.get("dtype") != dtype:  # keys cast on the way out: the next layer meets another dtype
         return failed(f"{zh} 返回的 {name} 是 {item.get('dtype')}，应与缓存一样是 {dtype}：直接返回缓冲区的切片，不要转换 dtype。",
                       f"{en} returned {name} in {item.get('dtype')}, expected the cache's {dtype}: return the buffers' "
@@ -135,7 +140,7 @@ def structure_problem(ctx: Context, plan: Plan, answer: dict) -> Outcome | None:
     if "error" in answer:
         return failed_with_error(ctx, answer["error"], "构造 KVCache 并调用 update", "building KVCache and calling update")
     for name, item in zip(("cache_k", "cache_v"), answer.get("buffers", [])):
-        expected, dtype = plan.buffer_shape, str(plan.dtype).removeprefix("torch.")
+        expected, dtype = plan.buffer_shape, plan.dtype_name
         if (tuple(item.get("shape", ())), item.get("dtype")) != (expected, dtype):
             only_the_dtype = tuple(item.get("shape", ())) == expected  # dtype=dtype left out of __init__
             return failed(f"KVCache.{name} 应为 {expected}、{dtype} 的张量，实际为 {tuple(item.get('shape', ()))}、"

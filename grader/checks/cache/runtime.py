@@ -18,9 +18,9 @@ from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS
 from grader.sandbox.requests import Probe
 
 
-def _on(ctx: Context, plan: Plan, where: str) -> Outcome | str | None:
+def _on(ctx: Context, plan: Plan, where: str) -> Outcome | dict | None:
     """The chain on `where`: None where it met the question there (buffers and returns on the device asked for),
-    an Outcome where it failed it, and the string of an inconclusive run's error type otherwise."""
+    an Outcome where it failed it, and an inconclusive run's error otherwise."""
     answer = ctx.student.call(Probe.CACHE, request(ctx, plan, device=where))
     asked = "cpu" if where == CPU_BESIDE_A_GPU else where
     label_zh, label_en = plan.label()
@@ -29,7 +29,7 @@ def _on(ctx: Context, plan: Plan, where: str) -> Outcome | str | None:
         if where in ("cuda", CPU_BESIDE_A_GPU) and diagnosis.NO_CUDA.search(error.get("message", "")):
             return failed_with_error(ctx, error, f"在 {where} 上构造 KVCache（{label_zh}）",
                                      f"building KVCache on {where} ({label_en})", extra=("hardcoded-device",))
-        return error.get("type", "error")
+        return error
     for name, item in zip(("cache_k", "cache_v"), answer["buffers"]):
         if item.get("device") != asked:
             stand_in_zh = "，代替 GPU 的设备" if where in STAND_INS else ""
@@ -51,7 +51,7 @@ def _on(ctx: Context, plan: Plan, where: str) -> Outcome | str | None:
                 made_there = "hardcoded-device" if "hardcoded-device" in ctx.static else "constant-device"
                 return failed_with_error(ctx, error, f"在 {where} 上{zh}（{label_zh}）", f"{en} on {where} ({label_en})",
                                          extra=(made_there,))
-            return error.get("type", "error")
+            return error
         for name in ("keys", "values"):
             item = step.get(name) or {}
             if item.get("device") != asked:
@@ -64,13 +64,6 @@ def _on(ctx: Context, plan: Plan, where: str) -> Outcome | str | None:
             return failed(f"{zh} 在 CUDA 上（{label_zh}）返回的 keys 与参考不同。",
                           f"{en} on CUDA ({label_en}) returned keys that differ from the reference.")
     return None
-
-
-def _error_on_the_cpu(ctx: Context, plan: Plan) -> dict | None:
-    """The error the chain raises on the plain CPU (constructing the cache, or the first step that fails), or None."""
-    answer = ctx.student.call(Probe.CACHE, request(ctx, plan, device="cpu"))
-    failing = [answer] if "buffers" not in answer else [step for step in answer.get("steps", []) if "error" in step]
-    return (failing[0].get("error") or {}) if failing else None
 
 
 @check("cache.device", part="cache", points=1, visibility="hidden",
@@ -87,15 +80,20 @@ def device(ctx: Context) -> Outcome:
         verdict = _on(ctx, plan, where)
         if isinstance(verdict, Outcome):
             return verdict
-        if isinstance(verdict, str):  # an error that says nothing about devices: no verdict there, either way
+        if isinstance(verdict, dict):  # an error that says nothing about devices: no verdict there, either way
+            verdict = verdict.get("type", "error")
             notes_zh.append(f"{where} 上的检查无定论（{verdict}）")
             notes_en.append(f"inconclusive on {where} ({verdict})")
             inconclusive[where] = verdict
         elif where != CPU_BESIDE_A_GPU:  # the CPU beside a GPU shows that the code follows device=, not a GPU
             judged = True
-    if not judged and all(where in inconclusive for where in STAND_INS):
-        if cascade := fails_on_the_cpu_too(inconclusive, _error_on_the_cpu(ctx, plan)):
-            return cascade
+
+    def error_on_the_cpu() -> dict | None:  # the plain CPU at the same sizes: the code may fail there too
+        verdict = _on(ctx, plan, "cpu")
+        return verdict if isinstance(verdict, dict) else None
+
+    if not judged and (cascade := fails_on_the_cpu_too(inconclusive, error_on_the_cpu)):
+        return cascade
     if not judged:
         return failed(f"没有一个代替 GPU 的设备能评判这段代码（{'；'.join(notes_zh)}）：请老师人工复核，或在有 GPU 的机器上评分。",
                       f"No device that stands in for a GPU could judge the code ({'; '.join(notes_en)}): review by "

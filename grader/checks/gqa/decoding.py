@@ -94,11 +94,13 @@ def expected_rows(args: dict, steps: list, whole: dict, weights: dict, **mistake
     return rows
 
 
-STEP_MISTAKES = (({"sees_itself": False}, "mask-diagonal"), ({"scale_by": "one"}, "missing-scale"),
-                 ({"scale_by": "dim"}, "wrong-scale"), ({"scale_by": "kv_dim"}, "wrong-scale"))
-"""What a decoded step can show beside the mask's offset: a mistake of the module's own attention taken only on the
-cached path (Part 3 decodes through the grader's cache, so `cache-position`, whose fix points at KVCache, named it
-wrongly: independently written bugs of the second lab)."""
+STEP_MISTAKES = (({"offset_mask": False}, "cache-mask-offset"), ({"sees_itself": False}, "mask-diagonal"),
+                 ({"scale_by": "one"}, "missing-scale"), ({"scale_by": "dim"}, "wrong-scale"),
+                 ({"scale_by": "kv_dim"}, "wrong-scale"))
+"""What a decoded step can show, each the reference with that mistake at every step: the mask not offset by
+start_pos, then mistakes of the module's own attention taken only on the cached path (Part 3 decodes through the
+grader's cache, so `cache-position`, whose fix points at KVCache, named those wrongly: independently written bugs of
+the second lab). Computed only for a step found wrong."""
 
 
 def _goes_back(steps: list, index: int) -> bool:
@@ -120,19 +122,15 @@ def _first_wrong_row(actual: torch.Tensor, expected: torch.Tensor, atol: float, 
     return 0
 
 
-def _cache_mistake(steps: list, index: int, actual, offset: torch.Tensor, right: list[list], tolerance,
-                   at_the_step=None) -> list[str]:
-    """The id a wrong (or failing) step after its scenario's first shows: the mask not offset by start_pos where the
-    step is what that mask gives, or where a chunk after a prompt is the first step wrong while a single token after
-    a prompt was right in this grading; a mistake of `STEP_MISTAKES` where the step is what it gives
-    (`at_the_step(flags)`: the step's rows with it); the module's handling of start_pos and the cache elsewhere. The
-    first step, a plain prompt on a fresh module, is the whole pass's (the other checks of the part say what is wrong
-    there)."""
+def _cache_mistake(steps: list, index: int, actual, right: list[list], tolerance, at_the_step=None) -> list[str]:
+    """The id a wrong (or failing) step after its scenario's first shows: a mistake of `STEP_MISTAKES` where the step
+    is what it gives (`at_the_step(flags)`: the step's rows with it), the mask not offset by start_pos first; that
+    mask too where a chunk after a prompt is the first step wrong while a single token after a prompt was right in
+    this grading; the module's handling of start_pos and the cache elsewhere. The first step, a plain prompt on a
+    fresh module, is the whole pass's (the other checks of the part say what is wrong there)."""
     _, start_pos, length = steps[index]
     if index == 0:
         return []
-    if actual is not None and diagnosis.close(actual, offset, *tolerance):
-        return ["cache-mask-offset"]
     if actual is not None and at_the_step is not None:
         for flags, mistake in STEP_MISTAKES:
             if diagnosis.close(actual, at_the_step(flags), *tolerance):
@@ -160,14 +158,13 @@ def decode(ctx: Context) -> Outcome:
             return failed_with_error(ctx, answer["error"], f"构建 GroupedQueryAttention 并解码{label[0]}",
                                      f"building GroupedQueryAttention and decoding{label[1]}")
         expected = expected_rows(args, steps, whole, weights)
-        offset = expected_rows(args, steps, whole, weights, offset_mask=False)
         right.append([])
         for index, result in enumerate(answer.get("steps", [])):
             zh, en = step_words(index, steps[index])
             if "error" in result:
                 outcome = named_kv_heads_crash(ctx, args["n_heads"], args["n_kv_heads"], failed_with_error(
                     ctx, result["error"], f"解码{zh}{label[0]}", f"decoding {en}{label[1]}"))
-                extra = _cache_mistake(steps, index, None, offset[index], right, tolerance)
+                extra = _cache_mistake(steps, index, None, right, tolerance)
                 if result["error"].get("type") == "WrongReturn":  # decode_probes: forward returned no single tensor
                     extra = ["wrong-return"]
                 outcome.mistakes = [*dict.fromkeys([*outcome.mistakes, *extra])]
@@ -193,7 +190,7 @@ def decode(ctx: Context) -> Outcome:
                           f"最大误差 {error:.3g}（位置 {where}）。{before[0]}",
                           f"{en}{label[1]}: output row {row} (absolute position {position}) differs from the full "
                           f"causal pass over the whole sequence; max error {error:.3g} at {where}.{before[1]}",
-                          _cache_mistake(steps, index, actual, offset[index], right, tolerance,
+                          _cache_mistake(steps, index, actual, right, tolerance,
                                          lambda flags: expected_rows(args, steps, whole, weights, **flags)[index]))
     return passed("逐步解码的每一步都等于完整的因果计算（提示词后接单个 token、从前一个位置重新生成的 token、一段 token，"
                   "两个序列在同一个模块上交替，n_kv_heads == n_heads）。",
