@@ -13,7 +13,7 @@ from grader.graph.devices import CPU_OPERAND_SHAPES
 
 DEVICE_MISMATCH = re.compile(
     r"Expected all tensors to be on the same device|is not on the expected device|"
-    r"found at least two devices|Expected .* to be on .* device", re.I)
+    r"found at least two devices|Expected .* to be on .* device|FakeTensor is wrapped to wrong device", re.I)
 NO_CUDA = re.compile(r"Torch not compiled with CUDA|Found no NVIDIA driver|No CUDA GPUs are available|"
                      r"CUDA driver initialization failed|cuda requested on a machine without CUDA", re.I)
 DEVICE_MESSAGE_HEAD = 1000  # characters

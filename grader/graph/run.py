@@ -25,7 +25,7 @@ import torch
 from grader.handin import parent_budget
 from grader.graph import bounds, ops
 from grader.graph.decode import Graph, GraphRefused, Node, Ref, Tagged
-from grader.graph.devices import CPU_OPERAND_SHAPES, DeviceMixGuard
+from grader.graph.devices import CPU_OPERAND_SHAPES, DeviceMixGuard, refused_by_a_gpu, written_operands
 
 MAX_GRAPH_BYTES = 1 << 30
 """New memory one run of a graph may hold (its nodes' results are kept until it ends)."""
@@ -91,7 +91,13 @@ class _Devices:
                     if isinstance(r, Ref) and isinstance(values[r.node], torch.Tensor)]
         packet = _packet(target)
         if packet not in self.MOVES:
+            written = {r.node for r in written_operands(_operator(target), args, kwargs) if isinstance(r, Ref)}
             strays = [t for device, t in operands if device == "cpu" and t.dim() > 0]
+            strays += [values[n] for n in written if self.of.get(n, "cpu") == "cpu" and isinstance(values[n], torch.Tensor)
+                       and values[n].dim() == 0]
+            refused = refused_by_a_gpu(packet, [(device, t.dtype) for device, t in operands])
+            if refused is not None:
+                raise GraphFailed(RuntimeError(refused), target)
             if strays and any(device != "cpu" for device, _ in operands):
                 other = next(device for device, _ in operands if device != "cpu")
                 shapes = ", ".join(str(list(t.shape)) for t in strays[:4])
@@ -103,7 +109,8 @@ class _Devices:
         elif target == "getitem":
             self.of[node] = self.of.get(args[0].node, "cpu") if isinstance(args[0], Ref) else "cpu"
         else:
-            self.of[node] = next((device for device, t in operands if device != "cpu" and t.dim() > 0),
+            # a GPU's rule: the first operand that is not a CPU scalar decides (a 0-dim CUDA tensor does)
+            self.of[node] = next((device for device, t in operands if device != "cpu" or t.dim() > 0),
                                  operands[0][0] if operands else "cpu")
 
 

@@ -92,6 +92,9 @@ def cache(namespace, lines, *, max_batch_size, max_seq_len, n_kv_heads, head_dim
                 recorded = graph_probes._recorded(update, inputs, 4, device, lines, [None, None, step["k"], step["v"]],
                                                   copies)
             graph_probes._note_unanswered(recorded, cuda)
+            if not left:  # the call stopped where values left a stand-in (untraceable): no buffers for a next step
+                answer["calls"].append({**recorded, **graph_probes._facts(seen)})
+                break
             for name, tensor in zip(CACHE_BUFFERS, left[0]):  # the next step reads what the recorded call left
                 setattr(made, name, tensor)
             answer["calls"].append({**recorded, **graph_probes._facts(seen)})

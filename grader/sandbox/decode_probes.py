@@ -29,6 +29,10 @@ NOT_SENT = torch.empty(0)
 """In place of a weight's value: the parent loads its own by name."""
 
 
+STOPPED = "stopped"
+"""Kept in the worker: a step that left no cache for the next one."""
+
+
 class WrongReturn(Exception):
     """forward returned something other than one tensor."""
 
@@ -62,9 +66,10 @@ def decode(namespace, lines, *, args, steps, xs, weights, record, device="cpu") 
     copies = tracing.ConstantCopies()
     for (sequence, start_pos, _), x in zip(steps, xs):
         recorded = _step(record, module, names, caches[sequence], start_pos, x if device == "cpu" else
-                         probes._place(x, device), state, lines, copies, device, built_asking)
+                         probes._place(x, device), state, lines, copies, device, built_asking, x_value=x)
+        stopped = recorded.pop(STOPPED, False)
         answer["steps"].append(recorded)
-        if "error" in recorded:
+        if "error" in recorded or stopped:
             break
     return answer
 
@@ -142,7 +147,8 @@ def _holds_a_tensor(value, depth: int = 0) -> bool:
 
 
 def _step(record, module, names: list[str], cache, start_pos: int, x: torch.Tensor, state: list, lines: list[str],
-          copies: tracing.ConstantCopies, device: str = "cpu", built_asking: dict | None = None) -> dict:
+          copies: tracing.ConstantCopies, device: str = "cpu", built_asking: dict | None = None,
+          x_value: torch.Tensor | None = None) -> dict:
     left: list[tuple] = []  # the cache each call left: the recorded call's first, then a replay's
     seen: dict = {}
 
@@ -165,10 +171,15 @@ def _step(record, module, names: list[str], cache, start_pos: int, x: torch.Tens
         with probes._device_guard(device, lines) as cuda, torch.no_grad():
             # x and the caches are what a replay varies where values left for Python: a write placed by what the
             # cache holds is no graph of start_pos
-            recorded = record(call, [x, *given], 3, device, lines, [], copies)
+            # on a stand-in a read of x alone is answered (`if not torch.isfinite(x).all()`); the caches and the
+            # module's state after a step hold values the worker does not know
+            values = [x_value, *[None] * len(given)] if x_value is not None and device != "cpu" else []
+            recorded = record(call, [x, *given], 3, device, lines, values, copies)
         from grader.sandbox import graph_probes  # it imports this module
         graph_probes._note_unanswered(recorded, cuda, built_asking)
     except BaseException as error:
         return {"error": describe_error(error, lines), "structure": seen.get("structure")}
+    if not left:  # the call stopped where values left a stand-in (untraceable): no cache for a next step
+        return {**recorded, STOPPED: True}
     cache.cache_k, cache.cache_v = left[0]  # the next step reads what the recorded call left, not a replay's
     return recorded

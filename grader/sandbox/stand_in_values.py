@@ -21,7 +21,7 @@ import math
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
-from grader.graph import decode, run
+from grader.graph import decode, ops, run
 from grader.sandbox import fake_gpu
 
 MAX_REPLAYS = 16
@@ -57,15 +57,18 @@ class StandInValues:
             return UNANSWERED
         self.replays += 1
         whole = [*nodes, read]
-        depends = _needed(whole, len(whole) - 1)
+        depends = _with_the_writes(whole, _needed(whole, len(whole) - 1))
         if any(whole[n][0] == "constant" and _valueless(constants[whole[n][1]], whole[n][2]) for n in depends):
             return UNANSWERED
+        if any(_draws(whole[n]) or _uninitialised(whole[n]) for n in depends):
+            return UNANSWERED  # a GPU draws from its own generator, and its fresh memory holds what it held before
         if any(whole[n][0] == "input" and whole[n][1] in self.unknown for n in depends):
             return UNANSWERED
         kept = sorted(depends | {n for n, node in enumerate(whole) if node[0] == "input"})  # the inputs stay in place
         renumbered = {old: new for new, old in enumerate(kept)}
         graph_nodes = [_renumbered(whole[old], renumbered.__getitem__) for old in kept]
-        graph_nodes.append(["output", [{"n": len(graph_nodes) - 1}]])
+        converted = _conversions(whole, depends)
+        graph_nodes.append(["output", [{"n": renumbered[n]} for n in [len(whole) - 1, *(n for pair in converted for n in pair)]]])
         inputs = sum(node[0] == "input" for node in graph_nodes)
         constant_devices = ["cpu"] * len(constants)
         for node in nodes:
@@ -78,6 +81,8 @@ class StandInValues:
                 outputs, devices = run.run(graph, self.cpu_inputs, constants, devices=[self.device] * inputs,
                                            constant_devices=constant_devices)
         except Exception:  # refused or failed: the read is not answered, the stand-in judges nothing
+            return UNANSWERED
+        if not all(_converted_alike(source, target) for source, target in zip(outputs[1::2], outputs[2::2])):
             return UNANSWERED
         value = outputs[0]
         if copy_to_the_cpu:
@@ -92,6 +97,91 @@ def _needed(nodes: list, target: int) -> set[int]:
         if position in needed:
             needed.update(_references(nodes[position][2:]) if nodes[position][0] == "call" else ())
     return needed
+
+
+def _with_the_writes(nodes: list, needed: set[int]) -> set[int]:
+    """`needed` with every earlier write into the memory one of its nodes views (`flag[1:].fill_(1)`, then a read of
+    `flag`: the recorder binds the write's result to the slice, never to `flag`), and what those writes need: a
+    replay without them reads the memory as it was before the writes."""
+    roots, writers = _memory(nodes)
+    while True:
+        writes = {w for n in needed for w in writers.get(roots[n], ()) if w < max(needed)} - needed
+        if not writes:
+            return needed
+        for write in writes:
+            needed |= _needed(nodes, write)
+
+
+def _memory(nodes: list) -> tuple[list[int], dict[int, set[int]]]:
+    """Per node, the node that made the memory its tensor views (itself where the memory is its own), and per such
+    node, the nodes that write into it, by each operator's schema (`Tensor(a!)` writes, `Tensor(a)` views). A list
+    of results (`split`, `getitem` of it) counts as a view of what the operator views."""
+    roots: list[int] = []
+    writers: dict[int, set[int]] = {}
+    for position, node in enumerate(nodes):
+        roots.append(position)
+        if node[0] != "call":
+            continue
+        if node[1] == "getitem":
+            roots[position] = roots[node[2][0]["n"]]
+            continue
+        operator_ = ops.resolve(node[1])
+        if operator_ is None:
+            continue
+        schema = operator_._schema
+        keywords = node[3].get("kwargs", {}) if len(node) > 3 else {}
+        viewed = None
+        for index, argument in enumerate(schema.arguments):
+            if argument.alias_info is None:
+                continue
+            given = node[2][index] if index < len(node[2]) else keywords.get(argument.name)
+            memories = {roots[n] for n in _references(given)}
+            if argument.alias_info.is_write:
+                for memory in memories:
+                    writers.setdefault(memory, set()).add(position)
+            if viewed is None and memories:
+                viewed = min(memories)
+        if viewed is not None and any(result.alias_info is not None for result in schema.returns):
+            roots[position] = viewed
+    return roots, writers
+
+
+CONVERSIONS = ("aten._to_copy.default", "aten.copy_.default")
+
+
+def _conversions(nodes: list, depends: set[int]) -> list[tuple[int, int]]:
+    """(source, target) of each conversion among `depends`: `_to_copy` (the target is its own result) and `copy_`
+    (the target is the tensor it writes into), whose dtype the value is converted to."""
+    found = []
+    for n in sorted(depends):
+        if nodes[n][0] == "call" and nodes[n][1] in CONVERSIONS:
+            given = [a["n"] for a in nodes[n][2][:2] if isinstance(a, dict) and set(a) == {"n"}]
+            if nodes[n][1] == CONVERSIONS[0] and given:
+                found.append((given[0], n))
+            elif len(given) == 2:
+                found.append((given[1], given[0]))
+    return found
+
+
+def _converted_alike(source, target) -> bool:
+    """Whether a GPU converts `source` into `target`'s dtype as the CPU did: a float outside an integer dtype's range
+    (or not finite) has no defined integer, and the two convert it differently (a GPU saturates 3e9 to int32's
+    largest, the CPU wraps it; red team on the first lab)."""
+    if not (isinstance(source, torch.Tensor) and isinstance(target, torch.Tensor)) or not source.is_floating_point() \
+            or target.dtype.is_floating_point or target.dtype.is_complex or target.dtype == torch.bool:
+        return True
+    bounds = torch.iinfo(target.dtype)
+    values = source.detach().double()
+    return bool(torch.isfinite(values).all() and (values >= bounds.min).all() and (values <= bounds.max).all())
+
+
+def _uninitialised(node: list) -> bool:
+    return node[0] == "call" and node[1].count(".") == 2 and node[1].split(".")[1] in ops.UNINITIALISED
+
+
+def _draws(node: list) -> bool:
+    operator_ = ops.resolve(node[1]) if node[0] == "call" else None
+    return operator_ is not None and torch.Tag.nondeterministic_seeded in operator_.tags
 
 
 def _references(value) -> set[int]:

@@ -29,12 +29,12 @@ import sys
 import weakref
 
 import torch
-from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from grader.graph.decode import MAX_BUILT_IN
 from grader.rules.table import FORBIDDEN_API
 from grader.sandbox import fake_gpu, stand_in_values
+from grader.sandbox.values_leaving import ValuesLeaving, reads_values
 
 GRAPH_FORMAT = 1
 PRIM_DEVICE = torch.ops.prim.device.default
@@ -205,71 +205,6 @@ INDEX = torch.ops.aten.index.Tensor
 SLICES = (torch.ops.aten.slice.Tensor, torch.ops.aten.select.int)  # a tuple: `in` compares by identity, in C
 """Views that pick part of a tensor. Of a tensor made outside the recording, the part alone is sent, as the
 constant the graph reads (a module-level mask for 1024 positions sliced to T x T sends T x T values)."""
-
-METADATA_QUERIES = frozenset({
-    "is_floating_point", "is_complex", "is_signed", "is_conj", "is_neg", "is_inference", "is_same_size",
-    "is_contiguous", "is_strides_like_format", "is_non_overlapping_and_dense", "is_pinned", "is_coalesced", "is_leaf",
-    "output_nr", "_version", "dim", "size", "stride", "numel", "storage_offset", "sym_size", "sym_stride",
-    "sym_numel", "sym_storage_offset", "_nnz", "dense_dim", "sparse_dim", "qscheme", "device", "layout"})
-"""Operators that answer with a Python value read from a tensor's shape, dtype or layout, never from its values."""
-
-BELOW_THE_DISPATCHER = (torch.Tensor.numpy, torch.Tensor.__array__, torch.Tensor.tolist, torch.Tensor.untyped_storage,
-                        torch.Tensor.storage, torch.Tensor.__int__, torch.Tensor.__float__, torch.Tensor.__index__,
-                        torch.Tensor.__complex__)
-"""The ways values leave that may never reach the dispatcher: a NumPy view, a list and a storage read a CPU tensor's
-memory directly; `int()`, `float()`, an index and `complex()` are bound by hand with a device guard, which raises
-before the dispatcher on the FakeTensor stand-in of a CPU-only build."""
-
-
-@functools.lru_cache(maxsize=4096)
-def reads_values(func) -> bool:
-    """Whether an operator hands a tensor's values to Python: it returns no tensor, only Python values (a number,
-    a bool), and is not a query of shape or layout. This is the root of `.item()`, `bool()`, `int()`, `float()`,
-    an index, `torch.is_nonzero`, `torch.equal`, `allclose` and whatever else ends in `_local_scalar_dense`, however
-    the code spelled it; an operator not known to read only metadata counts as reading values."""
-    returns = func._schema.returns
-    if not returns or any("Tensor" in str(r.type) for r in returns):
-        return False
-    return func.overloadpacket.__name__ not in METADATA_QUERIES
-
-
-class ValuesLeaving(TorchFunctionMode):
-    """The student's line where values first left for Python, if they did (`where`, as describe_error says it).
-
-    The recorder tells it of each operator that hands values to Python (`reads_values`, at the dispatcher, so no
-    spelling escapes it); the few ways below the dispatcher are seen here as Python calls. With `stand_in_only`
-    (a trace on a stand-in for a GPU) only values on the stand-in's own device count: a CPU constant's value (a
-    FakeTensor on the CPU keeps it) is the same on a GPU, while a stand-in has none to give, so code that reads
-    one, even inside a `try`, is not judged there, save where the recorder answers the read as a GPU would
-    (`stand_in_values`): then nothing is noted. A real tensor (a copy the recorder answered) is read as itself."""
-
-    def __init__(self, source_file: str, lines: list[str], stand_in_only: bool = False) -> None:
-        super().__init__()
-        self.source_file, self.lines, self.stand_in_only = source_file, lines, stand_in_only
-        self.where: dict | None = None
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        if func in BELOW_THE_DISPATCHER:
-            self.saw(args, kwargs or {})
-            if self.stand_in_only and args and isinstance(args[0], torch.Tensor) and not fake_gpu.is_fake(args[0]):
-                with fake_gpu.real():  # the fake mode would hand NumPy a fake's empty memory
-                    return func(*args, **(kwargs or {}))
-        return func(*args, **(kwargs or {}))
-
-    def saw(self, args, kwargs) -> None:
-        """Values of these arguments go to Python: note the student's line that made them go."""
-        if self.where is not None:
-            return
-        if self.stand_in_only and not any(t.device.type != "cpu" for t in fake_gpu.tensors_in(args, kwargs)):
-            return
-        frame = sys._getframe(1)
-        while frame is not None and frame.f_code.co_filename != self.source_file:
-            frame = frame.f_back
-        if frame is not None:
-            line = frame.f_lineno
-            text = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
-            self.where = {"line": line, "text": text[:1000], "function": frame.f_code.co_name[:200]}
-
 
 def trace(function, inputs: list[torch.Tensor], leaving: ValuesLeaving | None = None,
           source_file: str | None = None, values: stand_in_values.StandInValues | None = None,

@@ -134,6 +134,50 @@ def test_a_value_the_buffers_hold_is_never_answered_on_a_stand_in(tmp_path):
     assert report["score"] < 6.0
 
 
+WHERE_THE_KEYS_GO = (
+    "        k = k + torch.zeros(T, 1, dtype=k.dtype, device=where)  # a CPU tensor, which a GPU refuses beside k\n"
+    + PLAIN_UPDATE.split("\n", 1)[1])
+
+
+@pytest.mark.parametrize("name, tell", [
+    # the flag's second entry written through a view: a replay without that write read the flag as it was made
+    pytest.param("told_by_a_write_through_a_view",
+                 "        flag = torch.zeros(2, device=k.device)\n"
+                 "        flag[1:].fill_(1)\n"
+                 "        where = k.device if flag.sum().item() == 0 else \"cpu\"\n", id="told_by_a_write_through_a_view"),
+    # the replay draws from a generator of its own, the same first number every time: a GPU draws from its own state
+    pytest.param("told_by_a_random_draw",
+                 "        where = k.device if abs(torch.rand(1, device=k.device).item() - 0.49625658988952637) < 1e-9 "
+                 "else \"cpu\"\n", id="told_by_a_random_draw"),
+])
+def test_a_read_on_a_stand_in_is_answered_as_a_gpu_computes_it_or_not_at_all(tmp_path, name, tell):
+    """Red team on the second lab: a value read on the stand-ins sent the code down a path a GPU never takes, and the
+    stand-ins paid the device point for a cache that a GPU refuses (20 against 19). A read is answered with every write
+    into the memory it reads (the recorder binds an in-place result to the view it was made through), and never where it
+    rests on a random draw."""
+    report = graded(with_cache(tmp_path, name, "        B, _, T, _ = k.shape\n" + tell + WHERE_THE_KEYS_GO))
+    assert "cache.device" in failed_checks(report), failures(report)
+    assert "IndexError" not in message(report, "cache.device")  # an untraceable step ends the chain, named as such
+
+
+def test_a_cpu_count_added_to_from_the_device_is_no_operand_a_gpu_lets_stay_behind(tmp_path):
+    """A 0-dim CPU tensor written in place from a GPU tensor (`total += loss`): a GPU raises, because a CPU scalar may
+    stay behind only as an operand; the stand-ins let it through (red team on the second lab: 20 against 19)."""
+    report = graded(with_cache(tmp_path, "cpu_count", "        self.count.add_(k.new_ones(()))\n" + PLAIN_UPDATE,
+                               PLAIN_BUFFERS + "\n        self.count = torch.zeros(())"))
+    assert "cache.device" in failed_checks(report), failures(report)
+
+
+def test_a_read_one_past_only_late_in_the_cache_is_read_there(tmp_path):
+    """One position too many returned only from position 28 on (red team on the second lab: 20 against 16.5, the chains
+    ended by 27): a chain now ends one short of max_seq_len."""
+    late = PLAIN_UPDATE.replace("return self.cache_k[:B, :, :start_pos + T], self.cache_v[:B, :, :start_pos + T]",
+                                "end = start_pos + T + (1 if start_pos + T >= 28 else 0)\n"
+                                "        return self.cache_k[:B, :, :end], self.cache_v[:B, :, :end]")
+    report = graded(with_cache(tmp_path, "late_read_past", late))
+    assert failed_checks(report).get("cache.update") == ["cache-position"], failures(report)
+
+
 def test_the_untouched_stubs_score_zero_with_not_implemented():
     report = graded(STUBS)
     assert report["score"] == 0.0

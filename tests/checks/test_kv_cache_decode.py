@@ -114,13 +114,16 @@ def test_a_row_that_sees_a_later_position_loses_the_causal_point(name):
     assert not causal["passed"] and "moved output row" in causal["message_en"]
 
 
-def test_an_offset_left_out_only_for_long_chunks_is_met_by_the_longer_chunk(tmp_path):
-    """The offset mask only for chunks of up to 4 tokens (red team on the second lab: 20 against 16): the second chunk,
-    of 5 to 12 tokens, meets it."""
+@pytest.mark.parametrize("longest", [4, 12])
+def test_an_offset_left_out_only_for_long_chunks_is_met_by_the_longer_chunk(tmp_path, longest):
+    """The offset mask only for chunks of up to 4 tokens, then of up to 12 (red team on the second lab: 20 against 16,
+    and 20 against 17 once the longest chunk drawn was 12): the second chunk runs to the last position of the cache but
+    one, 15 tokens or more in every grading (a first version drew caches that left it 7, and a fresh clone's secret
+    passed the route)."""
     source = PLAIN.read_text(encoding="utf-8")
     assert source.count(OFFSET) == 1
-    path = tmp_path / "short_offset.py"
-    path.write_text(source.replace(OFFSET, "triu(diagonal=start_pos + 1 if T <= 4 else 1)"), encoding="utf-8")
+    path = tmp_path / f"short_offset_{longest}.py"
+    path.write_text(source.replace(OFFSET, f"triu(diagonal=start_pos + 1 if T <= {longest} else 1)"), encoding="utf-8")
     decode = decode_checks(graded(path))["gqa.decode"]
     assert not decode["passed"] and decode["mistakes"] == ["cache-mask-offset"], failures(graded(path))
 

@@ -13,6 +13,7 @@ import torch
 from grader.handin import parent_budget
 from grader.graph import answers, bounds, decode, ops, run
 from grader.graph.decode import GraphRefused
+from grader.graph.devices import DeviceMixGuard
 from grader.graph.run import GraphFailed
 from grader.sandbox import tracing
 
@@ -186,6 +187,37 @@ def test_a_cpu_mask_meets_inputs_on_the_stand_in_and_fails_as_on_a_gpu():
     scalar = [["input", 0], call("aten.scalar_tensor.default", 2.0, device={"device": "cpu"}),
               call("aten.mul.Tensor", n(0), n(1)), ["output", [n(2)]]]  # a CPU scalar mixes legitimately
     assert run.run(graph(scalar), [X], [torch.zeros(1)], devices=["meta"])[1] == ["meta"]
+
+
+def test_a_cpu_scalar_written_from_the_stand_in_fails_as_on_a_gpu():
+    """A CPU scalar mixes as an operand only: written into in place from a GPU tensor (`total += loss`), a GPU raises
+    (red team on the second lab: a CPU count added to from k kept the device point on the stand-ins). A 0-dim tensor on
+    the stand-in decides the device of what it meets there, as a GPU's does."""
+    written = [["input", 0], call("aten.zeros.default", [], device={"device": "cpu"}),
+               call("aten.sum.default", n(0)), call("aten.add_.Tensor", n(1), n(2)), ["output", [n(3)]]]
+    with pytest.raises(GraphFailed, match="found at least two devices, meta and cpu.*shapes of the cpu operands: \\[\\]"):
+        run.run(graph(written), [X], [torch.zeros(1)], devices=["meta"])
+    operand = [["input", 0], call("aten.zeros.default", [], device={"device": "cpu"}),
+               call("aten.sum.default", n(0)), call("aten.add.Tensor", n(1), n(2)), ["output", [n(3)]]]
+    assert run.run(graph(operand), [X], [torch.zeros(1)], devices=["meta"])[1] == ["meta"]
+    with DeviceMixGuard(), pytest.raises(RuntimeError, match="found at least two devices, meta and cpu"):
+        torch.zeros(()).add_(torch.ones(3, device="meta").sum())  # the worker's guard on the stand-in says the same
+    with DeviceMixGuard():
+        assert (torch.zeros(()) + torch.ones(3, device="meta").sum()).device.type == "meta"
+
+
+def test_an_integer_product_on_the_stand_in_fails_as_on_a_gpu():
+    """A GPU has no integer matrix product; the meta device and the CPU compute one (red team on the first lab: code
+    that caught the GPU's error left its mask on the CPU in the `except` branch). On the CPU it stays a product."""
+    product = [["input", 0], call("aten.ones.default", [2, 2], dtype={"dtype": "int64"}, device={"device": "meta"}),
+               call("aten.mm.default", n(1), n(1)), ["output", [n(2)]]]
+    with pytest.raises(GraphFailed, match="not implemented for 'int64'"):
+        run.run(graph(product), [X], [torch.zeros(1)], devices=["meta"])
+    with DeviceMixGuard(), pytest.raises(RuntimeError, match="not implemented for 'int64'"):
+        torch.ones(2, 2, dtype=torch.long, device="meta") @ torch.ones(2, 2, dtype=torch.long, device="meta")
+    on_the_cpu = [["input", 0], call("aten.ones.default", [2, 2], dtype={"dtype": "int64"}, device={"device": "cpu"}),
+                  call("aten.mm.default", n(1), n(1)), ["output", [n(2)]]]
+    assert run.run(graph(on_the_cpu), [X], [torch.zeros(1)], devices=["meta"])[0][0].tolist() == [[2, 2], [2, 2]]
 
 
 def test_getitem_takes_only_an_element_of_a_list_of_results():

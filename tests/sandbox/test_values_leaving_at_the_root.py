@@ -4,9 +4,10 @@ A stand-in for a GPU holds no values. The tracer sees the operator every spellin
 (`_local_scalar_dense`, `equal`, any operator that answers Python values; grader/sandbox/tracing.py) and answers
 it with the value a GPU computes for the same inputs (the graph so far, run on the CPU copies of the inputs:
 grader/sandbox/stand_in_values.py), so code that catches the error a stand-in would raise learns nothing: it
-takes the GPU's path. The few spellings below the dispatcher (`int()`, `float()`, an index, `.tolist()`, NumPy)
-are seen as Python calls, and the probe on a stand-in answers `untraceable` with the student's line, so the
-device check judges nothing there. A CPU constant's value is the same on a GPU: reading it on a stand-in is no
+takes the GPU's path. The few spellings below the dispatcher are seen as Python calls: `int()`, `float()`, an
+index and `.tolist()` read what a GPU tensor hands back through a copy to the CPU, answered as that copy is (a
+red team's honest Mistral-style cache read its positions with `int()`); NumPy refuses a GPU tensor, and there the
+probe on a stand-in answers `untraceable` with the student's line, so the device check judges nothing. A CPU constant's value is the same on a GPU: reading it on a stand-in is no
 such call. A copy of a stand-in's tensor to the CPU (`np.finfo(scores.new_zeros(()).cpu().numpy().dtype)`) is
 answered as on a GPU too: a real CPU tensor with the values the graph gives, recorded as a move to the CPU, so a mask
 kept there still meets the device mismatch a GPU raises.
@@ -29,12 +30,13 @@ ANSWERED = {
     "allclose": "torch.allclose(Q, Q)",
     "Tensor.equal": "Q.equal(Q)",
     "assert": "torch.isfinite(Q).all() or None",
-}
-BELOW_THE_DISPATCHER = {
+    # below the dispatcher, read as a GPU tensor reads them, through a copy to the CPU, which is answered
     "int": "int(Q[..., 0, 0].sum())",
     "float": "float(Q.sum())",
     "an index": "[1, 2][(Q.sum() > 0).long()]",
-    "tolist": "Q.tolist()",
+    "tolist": "Q[0, 0, :2].tolist()",
+}
+BELOW_THE_DISPATCHER = {
     "numpy": "Q.numpy()",
     "a NumPy array": "__import__('numpy').asarray(Q)",
 }

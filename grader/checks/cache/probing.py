@@ -50,15 +50,17 @@ def plans(ctx: Context, label: str) -> list[Plan]:
     """The three chains of `label`, sizes drawn per grading: B below max_batch_size (float32), B equal to it
     (float64), then B below it in a half precision drawn per grading (float16 or bfloat16: a cache that stores what it
     is given in float32 kept every point while only float32 and float64 were probed, red team on the second lab);
-    positions stay below max_seq_len so that a read one past what was written still has room."""
+    positions reach max_seq_len - 1, so that a read one past what was written still has room."""
     max_batch, heads, width, length, prompt, chunk, again = ctx.sizes(
         label, range(2, 5), range(1, 4), range(2, 13), range(29, 35), range(3, 8), range(2, 5), range(1, 3))
-    back, long = ctx.sizes(f"{label} rewind", range(1, 3), range(10, 14))
-    # a long chunk past position 16 and a token after it, a token generated again from an earlier position (start_pos
-    # back within the prompt), then a new prompt at 0: a cache that counts positions itself, whether or not it starts
-    # again at 0, writes elsewhere, and one that is right only at the first positions is read past them (red team on
-    # the second lab: a counter reset only at start_pos 0 kept every point, as did a write wrong from position 16 on)
+    (back,) = ctx.sizes(f"{label} rewind", range(1, 3))
+    # a long chunk and a token after it that ends one short of max_seq_len (the last room a read one past can show), a
+    # token generated again from an earlier position (start_pos back within the prompt), then a new prompt at 0: a
+    # cache that counts positions itself, whether or not it starts again at 0, writes elsewhere, and one that is right
+    # only at the first positions is read past them (red team on the second lab: a counter reset only at start_pos 0
+    # kept every point, as did a write wrong from position 16 on, and a read one past from position 28 on)
     end = prompt + 2 + chunk
+    long = length - 2 - end
     steps = ((0, prompt), (prompt, 1), (prompt + 1, 1), (prompt + 2, chunk), (end, long), (end + long, 1), (back, 1),
              (0, again))
     (half,) = ctx.sizes(f"{label} half precision", range(2))

@@ -31,17 +31,20 @@ def drawn(ctx: Context) -> tuple[dict, int, list[list[list[int]]]]:
     steps [sequence, start_pos, T]: a prompt then three single tokens and the second of them again (start_pos back
     by one, as a sampler that rejects a token does: a module that counts positions itself instead of reading start_pos
     kept every point while each sequence only went forward, red team on the second lab); a prompt then a chunk, a
-    longer chunk and a token; two prompts on one module, a token of each, then a chunk of the first."""
+    chunk to the last position but one and a token there; two prompts on one module, a token of each, then a chunk of the first."""
     kv_heads, n_rep, d, max_batch, extra = ctx.sizes("gqa.decode", range(1, 4), range(2, 4), range(3, 9), range(3, 5),
                                                      range(0, 8))
     prompt, other, chunk, batch = ctx.sizes("gqa.decode steps", range(3, 7), range(3, 7), range(2, 5), range(1, max_batch))
-    # a second chunk of 5 to 12 tokens: code that takes another path past the first chunk's sizes meets it (red team on
-    # the second lab: the offset mask left out for chunks of more than 4 tokens kept every point)
-    long, = ctx.sizes("gqa.decode long chunk", range(5, 13))
+    # a second chunk as long as the cache leaves (15 to 37 tokens), then a token at its last position: code that takes
+    # another path past the first chunk's sizes, or late in the cache, meets it (red team on the second lab: the offset
+    # mask left out for chunks of more than 4 tokens kept every point, then for chunks of 13 or more while the longest
+    # drawn was 12)
+    long, = ctx.sizes("gqa.decode long chunk", range(13, 21))
     args = {"dim": kv_heads * n_rep * d, "n_heads": kv_heads * n_rep, "n_kv_heads": kv_heads,
             "max_seq_len": prompt + other + chunk + long + extra, "max_batch_size": max_batch}
+    rest = args["max_seq_len"] - prompt - chunk - 1
     scenarios = [[[0, 0, prompt], [0, prompt, 1], [0, prompt + 1, 1], [0, prompt + 2, 1], [0, prompt + 1, 1]],
-                 [[0, 0, prompt], [0, prompt, chunk], [0, prompt + chunk, long], [0, prompt + chunk + long, 1]],
+                 [[0, 0, prompt], [0, prompt, chunk], [0, prompt + chunk, rest], [0, prompt + chunk + rest, 1]],
                  [[0, 0, prompt], [1, 0, other], [0, prompt, 1], [1, other, 1], [0, prompt + 1, chunk]]]
     return args, batch, scenarios
 
