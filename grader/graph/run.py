@@ -93,8 +93,8 @@ class _Devices:
         if packet not in self.MOVES:
             written = {r.node for r in written_operands(_operator(target), args, kwargs) if isinstance(r, Ref)}
             strays = [t for device, t in operands if device == "cpu" and t.dim() > 0]
-            strays += [values[n] for n in written if self.of.get(n, "cpu") == "cpu" and isinstance(values[n], torch.Tensor)
-                       and values[n].dim() == 0]
+            strays += [values[n] for n in written if self.of.get(n, "cpu") == "cpu"
+                       and isinstance(values[n], torch.Tensor) and values[n].dim() == 0]  # a CPU scalar written into
             refused = refused_by_a_gpu(packet, [(device, t.dtype) for device, t in operands])
             if refused is not None:
                 raise GraphFailed(RuntimeError(refused), target)

@@ -11,7 +11,9 @@ judges devices from the graph it runs again itself. A copy to the CPU (`.cpu()`,
 as a real CPU tensor: kept on the CPU and mixed with the stand-in's tensors, it raises as it does on a GPU. Where
 the answer would rest on a constant without values (made on a stand-in outside the recording), or the replay fails
 or is refused, nothing is answered and the read counts as leaving the stand-in (`untraceable`), as without the
-replay; a copy not answered raises on the stand-in, as before.
+replay; a copy not answered raises on the stand-in, as before. The cut keeps every write into the memory a read
+views; what a GPU computes otherwise than the CPU is never answered: a random draw, memory no operator wrote
+(`empty`), a float converted to an integer dtype outside its range.
 """
 from __future__ import annotations
 
@@ -67,8 +69,9 @@ class StandInValues:
         kept = sorted(depends | {n for n, node in enumerate(whole) if node[0] == "input"})  # the inputs stay in place
         renumbered = {old: new for new, old in enumerate(kept)}
         graph_nodes = [_renumbered(whole[old], renumbered.__getitem__) for old in kept]
-        converted = _conversions(whole, depends)
-        graph_nodes.append(["output", [{"n": renumbered[n]} for n in [len(whole) - 1, *(n for pair in converted for n in pair)]]])
+        converted = _conversions(whole, depends)  # their sources and targets come back beside the read
+        read_and_converted = [len(whole) - 1, *(n for pair in converted for n in pair)]
+        graph_nodes.append(["output", [{"n": renumbered[n]} for n in read_and_converted]])
         inputs = sum(node[0] == "input" for node in graph_nodes)
         constant_devices = ["cpu"] * len(constants)
         for node in nodes:

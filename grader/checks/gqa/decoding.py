@@ -31,7 +31,8 @@ def drawn(ctx: Context) -> tuple[dict, int, list[list[list[int]]]]:
     steps [sequence, start_pos, T]: a prompt then three single tokens and the second of them again (start_pos back
     by one, as a sampler that rejects a token does: a module that counts positions itself instead of reading start_pos
     kept every point while each sequence only went forward, red team on the second lab); a prompt then a chunk, a
-    chunk to the last position but one and a token there; two prompts on one module, a token of each, then a chunk of the first."""
+    chunk to the last position but one and a token there; two prompts on one module, a token of each, then a chunk of
+    the first."""
     kv_heads, n_rep, d, max_batch, extra = ctx.sizes("gqa.decode", range(1, 4), range(2, 4), range(3, 9), range(3, 5),
                                                      range(0, 8))
     prompt, other, chunk, batch = ctx.sizes("gqa.decode steps", range(3, 7), range(3, 7), range(2, 5), range(1, max_batch))
