@@ -3,7 +3,7 @@ mistake of the Part 2 mutants, in Chinese and in English?
 
 Graded through the real pipeline (`grade_submission`: the worker builds the cache and records each update on decoys,
 the judge threads the buffers step to step on the parent's own k and v, from the zeros the constructor's graph gives
-there), with Part 2's checks only.
+there); each repository hand-in graded whole once and read for Part 2's checks (tests/support/part_views.py).
 """
 import functools
 import re
@@ -15,9 +15,9 @@ from grader.catalog import catalog, explain
 from grader.checks import checks_for, secret
 from grader.exercises import exercise
 from grader.grade import grade_submission
+from support import part_views
 from support.hand_ins import header
 from support.paths import SUBMISSIONS
-from support.session import SESSION_REPORTS
 
 pytestmark = pytest.mark.sandbox
 
@@ -36,7 +36,7 @@ PLAIN_BUFFERS = """        self.cache_k = torch.zeros(shape, device=device, dtyp
 
 @functools.cache
 def graded(path: Path) -> dict:
-    return grade_submission(path, checks=checks_for("cache"), cache=SESSION_REPORTS)
+    return part_views.report(path, "cache")
 
 
 def failures(report: dict) -> str:

@@ -3,7 +3,8 @@ every honest GroupedQueryAttention its points, name `cache-mask-offset` where th
 what a stateful decode could hide from a grader that trusted the worker?
 
 Graded through the real pipeline (`grade_submission`: the worker decoding on decoys with the grader's own KVCache, the
-judge chaining each step's graph on the parent's own inputs and weights), with Part 3's checks alone.
+judge chaining each step's graph on the parent's own inputs and weights); each repository hand-in graded whole once
+and read for Part 3's checks (tests/support/part_views.py).
 """
 import functools
 from pathlib import Path
@@ -13,9 +14,9 @@ import pytest
 from grader.catalog import explain
 from grader.checks import checks_for, secret
 from grader.grade import grade_submission
+from support import part_views
 from support.hand_ins import header
 from support.paths import SUBMISSIONS
-from support.session import SESSION_REPORTS
 
 pytestmark = pytest.mark.sandbox
 
@@ -29,7 +30,7 @@ DECODE = ("gqa.decode", "gqa.causal")
 
 @functools.cache
 def graded(path: Path) -> dict:
-    return grade_submission(path, checks=checks_for("gqa"), cache=SESSION_REPORTS)
+    return part_views.report(path, "gqa")
 
 
 def decode_checks(report: dict) -> dict[str, dict]:

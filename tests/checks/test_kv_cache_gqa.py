@@ -3,9 +3,10 @@ device, loops, the gates; 6 of the part's 10 points) give every honest `GroupedQ
 each mistake of the Part 3 mutants the whole prompt shows, in Chinese and in English?
 
 Graded through the real pipeline (`grade_submission`: the worker tracing `forward(x)` on decoys with the module's
-parameters as graph inputs, the judge re-running each graph on the parent's own x and weights), with Part 3's checks
-only. The decode chain's mistake (`cache-mask-offset`) shows only after a cached prompt: these checks give its mutants
-full marks, and the decode checks (grader/checks/gqa/decoding.py) name it.
+parameters as graph inputs, the judge re-running each graph on the parent's own x and weights); each repository
+hand-in graded whole once and read for these checks of Part 3 (tests/support/part_views.py). The decode chain's
+mistake (`cache-mask-offset`) shows only after a cached prompt: these checks give its mutants full marks, and the
+decode checks (grader/checks/gqa/decoding.py) name it.
 """
 import functools
 from pathlib import Path
@@ -22,6 +23,7 @@ from grader.graph import gqa_answers
 from grader.graph.answers import Findings
 from grader.sandbox import gqa_probes
 from grader.sandbox.requests import BadRequest, GqaRequest, gqa_weight_shapes
+from support import part_views
 from support.hand_ins import header
 from support.paths import SUBMISSIONS
 from support.session import SESSION_REPORTS
@@ -51,7 +53,7 @@ def whole_prompt_checks() -> list:
 
 @functools.cache
 def graded(path: Path) -> dict:
-    return grade_submission(path, checks=whole_prompt_checks(), cache=SESSION_REPORTS)
+    return part_views.report(path, "gqa", WHOLE_PROMPT)
 
 
 def failures(report: dict) -> str:

@@ -2,8 +2,8 @@
 each mistake of the Part 1 mutants, in Chinese and in English?
 
 Graded through the real pipeline (`grade_submission`: the exercise read from the hand-in's code, the worker tracing
-on decoys, the judge re-running each graph on the parent's own inputs), with Part 1's checks only: Parts 2 and 3
-(`cache`, `gqa`) have no graders yet, so the whole exercise's list fails on their missing packages.
+on decoys, the judge re-running each graph on the parent's own inputs); each repository hand-in graded whole once and
+read for Part 1's checks (tests/support/part_views.py).
 """
 import functools
 from pathlib import Path
@@ -16,9 +16,9 @@ from grader.catalog import catalog, explain
 from grader.checks import checks_for, secret
 from grader.exercises import Exercise, Part, exercise
 from grader.grade import grade_submission
+from support import part_views
 from support.hand_ins import header
 from support.paths import SUBMISSIONS
-from support.session import SESSION_REPORTS
 
 pytestmark = pytest.mark.sandbox
 
@@ -34,7 +34,7 @@ PLAIN_BODY = """    if n_rep == 1:
 
 @functools.cache
 def graded(path: Path) -> dict:
-    return grade_submission(path, checks=checks_for("repeat"), cache=SESSION_REPORTS)
+    return part_views.report(path, "repeat")
 
 
 def failures(report: dict) -> str:
