@@ -2,6 +2,8 @@
 the parent when it runs that graph itself (`grader/graph/run.py`)."""
 from __future__ import annotations
 
+import functools
+
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -37,7 +39,9 @@ class DeviceMixGuard(TorchDispatchMode):
         if str(func.overloadpacket.__name__) not in self.ALLOWED:
             tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
             tensors += [t for a in args if isinstance(a, (list, tuple)) for t in a if isinstance(t, torch.Tensor)]
-            written = written_operands(func, args, kwargs)
+            # a 0-dim CPU tensor strays only when written into: the schema is read only where one is there
+            scalars = any(t.dim() == 0 and t.device.type == "cpu" for t in tensors)
+            written = written_operands(func, args, kwargs) if scalars else []
             strays = [t for t in tensors if t.device.type == "cpu" and (t.dim() > 0 or any(t is w for w in written))]
             other = next((t.device.type for t in tensors if t.device.type != "cpu"), None)
             if strays and other is not None:
@@ -51,16 +55,26 @@ class DeviceMixGuard(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
-def written_operands(operator_, args, kwargs) -> list:
-    """The operands an operator writes into, by its schema (`Tensor(a!)`: `self` of an in-place operator, `out=`)."""
+@functools.lru_cache(maxsize=1024)
+def aliased_arguments(operator_) -> tuple[tuple[int, str, bool], ...]:
+    """(position, name, written) of each argument whose memory the operator's schema aliases: `Tensor(a!)` written
+    (`self` of an in-place operator, `out=`), `Tensor(a)` viewed. Read once per operator."""
     schema = getattr(operator_, "_schema", None)  # the parent's `getitem` is Python's
     if schema is None:
-        return []
-    written = []
-    for index, argument in enumerate(schema.arguments):
-        if argument.alias_info is not None and argument.alias_info.is_write:
-            written.append(args[index] if index < len(args) else kwargs.get(argument.name))
-    return written
+        return ()
+    return tuple((index, argument.name, argument.alias_info.is_write)
+                 for index, argument in enumerate(schema.arguments) if argument.alias_info is not None)
+
+
+def argument(args, kwargs, position: int, name: str):
+    """An operator's argument as given, by position or by keyword."""
+    return args[position] if position < len(args) else kwargs.get(name)
+
+
+def written_operands(operator_, args, kwargs) -> list:
+    """The operands an operator writes into, by its schema."""
+    return [argument(args, kwargs, position, name)
+            for position, name, written in aliased_arguments(operator_) if written]
 
 
 INTEGER_PRODUCTS = frozenset({"mm", "bmm", "addmm", "baddbmm", "addbmm", "mv", "addmv", "dot", "vdot"})

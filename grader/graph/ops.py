@@ -31,11 +31,11 @@ SPECIAL = frozenset({"getitem"})
 """One element of an operator's list of results (`max.dim`, `native_dropout`, `split`), run by the parent's own code."""
 
 DRAWN_HERE = frozenset({"rand_like", "randn_like", "native_dropout"})
+"""Random operators without a generator argument that `run._random` draws as the operator does."""
 NOT_COUNTED = frozenset({"detach", "alias", "clone", "view", "_unsafe_view", "_reshape_alias", "expand", "lift_fresh"})
 """Not counted by the loop check: how many of these one call dispatches depends on its inputs' layout (a view of a
 non-contiguous tensor becomes clone + _unsafe_view) and on autograd (each output saved for the backward is detached),
 not on the code; they compute nothing, so no loop hides in them alone."""
-"""Random operators without a generator argument that `run._random` draws as the operator does."""
 
 UNINITIALISED = frozenset({"empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided", "empty_permuted"})
 """Operators whose values are whatever the parent's memory held: run here, their whole storage is filled with zeros
@@ -63,6 +63,19 @@ def resolve(target: str):
         return getattr(getattr(torch.ops.aten, packet), overload)
     except (AttributeError, RuntimeError):
         return None
+
+
+@functools.lru_cache(maxsize=1024)
+def packet(target: str) -> str:
+    """The operator's name without its namespace and overload (`aten.empty.memory_format`: `empty`)."""
+    return target.split(".")[1] if "." in target else target
+
+
+@functools.lru_cache(maxsize=1024)
+def draws_random(target: str) -> bool:
+    """Whether the operator a target names draws random numbers (torch tags it `nondeterministic_seeded`)."""
+    operator_ = resolve(target)
+    return operator_ is not None and torch.Tag.nondeterministic_seeded in operator_.tags
 
 
 def attention_kernel(operator_) -> bool:

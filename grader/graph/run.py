@@ -89,7 +89,7 @@ class _Devices:
         given = [v.name for v in leaves if isinstance(v, Tagged) and v.kind == "device"]
         operands = [(self.of.get(r.node, "cpu"), values[r.node]) for r in leaves
                     if isinstance(r, Ref) and isinstance(values[r.node], torch.Tensor)]
-        packet = _packet(target)
+        packet = ops.packet(target)
         if packet not in self.MOVES:
             written = {r.node for r in written_operands(_operator(target), args, kwargs) if isinstance(r, Ref)}
             strays = [t for device, t in operands if device == "cpu" and t.dim() > 0]
@@ -125,17 +125,6 @@ def _leaves(values, found: list | None = None) -> list:
         else:
             found.append(value)
     return found
-
-
-@functools.lru_cache(maxsize=1024)
-def _seeded(target: str) -> bool:
-    """Whether the operator draws random numbers (torch tags it `nondeterministic_seeded`), read once per name."""
-    return torch.Tag.nondeterministic_seeded in _operator(target).tags
-
-
-@functools.lru_cache(maxsize=1024)
-def _packet(target: str) -> str:
-    return target.split(".")[1] if "." in target else target
 
 
 class _Run:
@@ -212,7 +201,7 @@ class _Run:
         if target == "getitem":
             return bounds.Plan((), 0.0, 0)
         try:
-            plan = bounds.plan(target, _packet(target), _operator(target), args, kwargs)
+            plan = bounds.plan(target, ops.packet(target), _operator(target), args, kwargs)
         except GraphRefused:
             raise
         except Exception:
@@ -254,8 +243,8 @@ def _call(target: str, args: list, kwargs: dict, generator: torch.Generator):
             raise GraphRefused("getitem on something that is no list of results")
         return args[0][args[1]]
     operator_ = _operator(target)
-    packet = _packet(target)
-    if _seeded(target):
+    packet = ops.packet(target)
+    if ops.draws_random(target):
         return _random(packet, operator_, args, kwargs, generator)
     grown = _storage_bytes(args[0]) if args and isinstance(args[0], torch.Tensor) else None
     result = operator_(*args, **kwargs)

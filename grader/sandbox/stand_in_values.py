@@ -24,6 +24,7 @@ import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
 from grader.graph import decode, ops, run
+from grader.graph.devices import aliased_arguments, argument
 from grader.sandbox import fake_gpu
 
 MAX_REPLAYS = 16
@@ -131,20 +132,16 @@ def _memory(nodes: list) -> tuple[list[int], dict[int, set[int]]]:
         operator_ = ops.resolve(node[1])
         if operator_ is None:
             continue
-        schema = operator_._schema
         keywords = node[3].get("kwargs", {}) if len(node) > 3 else {}
         viewed = None
-        for index, argument in enumerate(schema.arguments):
-            if argument.alias_info is None:
-                continue
-            given = node[2][index] if index < len(node[2]) else keywords.get(argument.name)
-            memories = {roots[n] for n in _references(given)}
-            if argument.alias_info.is_write:
+        for index, name, written in aliased_arguments(operator_):
+            memories = {roots[n] for n in _references(argument(node[2], keywords, index, name))}
+            if written:
                 for memory in memories:
                     writers.setdefault(memory, set()).add(position)
             if viewed is None and memories:
                 viewed = min(memories)
-        if viewed is not None and any(result.alias_info is not None for result in schema.returns):
+        if viewed is not None and any(result.alias_info is not None for result in operator_._schema.returns):
             roots[position] = viewed
     return roots, writers
 
@@ -179,12 +176,11 @@ def _converted_alike(source, target) -> bool:
 
 
 def _uninitialised(node: list) -> bool:
-    return node[0] == "call" and node[1].count(".") == 2 and node[1].split(".")[1] in ops.UNINITIALISED
+    return node[0] == "call" and ops.packet(node[1]) in ops.UNINITIALISED
 
 
 def _draws(node: list) -> bool:
-    operator_ = ops.resolve(node[1]) if node[0] == "call" else None
-    return operator_ is not None and torch.Tag.nondeterministic_seeded in operator_.tags
+    return node[0] == "call" and ops.draws_random(node[1])
 
 
 def _references(value) -> set[int]:

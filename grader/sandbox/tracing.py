@@ -93,6 +93,9 @@ class Recorder(TorchDispatchMode):
             return func(*args, **kwargs)
         if func in SLICES and args and isinstance(args[0], torch.Tensor) and self._node(args[0]) is None:
             return func(*args, **kwargs)  # a part of a constant: the part becomes the constant, if it is used
+        if _composite(func):  # autograd is off (`torch.inference_mode`): the parts it would dispatch are recorded
+            with self:
+                return func.decompose(*args, **kwargs)
         self._note_built_in(sys._getframe(1))
         copy = func is stand_in_values.TO_COPY and stand_in_values.copies_to_the_cpu(func, args, kwargs)
         if copy or self.leaving is not None and reads_values(func):
@@ -278,6 +281,13 @@ def _composites() -> dict:
 
 
 BUILT_IN_COMPOSITES = _composites()
+
+
+@functools.lru_cache(maxsize=4096)
+def _composite(func) -> bool:
+    """An operator torch defines by other operators (`CompositeImplicitAutograd`: linear, matmul, softmax.int,
+    dropout, reshape), which autograd decomposes before any mode sees it, except where autograd is off."""
+    return torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CompositeImplicitAutograd")
 
 
 @functools.lru_cache(maxsize=4096)
