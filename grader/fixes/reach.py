@@ -4,7 +4,10 @@ Read from the code, before and after the edit: each changed line lies in one top
 class, its decorators included) or in code that runs when the module loads. A part reaches its graded name and,
 through the names each definition uses, every definition it can call. An edit reaches a part when its definition is
 among those; it reaches every part when it lies outside any definition, or in a definition that code run at load
-names (that code may call it, and what it leaves behind is shared).
+names (that code may call it, and what it leaves behind is shared), or whose object code run at load is handed: a
+decorator's or a metaclass's (of the class or of a method in it), which may keep it where any part reads it (a
+registry that Part 2 calls Part 1 through; red team on issue 42: a fix verified by the spliced regrade lost points
+when the whole file was graded).
 
 State a definition writes into is shared: where one stores into a module-level variable or a class, or calls a
 method of one (`STATE["attend"] = ...`, `CACHE.append(...)`, `MultiHeadAttention.scale = ...`), every definition that
@@ -58,6 +61,8 @@ def _reached_in(text: str, changed: set[int], graded_name: dict[str, str]) -> se
             spans[node.name] = (first, node.end_lineno or node.lineno)
             uses[node.name] = _names(node)
             writes[node.name] = _written(node)
+            if _handed_over_at_load(node):
+                at_load.add(node.name)
         else:
             at_load |= _names(node)
             variables |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
@@ -75,6 +80,15 @@ def _reached_in(text: str, changed: set[int], graded_name: dict[str, str]) -> se
     if edited & at_load:
         return every
     return {part for part, name in graded_name.items() if edited & _closure(name, uses)}
+
+
+def _handed_over_at_load(node: ast.AST) -> bool:
+    """Whether code run at load receives the definition's object (or a method's, for a class): a decorator, or a
+    metaclass and its keywords."""
+    if node.decorator_list or getattr(node, "keywords", None):
+        return True
+    return isinstance(node, ast.ClassDef) and any(isinstance(item, DEFINITIONS) and _handed_over_at_load(item)
+                                                  for item in node.body)
 
 
 def _names(node: ast.AST) -> set[str]:

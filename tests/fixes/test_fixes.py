@@ -123,6 +123,15 @@ def test_an_edit_alone_that_a_second_bug_keeps_from_helping_is_not_shown(graded)
     assert report["fixes"] == []
 
 
+def test_a_fix_a_decorator_hands_to_the_other_part_is_judged_on_both_parts():
+    """Hostile (red team on issue 42): Part 1 leaves out the scale and Part 2 makes up for it, calling Part 1 through a
+    registry a decorator fills. The missing-scale fix edits Part 1 alone, yet breaks Part 2: its regrade runs both
+    parts (grader.fixes.reach), so the fix is neither shown nor credited."""
+    report = grade_submission(HOSTILE / "registry-hands-part-one-to-part-two.py", fix_credit=0.5)
+    assert "missing-scale" in report["mistakes"]
+    assert report["fixes"] == [] and report["fix_credit"]["points"] == 0
+
+
 def test_a_fix_the_code_sabotages_is_judged_on_the_regrade_and_never_shown_or_credited():
     """Hostile: the code reverses its own weights exactly when the softmax-dim fix is applied. The fix is
     tried (softmax-dim is diagnosed), regraded, and rejected on that regrade's verdict."""

@@ -25,6 +25,18 @@ class MultiHeadAttention(torch.nn.Module):
         return q
 '''
 
+REGISTERED = SDPA_ONLY.replace("def scaled_dot_product_attention", "@kept\ndef scaled_dot_product_attention").replace(
+    "        return q\n", "        return _ATTENTION[0](q, k, v)[0]\n").replace("import torch\n", """import torch
+
+_ATTENTION = []
+
+
+def kept(function):
+    _ATTENTION.append(function)
+    return function
+""")
+"""Part 1 registered by a decorator, Part 2 calling it through the registry: no definition names the other."""
+
 
 def edit(text: str, old: str, new: str) -> str:
     assert old in text
@@ -53,7 +65,14 @@ def test_an_edit_reaches_every_part_that_can_call_it():
     (SDPA_ONLY + "\ndef build():\n    return 1\n\nBUILT = build()\n", "return 1", "return 2"),  # called at load
     (SDPA_ONLY, "    scores = Q @ K.mT\n", "    scores = Q @ K.mT\n  oops(\n"),  # no longer parses
     (SDPA_ONLY, "\nclass MultiHeadAttention", "\nEXTRA = 1\nclass MultiHeadAttention"),  # a line added between two
-], ids=["module-level", "called-at-load", "unparsable", "inserted-between"])
+    (REGISTERED, "Q @ K.mT\n", "Q @ K.mT / 8\n"),  # its object handed to a decorator, which keeps it for Part 2
+    (REGISTERED.replace("@kept\ndef scaled_dot_product_attention", "def scaled_dot_product_attention").replace(
+        "class MultiHeadAttention(torch.nn.Module):\n", "class MultiHeadAttention(torch.nn.Module):\n    @kept\n"
+        "    def helper(self):\n        return 1\n\n"), "return 1", "return 2"),  # a method's, by the class body
+    (SDPA_ONLY.replace("class MultiHeadAttention(torch.nn.Module):", "class MultiHeadAttention(torch.nn.Module, "
+                       "metaclass=Kept):"), "return q\n", "return q * 1\n"),  # a class's, by its metaclass
+], ids=["module-level", "called-at-load", "unparsable", "inserted-between", "decorated", "decorated-method",
+        "metaclass"])
 def test_an_edit_that_runs_at_load_or_cannot_be_read_reaches_every_part(program, old, new):
     assert reach.parts_reached(program, edit(program, old, new), EXERCISE.graded_name) == {"sdpa", "mha"}
 
