@@ -266,7 +266,7 @@ MUTATIONS = [
              ("tests/graph/test_graph_integrity.py::test_a_recipe_gains_nothing_with_the_worker_rules_in_place"
               "[mha_head_loop_only_at_few_heads]",), "sandbox"),
     Mutation("local-scalar-root", "grader/sandbox/tracing.py",
-             (("        if copy or self.leaving is not None and reads_values(func):\n", "        if copy:\n"),),
+             (("        read = self.leaving is not None and reads_values(func)\n", "        read = False\n"),),
              ("tests/sandbox/test_values_leaving_at_the_root.py",), "unit"),
     # a value read on a stand-in is answered as the graph so far gives it on the CPU copies of the inputs
     Mutation("stand-in-value-replay", "grader/sandbox/graph_probes.py",
@@ -882,6 +882,32 @@ MUTATIONS = [
              (("            copy = self._answered_copy(func, args)", "            copy = None"),),
              (f"{KV_CACHE}test_every_honest_kv_cache_scores_the_full_six_points[positions_read_back_with_int_and_tolist]",),
              "sandbox"),
+    Mutation("edit-reach-decorated-definitions", "grader/fixes/reach.py",
+             (("            if _handed_over_at_load(node):", "            if False:"),),
+             ("tests/fixes/test_regrade_reach.py::test_an_edit_that_runs_at_load_or_cannot_be_read_reaches_every_part"
+              "[decorated]",
+              "tests/fixes/test_fixes.py::test_a_fix_a_decorator_hands_to_the_other_part_is_judged_on_both_parts"),
+             "sandbox"),
+    Mutation("judge-reads-hold", "grader/graph/run.py",
+             (("                if position in self.reads and self.values[position] != self.reads[position]:",
+               "                if False:"),),
+             ("tests/checks/test_reads_hold_on_the_parents_inputs.py::test_a_graph_runs_only_where_its_reads_hold",
+              "tests/checks/test_reads_hold_on_the_parents_inputs.py::"
+              "test_a_path_chosen_by_a_read_no_magnitude_holds_is_reviewed"), "sandbox"),
+    Mutation("recorder-keeps-reads", "grader/sandbox/tracing.py",
+             (("            self.reads.append([node, result])", "            pass"),),
+             ("tests/checks/test_reads_hold_on_the_parents_inputs.py::"
+              "test_the_recorder_keeps_each_bool_or_int_the_code_reads_with_its_node",), "unit"),
+    Mutation("decoys-at-the-inputs-magnitude", "grader/checks/decoys.py",
+             (("        made = [(torch.randn(shape, generator=generator, dtype=torch.float64) * scale).to(dtype)",
+               "        made = [torch.randn(shape, generator=generator, dtype=torch.float64).to(dtype)"),),
+             ("tests/checks/test_reads_hold_on_the_parents_inputs.py::"
+              "test_a_path_chosen_by_the_inputs_magnitude_is_traced_at_their_magnitude",), "sandbox"),
+    Mutation("decoys-keep-sameness", "grader/checks/decoys.py",
+             (('                made[i] = made[same[1]] if same[0] == "is" else made[same[1]].clone()',
+               "                pass"),),
+             ("tests/checks/test_decoys_keep_sameness.py::test_a_self_attention_path_is_graded_where_self_attention_is_asked"
+              "[is]",), "sandbox"),
     Mutation("recorder-decomposes-composites", "grader/sandbox/tracing.py",
              (("        if _composite(func):", "        if False:"),),
              ("tests/checks/test_graders.py::test_mutant_loses_points_and_is_diagnosed[broken-grad__3]",), "sandbox"),
@@ -1019,12 +1045,12 @@ MUTATIONS = [
     # issue 41, red team 3: no plain property of a probe's inputs (requires_grad, is_leaf, grad mode, contiguity, the
     # parameters' requires_grad) tells it from real use (grader/checks/regimes.py)
     Mutation("training-inputs-not-leaves", "grader/sandbox/graph_probes.py",
-             (("        tensors = [t.detach().requires_grad_(True).clone() for t in tensors]",
-               "        tensors = [t.detach().requires_grad_(True) for t in tensors]"),),
+             (("        tensors = alike(tensors, lambda tensor: tensor.detach().requires_grad_(True).clone())",
+               "        tensors = alike(tensors, lambda tensor: tensor.detach().requires_grad_(True))"),),
              ("tests/sandbox/test_input_regimes.py::test_in_training_the_inputs_need_grad_and_are_made_by_an_operation",
               f"{RULES_OFF}[sdpa_scale_left_out_for_inputs_that_are_not_leaves]"), "sandbox"),
     Mutation("training-inputs-need-grad", "grader/sandbox/graph_probes.py",
-             (('    if regime == "training":\n        tensors = [t.detach().requires_grad_(True).clone() for t in tensors]\n',
+             (('    if regime == "training":\n        tensors = alike(tensors, lambda tensor: tensor.detach().requires_grad_(True).clone())\n',
                ""),),
              (f"{RULES_OFF}[sdpa_scale_left_out_when_inputs_need_grad]",
               f"{RULES_OFF}[mha_head_loop_only_when_q_needs_grad]"), "sandbox"),
@@ -1044,8 +1070,8 @@ MUTATIONS = [
               f"{RULES_OFF}[sdpa_position_loop_for_non_contiguous_inputs]"), "sandbox"),
     Mutation("layout-on-the-fake-stand-in", "grader/sandbox/graph_probes.py",
              (("    with fake_gpu.active() if any(fake_gpu.is_fake(t) for t in tensors) else contextlib.nullcontext():\n"
-               "        return [laid_out(t, layout) for t in tensors]\n",
-               "    return [laid_out(t, layout) for t in tensors]\n"),),
+               "        return alike(tensors, lambda tensor: laid_out(tensor, layout))\n",
+               "    return alike(tensors, lambda tensor: laid_out(tensor, layout))\n"),),
              ("tests/sandbox/test_input_regimes.py::"
               "test_every_layout_reaches_the_code_on_each_stand_in_with_the_cpus_strides[fake-cuda]",
               "tests/rules/test_runtime_rules.py::test_honest_idiom_earns_full_marks[functools_cached_mask]"), "sandbox"),

@@ -16,11 +16,12 @@ from dataclasses import replace
 
 import torch
 
-from grader.checks.decoys import decoys as _decoys
+from grader.checks.decoys import calls_of, decoys as _decoys, tensors_in
 from grader.catalog import rule_mistakes
 from grader.judge.process import MAX_RUNS, Judge
 from grader.sandbox import graph_probes
 from grader.sandbox.confinement import Limits
+from grader.sandbox.request_tensors import magnitude, sameness
 from grader.sandbox.requests import BadRequest, Probe, checked
 from grader.sandbox.worker_process import Worker, WorkerFailure
 from grader.handin.source import Submission
@@ -277,12 +278,12 @@ def _raise_if_genuine(probe: Probe, fields: dict) -> None:
 
 
 def _message_key(probe: Probe, fields: dict) -> tuple | None:
-    """What decides the message `decoys` makes of a request, as a key: each tensor's shape and dtype in the
-    order the decoys are drawn, every other field by its type and value; None (not kept) for a field of
-    another kind, whose value the key could not hold exactly."""
+    """What decides the message `decoys` makes of a request, as a key: each tensor's shape, dtype and magnitude in
+    the order the decoys are drawn, which tensors are one another or equal (`request_tensors.sameness`), every other
+    field by its type and value; None (not kept) for a field of another kind, whose value the key could not hold."""
     def key(value):
         if isinstance(value, torch.Tensor):
-            return ("tensor", tuple(value.shape), str(value.dtype))
+            return ("tensor", tuple(value.shape), str(value.dtype), magnitude(value))
         if isinstance(value, dict):
             return ("dict", tuple((name, key(item)) for name, item in value.items()))
         if isinstance(value, list):
@@ -292,7 +293,7 @@ def _message_key(probe: Probe, fields: dict) -> tuple | None:
         raise TypeError(type(value).__name__)
 
     try:
-        return (probe.value, key(fields))
+        return (probe.value, key(fields), sameness(tensors_in(fields), calls_of(fields)))
     except TypeError:
         return None
 

@@ -19,7 +19,7 @@ from grader.graph import bounds, decode, ops, run
 from grader.graph.decode import GraphRefused
 from grader.graph.devices import CPU_BESIDE_A_GPU, STAND_INS
 from grader.graph.layouts import laid_out
-from grader.graph.run import GraphFailed
+from grader.graph.run import GraphFailed, ReadDiffers
 from grader.graph.structure import of_call as structural_mismatches, plain_attributes
 
 GRADCHECK_STEP, GRADCHECK_ATOL, GRADCHECK_RTOL = 1e-3, 1e-3, 1e-2
@@ -99,15 +99,15 @@ def evaluate(traced: dict, inputs: list[torch.Tensor], findings: Findings, seed:
     an output on the stand-in's device is said to be on the stand-in."""
     if "error" in traced:
         return [], [], traced["error"]
-    if _is_place(traced.get("untraceable")):
+    if decode.is_place(traced.get("untraceable")):
         return [], [], {"type": "Untraceable", "where": traced["untraceable"], "message": (
             "the result left the tensor operations here (a Python number, list or NumPy array, or a branch on a "
             "tensor's values), so it does not follow a change of inputs")}
-    if _is_place(traced.get("unanswered")):  # on a stand-in: torch.cuda asked what only a GPU answers (stand_in_cuda)
+    if decode.is_place(traced.get("unanswered")):  # on a stand-in: torch.cuda asked what only a GPU answers (stand_in_cuda)
         return [], [], {"type": "StandInCannotAnswer", "where": traced["unanswered"], "message": (
             "the code asked torch.cuda what the stand-in for a GPU of a machine without one cannot answer as a GPU "
             "would, so nothing about devices is judged on it")}
-    if _is_place(traced.get("stand_in_raised")):  # an operator raised on a stand-in and the code went on
+    if decode.is_place(traced.get("stand_in_raised")):  # an operator raised on a stand-in and the code went on
         return [], [], {"type": "StandInRaised", "where": traced["stand_in_raised"], "message": (
             "an operator raised on the stand-in for a GPU (which has no values, and no CUDA kernels) and the code "
             "caught it and went on: a GPU may not raise there, so nothing about devices is judged on it")}
@@ -128,12 +128,9 @@ def evaluate(traced: dict, inputs: list[torch.Tensor], findings: Findings, seed:
         return [], [], _error("GraphRefused", str(refused))
     except GraphFailed as failed:
         return [], [], _error(type(failed.error).__name__, str(failed.error))
-
-
-def _is_place(where) -> bool:
-    """A student's line as describe_error gives it: {"line": int, "text": str, "function": str}, bounded."""
-    return (isinstance(where, dict) and set(where) == {"line", "text", "function"} and type(where["line"]) is int
-            and all(type(where[key]) is str and len(where[key]) <= 1000 for key in ("text", "function")))
+    except ReadDiffers as differs:  # said at the line where the code's values first left, as the worker gave it
+        where = traced["read_at"] if decode.is_place(traced.get("read_at")) else None
+        return [], [], {**_error("Untraceable", str(differs)), "where": where}
 
 
 def ops_counted(traced: dict, findings: Findings) -> tuple[int, list[str]]:

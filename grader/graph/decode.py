@@ -48,6 +48,7 @@ class Graph:
     inputs: int
     nodes: tuple[Node, ...]
     built_in: tuple[tuple[str, int], ...] = ()  # the worker's note: a built-in attention composite, the line calling it
+    reads: tuple[tuple[int, int], ...] = ()  # (node, value) of each bool or int the code read (`run.ReadDiffers`)
 
     def calls(self) -> list[Node]:
         return [node for node in self.nodes if node.kind == "call"]
@@ -112,7 +113,7 @@ def decode(data: bytes, constants: int) -> Graph:
     if inputs != raw["inputs"] or not nodes or nodes[-1].kind != "output" or \
             sum(node.kind == "output" for node in nodes) != 1:
         raise GraphRefused("a graph whose inputs or output do not add up")
-    return Graph(inputs, tuple(nodes), _built_in(raw.get("built_in", [])))
+    return Graph(inputs, tuple(nodes), _built_in(raw.get("built_in", [])), _reads(raw.get("reads", []), nodes))
 
 
 MAX_BUILT_IN = 8  # notes of built-in attention composites in one graph (the worker keeps to it too)
@@ -127,6 +128,19 @@ def _built_in(notes) -> tuple[tuple[str, int], ...]:
             and 0 <= note["line"] < 1 << 31 for note in notes)):
         raise GraphRefused("a graph whose built-in attention notes are not the tracer's")
     return tuple((note["name"], note["line"]) for note in notes)
+
+
+def _reads(reads, nodes: list[Node]) -> tuple[tuple[int, int], ...]:
+    """What the code read from a tensor on the decoys, a bool or an int, by the call node that read it, in order."""
+    if not (type(reads) is list and len(reads) <= MAX_READS and all(
+            type(read) is list and len(read) == 2 and type(read[0]) is int and 0 <= read[0] < len(nodes)
+            and nodes[read[0]].kind == "call" and type(read[1]) in (bool, int) and -(1 << 63) <= read[1] < 1 << 63
+            for read in reads)):
+        raise GraphRefused("a graph whose reads are not the tracer's")
+    return tuple((node, value) for node, value in reads)
+
+
+MAX_READS = 4096
 
 
 def _node(entry, position: int, constants: int) -> Node:
@@ -214,6 +228,13 @@ def _argument(value, position: int, depth: int):
         if allowed and item in allowed:
             return Tagged(key, item)
     raise GraphRefused(f"node {position}: an argument the tracer never writes")
+
+
+def is_place(where) -> bool:
+    """A student's line as the worker's describe_error gives it: {"line": int, "text": str, "function": str},
+    bounded (an answer says where values left the graph, or where a stand-in could not answer, in one)."""
+    return (isinstance(where, dict) and set(where) == {"line", "text", "function"} and type(where["line"]) is int
+            and all(type(where[key]) is str and len(where[key]) <= 1000 for key in ("text", "function")))
 
 
 def verdicts(graph: Graph) -> dict[str, set[str]]:

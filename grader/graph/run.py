@@ -44,6 +44,12 @@ class GraphTooCostly(parent_budget.OverBudget):
                          f"the submitted graph {what_en} at {target}; the grader does not run it")
 
 
+class ReadDiffers(Exception):
+    """The code read a bool or an int from a tensor (a branch, a size) that is another here than on the decoys it was
+    traced on: on these inputs it takes a path the graph does not hold (red team on issue 42: a softmax branch on the
+    scores' magnitude, traced at the decoys' scale, was run on the parent's inputs ten times larger)."""
+
+
 class GraphFailed(Exception):
     """An operator raised while the parent ran the graph: what the student's code does on these inputs."""
 
@@ -131,6 +137,7 @@ class _Run:
     def __init__(self, graph: Graph, devices: _Devices | None, generator: torch.Generator) -> None:
         self.graph = graph
         self.values: list = [None] * len(graph.nodes)
+        self.reads = dict(graph.reads)
         self.devices = devices
         self.generator = generator
         self.budget_read_at = time.monotonic()
@@ -165,6 +172,10 @@ class _Run:
                     self.devices.of[position] = constant_devices[node.index]
             elif node.kind == "call":
                 self.values[position] = self.step(position, node)
+                if position in self.reads and self.values[position] != self.reads[position]:
+                    raise ReadDiffers(f"the code reads a tensor's value here ({node.target}, for a branch or a size), "
+                                      "and on the grader's inputs it reads a different one than on the inputs it was "
+                                      "recorded on: there it takes a path the recording does not hold")
             else:
                 return [self.argument(a) for a in node.args]
         raise GraphRefused("a graph without an output")

@@ -25,6 +25,7 @@ from grader.graph.devices import STAND_INS
 from grader.graph.layouts import laid_out
 from grader.sandbox import (cache_probes, decode_probes, fake_gpu, gqa_probes, probes, stand_in_values, tracing,
                             values_leaving)
+from grader.sandbox.request_tensors import magnitude, sameness
 from grader.sandbox.probes import (SUBMISSION_FILE, _build, _device_guard, _graded, _moved_after_its_values, _place, _seed,
                                    _structure, describe_error)
 
@@ -75,6 +76,8 @@ def _recorded(call, inputs: list, varied: int, device: str, lines: list[str], va
     # on the stand-in there are no values to replay on: a graph that used values stands for nothing there
     if leaving.where is not None and (device in STAND_INS or not _faithful(answer, call, inputs, varied)):
         answer["untraceable"] = leaving.where
+    elif leaving.where is not None:  # said where, should a read hold another value on the parent's inputs
+        answer["read_at"] = leaving.where
     return answer
 
 
@@ -93,8 +96,11 @@ lab)."""
 
 def _replayed_as_called(answer: dict, call, inputs: list, varied: int) -> bool:
     generator = torch.Generator().manual_seed(7)
-    other = [torch.randn(t.shape, generator=generator, dtype=torch.float64).to(t.dtype) if i < varied else t.detach()
-             for i, t in enumerate(inputs)]
+    other = [(torch.randn(t.shape, generator=generator, dtype=torch.float64) * magnitude(t)).to(t.dtype) if i < varied
+             else t.detach() for i, t in enumerate(inputs)]
+    for i, same in enumerate(sameness(inputs[:varied])):  # one input given twice, or equal ones, stay so
+        if same is not None:
+            other[i] = other[same[1]] if same[0] == "is" else other[same[1]].clone()
     graph = decode.decode(bytes(answer["graph"].numpy().tobytes()), len(answer["constants"]))
     replayed, _ = run.run(graph, other, answer["constants"], seed=REPLAY_SEED)
     _seed(REPLAY_SEED)  # a dropout in train() draws here what the replay drew: the same seed gives the same draw
@@ -138,16 +144,30 @@ def regime_on(regime: str | None, grad: bool, device: str) -> str:
     return regime or ("training" if grad else "inference")
 
 
+def alike(tensors: list, made) -> list:
+    """`made(tensor)` of each tensor, once per tensor: one tensor handed as several inputs (self-attention's q, k and
+    v) stays one tensor, as `decoys.sameness` sent it."""
+    done: dict[int, torch.Tensor] = {}
+    for tensor in tensors:
+        if id(tensor) not in done:
+            done[id(tensor)] = made(tensor)
+    return [done[id(tensor)] for tensor in tensors]
+
+
+def placed(tensors: list, device: str) -> list:
+    return alike(tensors, lambda tensor: _place(tensor, device))
+
+
 def in_regime(tensors: list, regime: str, layout: str = "contiguous") -> list:
     """The inputs as real use hands them over in `regime` (requests.REGIMES), laid out in `layout`: in training, made
     by an operation from leaves that need grad, as a projection makes them (so neither `requires_grad` nor `is_leaf`
-    nor `grad_fn` tells a probe from a training step); in inference, plain."""
+    nor `grad_fn` tells a probe from a training step); in inference, plain. One tensor given twice stays one."""
     if regime == "training":
-        tensors = [t.detach().requires_grad_(True).clone() for t in tensors]
+        tensors = alike(tensors, lambda tensor: tensor.detach().requires_grad_(True).clone())
     # a FakeTensor's copy into a layout goes through the stand-in's own bindings: torch binds `contiguous` by hand
     # with a device guard, which a CPU-only build lacks for "cuda"
     with fake_gpu.active() if any(fake_gpu.is_fake(t) for t in tensors) else contextlib.nullcontext():
-        return [laid_out(t, layout) for t in tensors]
+        return alike(tensors, lambda tensor: laid_out(tensor, layout))
 
 
 def sdpa(namespace, lines, *, Q, K, V, is_causal=None, device="cpu", grad=False, cotangent=None,
@@ -159,7 +179,7 @@ def sdpa(namespace, lines, *, Q, K, V, is_causal=None, device="cpu", grad=False,
     seen: dict = {}
     regime = regime_on(regime, grad, device)
     try:
-        inputs = in_regime([_place(t, device) for t in (Q, K, V)], regime, layout)
+        inputs = in_regime(placed([Q, K, V], device), regime, layout)
         extra = [_place(cotangent, device)] if grad else []
         with _device_guard(device, lines) as cuda, torch.set_grad_enabled(regime == "training"):
             recorded = _recorded(_joint(lambda q, k, v: function(q, k, v, **kwargs), 3, grad, seen), inputs + extra, 3,
@@ -189,7 +209,7 @@ def function_call(namespace, lines, *, part, arguments, device="cpu", grad=False
         return function(*(next(supplied) if isinstance(argument, torch.Tensor) else argument for argument in arguments))
 
     try:
-        inputs = in_regime([_place(t, device) for t in given], regime, layout)
+        inputs = in_regime(placed(list(given), device), regime, layout)
         extra = [_place(cotangent, device)] if grad else []
         with _device_guard(device, lines) as cuda, torch.set_grad_enabled(regime == "training"):
             recorded = _recorded(_joint(call, len(given), grad, seen), inputs + extra, len(given), device, lines,
@@ -267,7 +287,7 @@ def mha(namespace, lines, *, args, calls, is_causal=None, weights=None, seed=0, 
             module.train(call.get("mode", "eval") == "train")
             _seed(call.get("seed", 0))
             regime = regime_on(call.get("regime"), grad, device)
-            inputs = in_regime([_place(call[name], device) for name in ("q", "k", "v")], regime)
+            inputs = in_regime(placed([call[name] for name in ("q", "k", "v")], device), regime)
             # the parameters need grad in every regime, as a model's do (under no_grad too); the stand-in's FakeTensors
             # compute no gradients
             state = [t.detach().requires_grad_(position < n_parameters and device != "fake-cuda"

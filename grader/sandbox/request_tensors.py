@@ -1,4 +1,5 @@
-"""How a request carries its tensors to the worker: dtype, shape and raw bytes, not pickle's default.
+"""How a request carries its tensors to the worker: dtype, shape and raw bytes, not pickle's default; one tensor
+given twice arrives as one (pickle's memo), and `sameness` says which are one another or equal.
 
 pickle reduces a tensor through `torch.save` of its storage (a zip written per tensor) and the worker
 rebuilds it through `torch.load`: for a probe's few small tensors that is most of the request's cost.
@@ -37,3 +38,38 @@ def dumps(request: dict) -> bytes:
     pickler.dispatch_table = {**copyreg.dispatch_table, torch.Tensor: _reduce}  # plain tensors only; any other type as pickle does
     pickler.dump(request)
     return buffer.getvalue()
+
+
+def sameness(tensors: list[torch.Tensor], calls: list[int] | None = None) -> tuple:
+    """Per tensor, what it is of an earlier one of the same call (`calls`, one per tensor; one call where None): that
+    very tensor (`("is", j)`), a tensor with equal values (`("equal", j)`), or nothing (None). Decoys keep both, so
+    code that asks `q is k` or `torch.equal(q, k)` takes on the decoys the path it takes on the parent's inputs:
+    self-attention hands one tensor as q, k and v (red team on issue 42: a wrong self-attention path behind `q is k`
+    was traced on three fresh decoys and kept its points)."""
+    import torch
+
+    calls = [0] * len(tensors) if calls is None else calls
+    found: list = []
+    for i, tensor in enumerate(tensors):
+        earlier = [j for j in range(i) if calls[j] == calls[i]]
+        same = next((("is", j) for j in earlier if tensors[j] is tensor), None)
+        if same is None:
+            same = next((("equal", j) for j in earlier if found[j] is None and tensors[j].shape == tensor.shape
+                         and tensors[j].dtype == tensor.dtype and torch.equal(tensors[j], tensor)), None)
+        found.append(same)
+    return tuple(found)
+
+
+def magnitude(tensor) -> float:
+    """The scale a float tensor's values have, as a power of 4 of their root mean square (1 for another dtype, or
+    where there is none): decoys and the replay of a graph are drawn at it, so code that branches on how large its
+    inputs are (`if scores.abs().max().item() < 30`) takes on them the path it takes on the parent's inputs, ten times
+    larger in some checks (red team on issue 42). Only the scale reaches the worker, never a value."""
+    import math
+
+    import torch
+
+    if not tensor.is_floating_point() or tensor.numel() == 0:
+        return 1.0
+    rms = tensor.detach().double().pow(2).mean().sqrt().item()
+    return 4.0 ** round(math.log(rms, 4)) if math.isfinite(rms) and rms > 0 else 1.0

@@ -60,6 +60,7 @@ class Recorder(TorchDispatchMode):
         self.leaving: ValuesLeaving | None = None  # told of every operator that hands values to Python
         self.stand_in_values: stand_in_values.StandInValues | None = None  # answers a read on a stand-in
         self.raised: tuple[int, str] | None = None  # (line, function) of student code where an operator first raised
+        self.reads: list[list] = []  # [node, value] of each bool or int the code read from a tensor (`run.ReadDiffers`)
         for index, tensor in enumerate(inputs):
             self._bind(tensor, self._add(["input", index]))
 
@@ -98,7 +99,8 @@ class Recorder(TorchDispatchMode):
                 return func.decompose(*args, **kwargs)
         self._note_built_in(sys._getframe(1))
         copy = func is stand_in_values.TO_COPY and stand_in_values.copies_to_the_cpu(func, args, kwargs)
-        if copy or self.leaving is not None and reads_values(func):
+        read = self.leaving is not None and reads_values(func)
+        if copy or read:
             answered = self._answered(func, args, kwargs, copy)
             if answered is not stand_in_values.UNANSWERED:
                 return answered
@@ -113,6 +115,8 @@ class Recorder(TorchDispatchMode):
             self._note_raised(sys._getframe(1))
             raise
         node = self._add(entry)
+        if read and type(result) in (bool, int):  # a branch or a size it decides holds only where it reads the same
+            self.reads.append([node, result])
         if isinstance(result, torch.Tensor):
             self._bind(result, node)
         elif isinstance(result, (tuple, list)):
@@ -135,6 +139,8 @@ class Recorder(TorchDispatchMode):
             node = self._add(entry)
             if isinstance(answered, torch.Tensor):
                 self._bind(answered, node)
+            elif type(answered) in (bool, int):
+                self.reads.append([node, answered])
         return answered
 
     def _indexed_by_a_mask(self, func, args, kwargs):
@@ -229,8 +235,10 @@ def encode(recorder: Recorder) -> tuple[torch.Tensor, list[torch.Tensor]]:
     not long nested lists), and its constant tensors in order."""
     inputs = sum(entry[0] == "input" for entry in recorder.nodes)
     built_in = [{"name": name, "line": line} for name, line in recorder.built_in.items()]
-    text = json.dumps({"format": GRAPH_FORMAT, "inputs": inputs, "nodes": recorder.nodes, "built_in": built_in},
-                      separators=(",", ":"))
+    graph = {"format": GRAPH_FORMAT, "inputs": inputs, "nodes": recorder.nodes, "built_in": built_in}
+    if recorder.reads:
+        graph["reads"] = recorder.reads
+    text = json.dumps(graph, separators=(",", ":"))
     with fake_gpu.real():
         return torch.frombuffer(bytearray(text.encode()), dtype=torch.uint8), recorder.constants
 

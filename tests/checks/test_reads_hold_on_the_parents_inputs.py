@@ -1,0 +1,101 @@
+"""Does a graph whose code read a value (a branch, a size) stand only for inputs on which the code reads the same?
+
+The worker traces on decoys; the parent runs the graph on inputs of its own, some of them ten times larger
+(sdpa.causal_zeros) or with the future redrawn larger (sdpa.no_future_leak). A branch on the scores' magnitude was
+traced on the decoys' path, drawn at the scale of unit normals, and run on the parent's inputs, where the code takes
+the other (red team on issue 42): a wrong large-score path kept its points, and an honest one was failed with a NaN
+its code never makes. Two rules hold it: decoys are drawn at the magnitude of the inputs they stand for
+(`request_tensors.magnitude`), and the recorder keeps each bool or int the code read (`Graph.reads`): where the judge
+reads another on its inputs, the run is `untraceable` (review by hand), never the other path's numbers.
+"""
+import json
+
+import pytest
+import torch
+
+from grader.grade import grade_submission
+from grader.graph import decode, run
+from grader.graph.decode import GraphRefused
+from grader.sandbox import tracing, values_leaving
+from support.paths import REFERENCE
+
+SOFTMAX = "    weights = F.softmax(scores, dim=-1)  # (..., T, T)\n"
+BY_HAND = "        e = torch.exp(scores)\n        weights = e / e.sum(dim=-1, keepdim=True)\n"
+LIBRARY = "        weights = F.softmax(scores, dim=-1)\n"
+
+
+def by_magnitude(tmp_path, small: str, large: str | None, name: str):
+    """The reference with its softmax chosen by the scores' magnitude (unmasked): an unshifted softmax by hand
+    overflows to NaN for large scores and is exact for small ones. With no `large`, `small` always, no branch."""
+    source = REFERENCE.read_text(encoding="utf-8")
+    assert source.count(SOFTMAX) == 1
+    branch = small.replace("        ", "    ") if large is None else (
+        f"    if bool(scores.masked_fill(scores.isinf(), 0).abs().amax() < 30):\n{small}    else:\n{large}")
+    path = tmp_path / f"{name}.py"
+    path.write_text(source.replace(SOFTMAX, branch), encoding="utf-8")
+    return path
+
+
+def graph_reading(value, read) -> decode.Graph:
+    """x -> (x < 0.5).all() read as a bool, then x * 2: the read recorded as `read`."""
+    nodes = [["input", 0], ["call", "aten.lt.Scalar", [{"n": 0}, 0.5], {"kwargs": {}}],
+             ["call", "aten.all.default", [{"n": 1}], {"kwargs": {}}],
+             ["call", "aten.is_nonzero.default", [{"n": 2}], {"kwargs": {}}],
+             ["call", "aten.mul.Tensor", [{"n": 0}, 2], {"kwargs": {}}], ["output", [{"n": 4}]]]
+    return decode.decode(json.dumps({"format": 1, "inputs": 1, "nodes": nodes, "reads": [[3, read]]}).encode(), 0)
+
+
+@pytest.mark.unit
+def test_a_graph_runs_only_where_its_reads_hold():
+    small, large = torch.full((3,), 0.25), torch.full((3,), 4.0)
+    assert torch.equal(run.run(graph_reading(small, True), [small], [])[0][0], small * 2)
+    with pytest.raises(run.ReadDiffers):
+        run.run(graph_reading(small, True), [large], [])
+
+
+@pytest.mark.unit
+def test_the_recorder_keeps_each_bool_or_int_the_code_reads_with_its_node():
+    def code(x):
+        return [x * 2 if bool((x < 0.5).all()) else x * int((x > 0).sum())]
+
+    x = torch.full((3,), 4.0)
+    recorder = tracing.trace(code, [x], values_leaving.ValuesLeaving("<test>", []))
+    graph = decode.decode(bytes(tracing.encode(recorder)[0].numpy().tobytes()), 0)
+    assert [value for _, value in graph.reads] == [False, 3]
+    assert all(graph.nodes[node].kind == "call" for node, _ in graph.reads)
+    assert torch.equal(run.run(graph, [x], [])[0][0], x * 3)
+    with pytest.raises(run.ReadDiffers):
+        run.run(graph, [torch.full((3,), 0.25)], [])
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("reads", [[[0, True]], [[3, 0.5]], [[9, True]], [[3]], "reads", [[3, True]] * 5000])
+def test_reads_the_tracer_never_writes_are_refused(reads):
+    nodes = [["input", 0], ["call", "aten.lt.Scalar", [{"n": 0}, 0.5], {"kwargs": {}}],
+             ["call", "aten.all.default", [{"n": 1}], {"kwargs": {}}],
+             ["call", "aten.is_nonzero.default", [{"n": 2}], {"kwargs": {}}], ["output", [{"n": 0}]]]
+    with pytest.raises(GraphRefused):
+        decode.decode(json.dumps({"format": 1, "inputs": 1, "nodes": nodes, "reads": reads}).encode(), 0)
+
+
+@pytest.mark.sandbox
+def test_a_path_chosen_by_the_inputs_magnitude_is_traced_at_their_magnitude(tmp_path):
+    """Decoys at the magnitude of the inputs they stand for (`request_tensors.magnitude`): the wrong large-score path
+    is met where the parent's inputs are large, and the honest file keeps every point."""
+    wrong = grade_submission(by_magnitude(tmp_path, LIBRARY, BY_HAND, "wrong_when_large"))
+    twin = grade_submission(by_magnitude(tmp_path, BY_HAND, None, "wrong_always"))
+    assert wrong["score"] <= twin["score"] < twin["max_score"], (wrong["score"], twin["score"])
+    honest = grade_submission(by_magnitude(tmp_path, BY_HAND, LIBRARY, "right_either_way"))
+    assert honest["score"] == honest["max_score"], [(c["id"], c["mistakes"]) for c in honest["checks"] if not c["passed"]]
+
+
+@pytest.mark.sandbox
+def test_a_path_chosen_by_a_read_no_magnitude_holds_is_reviewed(tmp_path):
+    """A branch on a sign, which decoys and the parent's inputs draw apart: where the parent's inputs read another
+    sign than the decoys did, the run is untraceable, never the decoys' path's numbers."""
+    source = REFERENCE.read_text(encoding="utf-8")
+    path = tmp_path / "wrong_for_a_sign.py"
+    path.write_text(source.replace(SOFTMAX, f"    if bool(Q.flatten()[0] > 0):\n{LIBRARY}    else:\n{BY_HAND}"),
+                    encoding="utf-8")
+    report = grade_submission(path)
+    assert "untraceable" in report["mistakes"] and report.get("review"), report["mistakes"]
