@@ -897,7 +897,20 @@ MUTATIONS = [
     Mutation("recorder-keeps-reads", "grader/sandbox/tracing.py",
              (("            self.reads.append([node, result])", "            pass"),),
              ("tests/checks/test_reads_hold_on_the_parents_inputs.py::"
-              "test_the_recorder_keeps_each_bool_or_int_the_code_reads_with_its_node",), "unit"),
+              "test_the_recorder_keeps_each_bool_the_code_reads_with_its_node",), "unit"),
+    Mutation("replay-at-other-magnitudes-and-patterns", "grader/sandbox/replay.py",
+             (('REPLAYS = (1.0, 0.5, -1.0, 2.0, "later x5")', "REPLAYS = (1.0,)"),),
+             ("tests/checks/test_reads_hold_on_the_parents_inputs.py::"
+              "test_a_float_read_compared_in_python_is_replayed_where_the_parents_inputs_differ[.item()]",), "sandbox"),
+    Mutation("replay-from-the-inputs-as-found", "grader/sandbox/graph_probes.py",
+             (("not replay.faithful(answer, call, before + inputs[varied:],",
+               "not replay.faithful(answer, call, inputs,"),),
+             ("tests/checks/test_reads_hold_on_the_parents_inputs.py::"
+              "test_a_replay_keeps_the_zeros_a_call_found_in_what_it_writes_into",), "unit"),
+    Mutation("replay-keeps-zeros", "grader/sandbox/replay.py",
+             (("              * (t != 0 if t.is_floating_point() else 1))", "              * 1)"),),
+             ("tests/checks/test_reads_hold_on_the_parents_inputs.py::"
+              "test_a_replay_keeps_the_zeros_a_call_found_in_what_it_writes_into",), "unit"),
     Mutation("decoys-at-the-inputs-magnitude", "grader/checks/decoys.py",
              (("        made = [(torch.randn(shape, generator=generator, dtype=torch.float64) * scale).to(dtype)",
                "        made = [torch.randn(shape, generator=generator, dtype=torch.float64).to(dtype)"),),
@@ -934,8 +947,8 @@ MUTATIONS = [
     Mutation("cache-untraceable-step-ends-the-chain", "grader/sandbox/cache_probes.py",
              (("            if not left:  # the call stopped where values left a stand-in", "            if False:  #"),),
              (f"{KV_CACHE}test_a_read_on_a_stand_in_is_answered_as_a_gpu_computes_it_or_not_at_all[told_by_a_random_draw]",), "sandbox"),
-    Mutation("values-left-replayed-at-one-seed", "grader/sandbox/graph_probes.py",
-             (("    _seed(REPLAY_SEED)  # a dropout", "    pass  # a dropout"),),
+    Mutation("values-left-replayed-at-one-seed", "grader/sandbox/replay.py",
+             (("        _seed(REPLAY_SEED)  # a dropout", "        pass  # a dropout"),),
              ("tests/checks/test_graders.py::test_correct_style_gets_full_marks[int_bound_checks_in_both_parts]",),
              "sandbox"),
     Mutation("stand-in-conversions-out-of-range", "grader/sandbox/stand_in_values.py",

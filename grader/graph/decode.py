@@ -48,7 +48,7 @@ class Graph:
     inputs: int
     nodes: tuple[Node, ...]
     built_in: tuple[tuple[str, int], ...] = ()  # the worker's note: a built-in attention composite, the line calling it
-    reads: tuple[tuple[int, int], ...] = ()  # (node, value) of each bool or int the code read (`run.ReadDiffers`)
+    reads: tuple[tuple[int, bool], ...] = ()  # (node, value) of each bool the code read (`run.ReadDiffers`)
 
     def calls(self) -> list[Node]:
         return [node for node in self.nodes if node.kind == "call"]
@@ -130,12 +130,11 @@ def _built_in(notes) -> tuple[tuple[str, int], ...]:
     return tuple((note["name"], note["line"]) for note in notes)
 
 
-def _reads(reads, nodes: list[Node]) -> tuple[tuple[int, int], ...]:
-    """What the code read from a tensor on the decoys, a bool or an int, by the call node that read it, in order."""
+def _reads(reads, nodes: list[Node]) -> tuple[tuple[int, bool], ...]:
+    """Each bool the code read from a tensor on the decoys, by the call node that read it, in order."""
     if not (type(reads) is list and len(reads) <= MAX_READS and all(
             type(read) is list and len(read) == 2 and type(read[0]) is int and 0 <= read[0] < len(nodes)
-            and nodes[read[0]].kind == "call" and type(read[1]) in (bool, int) and -(1 << 63) <= read[1] < 1 << 63
-            for read in reads)):
+            and nodes[read[0]].kind == "call" and type(read[1]) is bool for read in reads)):
         raise GraphRefused("a graph whose reads are not the tracer's")
     return tuple((node, value) for node, value in reads)
 

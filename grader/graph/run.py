@@ -45,7 +45,7 @@ class GraphTooCostly(parent_budget.OverBudget):
 
 
 class ReadDiffers(Exception):
-    """The code read a bool or an int from a tensor (a branch, a size) that is another here than on the decoys it was
+    """The code read a bool from a tensor (a branch) that is another here than on the decoys it was
     traced on: on these inputs it takes a path the graph does not hold (red team on issue 42: a softmax branch on the
     scores' magnitude, traced at the decoys' scale, was run on the parent's inputs ten times larger)."""
 
@@ -173,7 +173,7 @@ class _Run:
             elif node.kind == "call":
                 self.values[position] = self.step(position, node)
                 if position in self.reads and self.values[position] != self.reads[position]:
-                    raise ReadDiffers(f"the code reads a tensor's value here ({node.target}, for a branch or a size), "
+                    raise ReadDiffers(f"the code reads a tensor's value here ({node.target}, for a branch), "
                                       "and on the grader's inputs it reads a different one than on the inputs it was "
                                       "recorded on: there it takes a path the recording does not hold")
             else:

@@ -20,12 +20,10 @@ import torch
 
 from grader.exercises import every_part
 from grader.exercises.attention import GRADED_NAME
-from grader.graph import decode, run
 from grader.graph.devices import STAND_INS
 from grader.graph.layouts import laid_out
-from grader.sandbox import (cache_probes, decode_probes, fake_gpu, gqa_probes, probes, stand_in_values, tracing,
-                            values_leaving)
-from grader.sandbox.request_tensors import magnitude, sameness
+from grader.sandbox import (cache_probes, decode_probes, fake_gpu, gqa_probes, probes, replay, stand_in_values,
+                            tracing, values_leaving)
 from grader.sandbox.probes import (SUBMISSION_FILE, _build, _device_guard, _graded, _moved_after_its_values, _place, _seed,
                                    _structure, describe_error)
 
@@ -62,6 +60,8 @@ def _recorded(call, inputs: list, varied: int, device: str, lines: list[str], va
         known = [torch.zeros(tensor.shape, dtype=tensor.dtype) if value is None else value
                  for value, tensor in zip(values, inputs)]  # an unknown input's stand-in value is never read
         answers = stand_in_values.StandInValues(known, STAND_INS[device], unknown)
+    # the varied inputs as the call found them, for a replay: the call may write into them (a cache's buffers)
+    before = [t.detach().clone() for t in inputs[:varied]] if device not in STAND_INS else []
     try:
         recorder = tracing.trace(call, inputs, leaving, SUBMISSION_FILE, answers, copies)
     except Exception:
@@ -74,40 +74,12 @@ def _recorded(call, inputs: list, varied: int, device: str, lines: list[str], va
         text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
         answer["stand_in_raised"] = {"line": line, "text": text[:1000], "function": function[:200]}
     # on the stand-in there are no values to replay on: a graph that used values stands for nothing there
-    if leaving.where is not None and (device in STAND_INS or not _faithful(answer, call, inputs, varied)):
+    if leaving.where is not None and (device in STAND_INS or not replay.faithful(answer, call, before + inputs[varied:],
+                                                                                 varied)):
         answer["untraceable"] = leaving.where
     elif leaving.where is not None:  # said where, should a read hold another value on the parent's inputs
         answer["read_at"] = leaving.where
     return answer
-
-
-def _faithful(answer: dict, call, inputs: list, varied: int) -> bool:
-    try:
-        return _replayed_as_called(answer, call, inputs, varied)
-    except Exception:  # the code or its graph fails on other values: the graph cannot stand for the code
-        return False
-
-
-REPLAY_SEED = 0
-"""The replay of a graph whose values left for Python and the direct call it is compared with draw from one seed (a
-module that reads a value in train() lost its dropout point to two different dropout masks, red team on the first
-lab)."""
-
-
-def _replayed_as_called(answer: dict, call, inputs: list, varied: int) -> bool:
-    generator = torch.Generator().manual_seed(7)
-    other = [(torch.randn(t.shape, generator=generator, dtype=torch.float64) * magnitude(t)).to(t.dtype) if i < varied
-             else t.detach() for i, t in enumerate(inputs)]
-    for i, same in enumerate(sameness(inputs[:varied])):  # one input given twice, or equal ones, stay so
-        if same is not None:
-            other[i] = other[same[1]] if same[0] == "is" else other[same[1]].clone()
-    graph = decode.decode(bytes(answer["graph"].numpy().tobytes()), len(answer["constants"]))
-    replayed, _ = run.run(graph, other, answer["constants"], seed=REPLAY_SEED)
-    _seed(REPLAY_SEED)  # a dropout in train() draws here what the replay drew: the same seed gives the same draw
-    direct = call(*[t.detach().clone() for t in other])
-    return len(replayed) == len(direct) and all(
-        torch.allclose(a.detach().double(), b.detach().double(), rtol=1e-4, atol=1e-5, equal_nan=True)
-        for a, b in zip(replayed, direct))
 
 
 def _joint(call, n_inputs: int, grad: bool, seen: dict):

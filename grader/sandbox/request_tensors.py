@@ -40,7 +40,7 @@ def dumps(request: dict) -> bytes:
     return buffer.getvalue()
 
 
-def sameness(tensors: list[torch.Tensor], calls: list[int] | None = None) -> tuple:
+def sameness(tensors: list, calls: list[int] | None = None) -> tuple:
     """Per tensor, what it is of an earlier one of the same call (`calls`, one per tensor; one call where None): that
     very tensor (`("is", j)`), a tensor with equal values (`("equal", j)`), or nothing (None). Decoys keep both, so
     code that asks `q is k` or `torch.equal(q, k)` takes on the decoys the path it takes on the parent's inputs:
@@ -61,15 +61,15 @@ def sameness(tensors: list[torch.Tensor], calls: list[int] | None = None) -> tup
 
 
 def magnitude(tensor) -> float:
-    """The scale a float tensor's values have, as a power of 4 of their root mean square (1 for another dtype, or
-    where there is none): decoys and the replay of a graph are drawn at it, so code that branches on how large its
-    inputs are (`if scores.abs().max().item() < 30`) takes on them the path it takes on the parent's inputs, ten times
-    larger in some checks (red team on issue 42). Only the scale reaches the worker, never a value."""
+    """The scale a float tensor's values have, as a power of 4 of their root mean square (0 for zeros; 1 for another
+    dtype, or where there is none): decoys and the replay of a graph are drawn at it, so code that branches on how
+    large its inputs are (`if scores.abs().max().item() < 30`) takes on them the path it takes on the parent's inputs,
+    ten times larger in some checks (red team on issue 42). Only the scale reaches the worker, never a value."""
     import math
-
-    import torch
 
     if not tensor.is_floating_point() or tensor.numel() == 0:
         return 1.0
     rms = tensor.detach().double().pow(2).mean().sqrt().item()
-    return 4.0 ** round(math.log(rms, 4)) if math.isfinite(rms) and rms > 0 else 1.0
+    if rms == 0:  # zeros stay zeros (a cache's unwritten slots, which honest code may assert are empty)
+        return 0.0
+    return 4.0 ** round(math.log(rms, 4)) if math.isfinite(rms) else 1.0

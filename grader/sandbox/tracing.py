@@ -60,7 +60,7 @@ class Recorder(TorchDispatchMode):
         self.leaving: ValuesLeaving | None = None  # told of every operator that hands values to Python
         self.stand_in_values: stand_in_values.StandInValues | None = None  # answers a read on a stand-in
         self.raised: tuple[int, str] | None = None  # (line, function) of student code where an operator first raised
-        self.reads: list[list] = []  # [node, value] of each bool or int the code read from a tensor (`run.ReadDiffers`)
+        self.reads: list[list] = []  # [node, value] of each bool the code read from a tensor (`run.ReadDiffers`)
         for index, tensor in enumerate(inputs):
             self._bind(tensor, self._add(["input", index]))
 
@@ -115,8 +115,8 @@ class Recorder(TorchDispatchMode):
             self._note_raised(sys._getframe(1))
             raise
         node = self._add(entry)
-        if read and type(result) in (bool, int):  # a branch or a size it decides holds only where it reads the same
-            self.reads.append([node, result])
+        if read and type(result) is bool:  # a branch it decides holds only where it reads the same (an int or a
+            self.reads.append([node, result])  # float may only be printed: the replay judges those, by the outputs)
         if isinstance(result, torch.Tensor):
             self._bind(result, node)
         elif isinstance(result, (tuple, list)):
@@ -139,7 +139,7 @@ class Recorder(TorchDispatchMode):
             node = self._add(entry)
             if isinstance(answered, torch.Tensor):
                 self._bind(answered, node)
-            elif type(answered) in (bool, int):
+            elif type(answered) is bool:
                 self.reads.append([node, answered])
         return answered
 

@@ -54,14 +54,14 @@ def test_a_graph_runs_only_where_its_reads_hold():
 
 
 @pytest.mark.unit
-def test_the_recorder_keeps_each_bool_or_int_the_code_reads_with_its_node():
+def test_the_recorder_keeps_each_bool_the_code_reads_with_its_node():
     def code(x):
         return [x * 2 if bool((x < 0.5).all()) else x * int((x > 0).sum())]
 
     x = torch.full((3,), 4.0)
     recorder = tracing.trace(code, [x], values_leaving.ValuesLeaving("<test>", []))
     graph = decode.decode(bytes(tracing.encode(recorder)[0].numpy().tobytes()), 0)
-    assert [value for _, value in graph.reads] == [False, 3]
+    assert [value for _, value in graph.reads] == [False]  # an int read is no branch: the replay judges it
     assert all(graph.nodes[node].kind == "call" for node, _ in graph.reads)
     assert torch.equal(run.run(graph, [x], [])[0][0], x * 3)
     with pytest.raises(run.ReadDiffers):
@@ -81,12 +81,16 @@ def test_reads_the_tracer_never_writes_are_refused(reads):
 @pytest.mark.sandbox
 def test_a_path_chosen_by_the_inputs_magnitude_is_traced_at_their_magnitude(tmp_path):
     """Decoys at the magnitude of the inputs they stand for (`request_tensors.magnitude`): the wrong large-score path
-    is met where the parent's inputs are large, and the honest file keeps every point."""
+    is met where the parent's inputs are large, and the honest file is never failed for the other path's NaN."""
     wrong = grade_submission(by_magnitude(tmp_path, LIBRARY, BY_HAND, "wrong_when_large"))
     twin = grade_submission(by_magnitude(tmp_path, BY_HAND, None, "wrong_always"))
     assert wrong["score"] <= twin["score"] < twin["max_score"], (wrong["score"], twin["score"])
     honest = grade_submission(by_magnitude(tmp_path, BY_HAND, LIBRARY, "right_either_way"))
-    assert honest["score"] == honest["max_score"], [(c["id"], c["mistakes"]) for c in honest["checks"] if not c["passed"]]
+    failed = [c for c in honest["checks"] if not c["passed"] and c["max_points"] > 0]
+    # traced on its small-score path at the inputs' magnitude: no NaN its code never makes; where a replay at other
+    # magnitudes meets its other path, the graph cannot stand for it there, and a person reviews it
+    assert all(c["mistakes"] == ["untraceable"] and c["id"] in honest["review"] for c in failed), \
+        [(c["id"], c["mistakes"]) for c in failed]
 
 
 @pytest.mark.sandbox
@@ -99,3 +103,53 @@ def test_a_path_chosen_by_a_read_no_magnitude_holds_is_reviewed(tmp_path):
                     encoding="utf-8")
     report = grade_submission(path)
     assert "untraceable" in report["mistakes"] and report.get("review"), report["mistakes"]
+
+
+MASK = "        scores = scores.masked_fill(future, float(\"-inf\"))  # (..., T, T)\n"
+OUT = "    out = torch.matmul(weights, V)  # (..., T, d_v)\n"
+
+
+def edited(tmp_path, name: str, old: str, new: str):
+    source = REFERENCE.read_text(encoding="utf-8")
+    assert source.count(old) == 1
+    path = tmp_path / f"{name}.py"
+    path.write_text(source.replace(old, new), encoding="utf-8")
+    return path
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("read", [".item()", ".tolist()"])
+def test_a_float_read_compared_in_python_is_replayed_where_the_parents_inputs_differ(tmp_path, read):
+    """The mask left out where the later positions are much larger than the first (sdpa.no_future_leak redraws the
+    future five times larger), the floats read and compared in Python, which no read guard sees: the replay draws the
+    later half of the positions five times larger too, and the code is untraceable, not a leak the decoys hid."""
+    ratio = f"(Q[..., -1, :].pow(2).mean(){read} <= 8 * Q[..., 0, :].pow(2).mean(){read})"
+    report = grade_submission(edited(tmp_path, "leak_when_the_future_is_large", MASK,
+                                     f"        if T < 2 or {ratio}:\n    " + MASK))
+    assert "untraceable" in report["mistakes"], report["mistakes"]
+    assert not next(c for c in report["checks"] if c["id"] == "sdpa.no_future_leak")["passed"]
+
+
+@pytest.mark.sandbox
+def test_an_int_read_only_for_a_print_keeps_every_point(tmp_path):
+    """Honest: a debugging print of which key gets the most weight (an int read from a tensor) changes no output."""
+    report = grade_submission(edited(tmp_path, "debug_print", OUT, OUT + "    print(\"strongest key:\", "
+                                     "int(weights.flatten(0, -2)[-1].argmax()))\n"))
+    assert report["score"] == report["max_score"], [(c["id"], c["mistakes"]) for c in report["checks"] if not c["passed"]]
+
+
+@pytest.mark.unit
+def test_a_replay_keeps_the_zeros_a_call_found_in_what_it_writes_into():
+    """A cache's update asserts the slots it writes are empty, then writes them: the replay starts from the buffer as
+    the call found it (not as it left it) and keeps its zeros, so the honest assertion holds there too."""
+    from grader.sandbox import graph_probes
+
+    lines = ["def update(buffer, k):", "    assert bool((buffer[:, 2:4] == 0).all()), 'overwriting'",
+             "    buffer[:, 2:4] = k", "    return [buffer[:, :4] * 1]"]
+    namespace: dict = {}
+    exec(compile("\n".join(lines), graph_probes.SUBMISSION_FILE, "exec"), namespace)  # the student's file
+    buffer = torch.zeros(3, 6)
+    buffer[:, :2] = torch.randn(3, 2)
+    recorded = graph_probes._recorded(namespace["update"], [buffer, torch.randn(3, 2)], 2, "cpu", lines, [])
+    assert "read_at" in recorded and "untraceable" not in recorded, sorted(recorded)
+
