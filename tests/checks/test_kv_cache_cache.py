@@ -365,13 +365,16 @@ def test_values_taken_out_to_python_earn_nothing(tmp_path):
     assert report["score"] == 0.0 and "untraceable" in report["mistakes"], failures(report)
 
 
-def test_a_write_placed_by_what_the_cache_holds_is_untraceable_not_a_pass(tmp_path):
+def test_a_write_placed_by_what_the_cache_holds_is_named_where_a_position_is_written_again(tmp_path):
     """The position counted from the buffer's values (the count goes to Python): the step is replayed on other
-    buffers and k, the replay differs, and the step says where the computation left the graph."""
+    buffers and k that keep the buffers' unwritten zeros (grader/sandbox/replay.py), where the count is the same, so
+    the graph stands for the code; the chain writes an earlier position again, where the count is not the start, and
+    the code is named for it (before the replay kept the zeros, it was untraceable: reviewed by hand)."""
     report = graded(with_cache(tmp_path, "counted_from_values", "        B, _, T, _ = k.shape\n"
                                "        start_pos = int((self.cache_k[0, 0].abs().sum(-1) != 0).sum())\n"
                                + PLAIN_UPDATE.split("\n", 1)[1]))
-    assert report["score"] == 0.0 and "untraceable" in report["mistakes"], failures(report)
+    assert "cache-position" in failed_checks(report)["cache.update"], failures(report)
+    assert report["score"] < report["max_score"]
 
 
 def test_an_import_in_update_breaks_the_rules_and_zeroes_the_part(tmp_path):
