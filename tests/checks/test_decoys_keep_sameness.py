@@ -12,7 +12,7 @@ import torch
 from grader.checks import decoys, student_code
 from grader.grade import grade_submission
 from grader.sandbox.requests import Probe
-from support.paths import REFERENCE
+from support.hand_ins import reference_edited
 
 PROJECTIONS = "".join(f"        {x} = self.w{x}({x}).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)"
                       "  # (B, H, T, d)\n" for x in "qkv")
@@ -26,11 +26,8 @@ def projected_on_their_own_path(tmp_path, test: str, wrong: bool):
     branch = (f"        if {ASKED[test]}:\n            q, k, v = {own}\n        else:\n"
               "            q, k, v = self.wq(q), self.wk(k), self.wv(v)\n"
               + "".join(f"        {x} = {x}.view(B, T, self.n_heads, self.head_dim).transpose(1, 2)\n" for x in "qkv"))
-    source = REFERENCE.read_text(encoding="utf-8")
-    assert source.count(PROJECTIONS) == 1
-    path = tmp_path / f"self_attention_{test}_{'wrong' if wrong else 'right'}.py"
-    path.write_text(source.replace(PROJECTIONS, branch), encoding="utf-8")
-    return path
+    name = f"self_attention_{test}_{'wrong' if wrong else 'right'}"
+    return reference_edited(tmp_path, name, PROJECTIONS, branch)
 
 
 @pytest.mark.unit

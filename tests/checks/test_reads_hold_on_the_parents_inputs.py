@@ -17,7 +17,7 @@ from grader.grade import grade_submission
 from grader.graph import decode, run
 from grader.graph.decode import GraphRefused
 from grader.sandbox import tracing, values_leaving
-from support.paths import REFERENCE
+from support.hand_ins import reference_edited
 
 SOFTMAX = "    weights = F.softmax(scores, dim=-1)  # (..., T, T)\n"
 BY_HAND = "        e = torch.exp(scores)\n        weights = e / e.sum(dim=-1, keepdim=True)\n"
@@ -27,13 +27,9 @@ LIBRARY = "        weights = F.softmax(scores, dim=-1)\n"
 def by_magnitude(tmp_path, small: str, large: str | None, name: str, threshold: int = 30):
     """The reference with its softmax chosen by the scores' magnitude (unmasked): an unshifted softmax by hand
     overflows to NaN for large scores and is exact for small ones. With no `large`, `small` always, no branch."""
-    source = REFERENCE.read_text(encoding="utf-8")
-    assert source.count(SOFTMAX) == 1
     branch = small.replace("        ", "    ") if large is None else (
         f"    if bool(scores.masked_fill(scores.isinf(), 0).abs().amax() < {threshold}):\n{small}    else:\n{large}")
-    path = tmp_path / f"{name}.py"
-    path.write_text(source.replace(SOFTMAX, branch), encoding="utf-8")
-    return path
+    return reference_edited(tmp_path, name, SOFTMAX, branch)
 
 
 def graph_reading(value, read) -> decode.Graph:
@@ -98,24 +94,13 @@ def test_a_path_chosen_by_the_inputs_magnitude_is_traced_at_their_magnitude(tmp_
 def test_a_path_chosen_by_a_read_no_magnitude_holds_is_reviewed(tmp_path):
     """A branch on a sign, which decoys and the parent's inputs draw apart: where the parent's inputs read another
     sign than the decoys did, the run is untraceable, never the decoys' path's numbers."""
-    source = REFERENCE.read_text(encoding="utf-8")
-    path = tmp_path / "wrong_for_a_sign.py"
-    path.write_text(source.replace(SOFTMAX, f"    if bool(Q.flatten()[0] > 0):\n{LIBRARY}    else:\n{BY_HAND}"),
-                    encoding="utf-8")
-    report = grade_submission(path)
+    report = grade_submission(reference_edited(tmp_path, "wrong_for_a_sign", SOFTMAX,
+                                               f"    if bool(Q.flatten()[0] > 0):\n{LIBRARY}    else:\n{BY_HAND}"))
     assert "untraceable" in report["mistakes"] and report.get("review"), report["mistakes"]
 
 
 MASK = "        scores = scores.masked_fill(future, float(\"-inf\"))  # (..., T, T)\n"
 OUT = "    out = torch.matmul(weights, V)  # (..., T, d_v)\n"
-
-
-def edited(tmp_path, name: str, old: str, new: str):
-    source = REFERENCE.read_text(encoding="utf-8")
-    assert source.count(old) == 1
-    path = tmp_path / f"{name}.py"
-    path.write_text(source.replace(old, new), encoding="utf-8")
-    return path
 
 
 @pytest.mark.sandbox
@@ -125,8 +110,8 @@ def test_a_float_read_compared_in_python_is_replayed_where_the_parents_inputs_di
     future five times larger), the floats read and compared in Python, which no read guard sees: the replay draws the
     later half of the positions five times larger too, and the code is untraceable, not a leak the decoys hid."""
     ratio = f"(Q[..., -1, :].pow(2).mean(){read} <= 8 * Q[..., 0, :].pow(2).mean(){read})"
-    report = grade_submission(edited(tmp_path, "leak_when_the_future_is_large", MASK,
-                                     f"        if T < 2 or {ratio}:\n    " + MASK))
+    report = grade_submission(reference_edited(tmp_path, "leak_when_the_future_is_large", MASK,
+                                               f"        if T < 2 or {ratio}:\n    " + MASK))
     assert "untraceable" in report["mistakes"], report["mistakes"]
     assert not next(c for c in report["checks"] if c["id"] == "sdpa.no_future_leak")["passed"]
 
@@ -134,9 +119,9 @@ def test_a_float_read_compared_in_python_is_replayed_where_the_parents_inputs_di
 @pytest.mark.sandbox
 def test_an_int_read_only_for_a_print_keeps_every_point(tmp_path):
     """Honest: a debugging print of which key gets the most weight (an int read from a tensor) changes no output."""
-    report = grade_submission(edited(tmp_path, "debug_print", OUT, OUT + "    print(\"strongest key:\", "
-                                     "int(weights.flatten(0, -2)[-1].argmax()))\n"))
-    assert report["score"] == report["max_score"], [(c["id"], c["mistakes"]) for c in report["checks"] if not c["passed"]]
+    printed = OUT + "    print(\"strongest key:\", int(weights.flatten(0, -2)[-1].argmax()))\n"
+    report = grade_submission(reference_edited(tmp_path, "debug_print", OUT, printed))
+    assert report["score"] == report["max_score"], [c["id"] for c in report["checks"] if not c["passed"]]
 
 
 @pytest.mark.unit

@@ -1,4 +1,5 @@
-"""Reading the fixture hand-ins of tests/submissions: their `# key: value` headers, and an order of a test module's own."""
+"""Reading the fixture hand-ins of tests/submissions: their `# key: value` headers, and an order of a test module's own;
+and writing a variant of the reference solution."""
 import hashlib
 from pathlib import Path
 
@@ -17,3 +18,14 @@ def own_order(paths: list[Path], module: str) -> list[Path]:
     ran in lockstep, one computing and the other waiting on the same report (graders and gradescope: 130 s
     and 169 s for one set of reports). In orders that differ, each mostly finds the other's reports done."""
     return sorted(paths, key=lambda p: hashlib.sha256(f"{module}/{p.parent.name}/{p.name}".encode()).hexdigest())
+
+
+def reference_edited(folder: Path, name: str, old: str, new: str) -> Path:
+    """The reference solution with `old` (found once) replaced by `new`, written as `folder/name.py`."""
+    from support.paths import REFERENCE
+
+    source = REFERENCE.read_text(encoding="utf-8")
+    assert source.count(old) == 1, old
+    path = folder / f"{name}.py"
+    path.write_text(source.replace(old, new), encoding="utf-8")
+    return path
