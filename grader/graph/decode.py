@@ -130,6 +130,9 @@ def _built_in(notes) -> tuple[tuple[str, int], ...]:
     return tuple((note["name"], note["line"]) for note in notes)
 
 
+MAX_READS = MAX_NODES  # one per call node at most: a graph of reads is bounded by its nodes, as every graph is
+
+
 def _reads(reads, nodes: list[Node]) -> tuple[tuple[int, bool], ...]:
     """Each bool the code read from a tensor on the decoys, by the call node that read it, in order."""
     if not (type(reads) is list and len(reads) <= MAX_READS and all(
@@ -137,9 +140,6 @@ def _reads(reads, nodes: list[Node]) -> tuple[tuple[int, bool], ...]:
             and nodes[read[0]].kind == "call" and type(read[1]) is bool for read in reads)):
         raise GraphRefused("a graph whose reads are not the tracer's")
     return tuple((node, value) for node, value in reads)
-
-
-MAX_READS = 4096
 
 
 def _node(entry, position: int, constants: int) -> Node:
