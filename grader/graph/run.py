@@ -138,6 +138,7 @@ class _Run:
         self.graph = graph
         self.values: list = [None] * len(graph.nodes)
         self.reads = dict(graph.reads)
+        self.seen: dict | None = None  # where given, each read's value here, in place of its guard
         self.devices = devices
         self.generator = generator
         self.budget_read_at = time.monotonic()
@@ -172,7 +173,9 @@ class _Run:
                     self.devices.of[position] = constant_devices[node.index]
             elif node.kind == "call":
                 self.values[position] = self.step(position, node)
-                if position in self.reads and self.values[position] != self.reads[position]:
+                if position in self.reads and self.seen is not None:
+                    self.seen[position] = self.values[position]
+                elif position in self.reads and self.values[position] != self.reads[position]:
                     raise ReadDiffers(f"the code reads a tensor's value here ({node.target}, for a branch), "
                                       "and on the grader's inputs it reads a different one than on the inputs it was "
                                       "recorded on: there it takes a path the recording does not hold")
@@ -296,8 +299,10 @@ def _random(packet: str, operator_, args: list, kwargs: dict, generator: torch.G
 
 
 def run(graph: Graph, inputs: list[torch.Tensor], constants: list[torch.Tensor], *, seed: int | None = None,
-        devices: list[str] | None = None, constant_devices: list[str] | None = None) -> tuple[list, list[str]]:
-    """The graph's outputs on `inputs`, and the device each output has in the graph.
+        devices: list[str] | None = None, constant_devices: list[str] | None = None,
+        reads_seen: dict | None = None) -> tuple[list, list[str]]:
+    """The graph's outputs on `inputs`, and the device each output has in the graph. `reads_seen`, when given, is
+    filled with what each of the graph's reads reads here, and no read raises `ReadDiffers` (the worker's replay).
 
     `devices`, when given, is the device each input has in the graph (the stand-in's "meta"): the values are
     computed on the CPU, the devices followed beside them. Raises GraphRefused for a graph over a bound or
@@ -307,6 +312,7 @@ def run(graph: Graph, inputs: list[torch.Tensor], constants: list[torch.Tensor],
     tracker = _Devices() if devices is not None else None
     with torch.no_grad():
         runner = _Run(graph, tracker, torch.Generator().manual_seed(seed or 0))
+        runner.seen = reads_seen
         outputs = runner.run([t.clone() for t in inputs], devices or [], [t.clone() for t in constants],
                              constant_devices or ["cpu"] * len(constants))
         devices_out = runner.output_devices() if tracker else [t.device.type if isinstance(t, torch.Tensor) else "cpu"

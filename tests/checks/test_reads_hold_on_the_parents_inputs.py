@@ -117,10 +117,15 @@ def test_a_float_read_compared_in_python_is_replayed_where_the_parents_inputs_di
 
 
 @pytest.mark.sandbox
-def test_an_int_read_only_for_a_print_keeps_every_point(tmp_path):
-    """Honest: a debugging print of which key gets the most weight (an int read from a tensor) changes no output."""
-    printed = OUT + "    print(\"strongest key:\", int(weights.flatten(0, -2)[-1].argmax()))\n"
-    report = grade_submission(reference_edited(tmp_path, "debug_print", OUT, printed))
+@pytest.mark.parametrize("printed", [
+    "    print(\"strongest key:\", int(weights.flatten(0, -2)[-1].argmax()))\n",
+    "    if bool((scores > 3).any()):\n        print(\"some scores above 3\")\n"], ids=["an int", "a bool"])
+def test_a_value_read_only_for_a_print_keeps_every_point(tmp_path, printed):
+    """Honest: a debugging print of which key gets the most weight, or a print gated by the scores' values: the read
+    changes no output. An int read is the replay's to judge; a bool that a replay read otherwise while the outputs
+    agreed decides nothing, and its guard is dropped (else the judge's inputs, reading the other value, would send
+    the code to review)."""
+    report = grade_submission(reference_edited(tmp_path, "debug_print", OUT, OUT + printed))
     assert report["score"] == report["max_score"], [c["id"] for c in report["checks"] if not c["passed"]]
 
 
