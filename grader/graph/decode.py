@@ -48,7 +48,6 @@ class Graph:
     inputs: int
     nodes: tuple[Node, ...]
     built_in: tuple[tuple[str, int], ...] = ()  # the worker's note: a built-in attention composite, the line calling it
-    reads: tuple[tuple[int, bool], ...] = ()  # (node, value) of each bool the code read (`run.ReadDiffers`)
 
     def calls(self) -> list[Node]:
         return [node for node in self.nodes if node.kind == "call"]
@@ -113,7 +112,7 @@ def decode(data: bytes, constants: int) -> Graph:
     if inputs != raw["inputs"] or not nodes or nodes[-1].kind != "output" or \
             sum(node.kind == "output" for node in nodes) != 1:
         raise GraphRefused("a graph whose inputs or output do not add up")
-    return Graph(inputs, tuple(nodes), _built_in(raw.get("built_in", [])), _reads(raw.get("reads", []), nodes))
+    return Graph(inputs, tuple(nodes), _built_in(raw.get("built_in", [])))
 
 
 MAX_BUILT_IN = 8  # notes of built-in attention composites in one graph (the worker keeps to it too)
@@ -128,18 +127,6 @@ def _built_in(notes) -> tuple[tuple[str, int], ...]:
             and 0 <= note["line"] < 1 << 31 for note in notes)):
         raise GraphRefused("a graph whose built-in attention notes are not the tracer's")
     return tuple((note["name"], note["line"]) for note in notes)
-
-
-MAX_READS = MAX_NODES  # one per call node at most: a graph of reads is bounded by its nodes, as every graph is
-
-
-def _reads(reads, nodes: list[Node]) -> tuple[tuple[int, bool], ...]:
-    """Each bool the code read from a tensor on the decoys, by the call node that read it, in order."""
-    if not (type(reads) is list and len(reads) <= MAX_READS and all(
-            type(read) is list and len(read) == 2 and type(read[0]) is int and 0 <= read[0] < len(nodes)
-            and nodes[read[0]].kind == "call" and type(read[1]) is bool for read in reads)):
-        raise GraphRefused("a graph whose reads are not the tracer's")
-    return tuple((node, value) for node, value in reads)
 
 
 def _node(entry, position: int, constants: int) -> Node:

@@ -44,12 +44,6 @@ class GraphTooCostly(parent_budget.OverBudget):
                          f"the submitted graph {what_en} at {target}; the grader does not run it")
 
 
-class ReadDiffers(Exception):
-    """The code read a bool from a tensor (a branch) that is another here than on the decoys it was
-    traced on: on these inputs it takes a path the graph does not hold (red team on issue 42: a softmax branch on the
-    scores' magnitude, traced at the decoys' scale, was run on the parent's inputs ten times larger)."""
-
-
 class GraphFailed(Exception):
     """An operator raised while the parent ran the graph: what the student's code does on these inputs."""
 
@@ -137,8 +131,6 @@ class _Run:
     def __init__(self, graph: Graph, devices: _Devices | None, generator: torch.Generator) -> None:
         self.graph = graph
         self.values: list = [None] * len(graph.nodes)
-        self.reads = dict(graph.reads)
-        self.seen: dict | None = None  # where given, each read's value here, in place of its guard
         self.devices = devices
         self.generator = generator
         self.budget_read_at = time.monotonic()
@@ -173,12 +165,6 @@ class _Run:
                     self.devices.of[position] = constant_devices[node.index]
             elif node.kind == "call":
                 self.values[position] = self.step(position, node)
-                if position in self.reads and self.seen is not None:
-                    self.seen[position] = self.values[position]
-                elif position in self.reads and self.values[position] != self.reads[position]:
-                    raise ReadDiffers(f"the code reads a tensor's value here ({node.target}, for a branch), "
-                                      "and on the grader's inputs it reads a different one than on the inputs it was "
-                                      "recorded on: there it takes a path the recording does not hold")
             else:
                 return [self.argument(a) for a in node.args]
         raise GraphRefused("a graph without an output")
@@ -299,10 +285,8 @@ def _random(packet: str, operator_, args: list, kwargs: dict, generator: torch.G
 
 
 def run(graph: Graph, inputs: list[torch.Tensor], constants: list[torch.Tensor], *, seed: int | None = None,
-        devices: list[str] | None = None, constant_devices: list[str] | None = None,
-        reads_seen: dict | None = None) -> tuple[list, list[str]]:
-    """The graph's outputs on `inputs`, and the device each output has in the graph. `reads_seen`, when given, is
-    filled with what each of the graph's reads reads here, and no read raises `ReadDiffers` (the worker's replay).
+        devices: list[str] | None = None, constant_devices: list[str] | None = None) -> tuple[list, list[str]]:
+    """The graph's outputs on `inputs`, and the device each output has in the graph.
 
     `devices`, when given, is the device each input has in the graph (the stand-in's "meta"): the values are
     computed on the CPU, the devices followed beside them. Raises GraphRefused for a graph over a bound or
@@ -312,7 +296,6 @@ def run(graph: Graph, inputs: list[torch.Tensor], constants: list[torch.Tensor],
     tracker = _Devices() if devices is not None else None
     with torch.no_grad():
         runner = _Run(graph, tracker, torch.Generator().manual_seed(seed or 0))
-        runner.seen = reads_seen
         outputs = runner.run([t.clone() for t in inputs], devices or [], [t.clone() for t in constants],
                              constant_devices or ["cpu"] * len(constants))
         devices_out = runner.output_devices() if tracker else [t.device.type if isinstance(t, torch.Tensor) else "cpu"

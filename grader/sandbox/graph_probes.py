@@ -77,8 +77,6 @@ def _recorded(call, inputs: list, varied: int, device: str, lines: list[str], va
     if leaving.where is not None and (device in STAND_INS or not replay.faithful(answer, call, before + inputs[varied:],
                                                                                  varied)):
         answer["untraceable"] = leaving.where
-    elif leaving.where is not None:  # said where, should a read hold another value on the parent's inputs
-        answer["read_at"] = leaving.where
     return answer
 
 

@@ -4,8 +4,6 @@ must give the same outputs. Runs in the worker (`graph_probes._recorded`), befor
 """
 from __future__ import annotations
 
-import json
-
 import torch
 
 from grader.graph import decode, run
@@ -14,21 +12,10 @@ from grader.sandbox.request_tensors import magnitude, sameness
 
 
 def faithful(answer: dict, call, inputs: list, varied: int) -> bool:
-    """Whether the graph stands for the code on every replay; where it does, the answer's graph loses the reads a
-    replay read otherwise while the outputs agreed: they decide nothing the outputs show (a bool that gates a print),
-    and the judge would otherwise send the code to review wherever its inputs read the other value."""
     try:
-        deciding_nothing = replayed_as_called(answer, call, inputs, varied)
+        return replayed_as_called(answer, call, inputs, varied)
     except Exception:  # the code or its graph fails on other values: the graph cannot stand for the code
         return False
-    if deciding_nothing is None:
-        return False
-    if deciding_nothing:
-        raw = json.loads(bytes(answer["graph"].numpy().tobytes()))
-        raw["reads"] = [read for read in raw.get("reads", []) if read[0] not in deciding_nothing]
-        text = json.dumps(raw, separators=(",", ":")).encode()
-        answer["graph"] = torch.frombuffer(bytearray(text), dtype=torch.uint8)
-    return True
 
 
 REPLAY_SEED = 0
@@ -45,30 +32,26 @@ and compared in Python chose the path the decoys' draw gave, where the parent's 
 precision meet the first three only (larger ones overflow, and honest code that asserts they are finite would fail)."""
 
 
-def replayed_as_called(answer: dict, call, inputs: list, varied: int) -> set[int] | None:
-    """None where a replay's outputs differ from the code's; else the graph's reads that some replay read otherwise."""
+def replayed_as_called(answer: dict, call, inputs: list, varied: int) -> bool:
     generator = torch.Generator().manual_seed(7)
     drawn = [(torch.randn(t.shape, generator=generator, dtype=torch.float64) * magnitude(t)
               * (t != 0 if t.is_floating_point() else 1)) for t in inputs[:varied]]  # a zero stays zero: unwritten
     halves = any(t.dtype in (torch.float16, torch.bfloat16) for t in inputs[:varied])  # slots of a cache
     graph = decode.decode(bytes(answer["graph"].numpy().tobytes()), len(answer["constants"]))
-    recorded, otherwise = dict(graph.reads), set()  # a branch may differ here: the outputs are what is compared
     for replay in REPLAYS[:3] if halves else REPLAYS:
         other = [_varied(t, replay).to(inputs[i].dtype) for i, t in enumerate(drawn)] + [
             t.detach() for t in inputs[varied:]]
         for i, same in enumerate(sameness(inputs[:varied])):  # one input given twice, or equal ones, stay so
             if same is not None:
                 other[i] = other[same[1]] if same[0] == "is" else other[same[1]].clone()
-        seen: dict = {}
-        replayed, _ = run.run(graph, other, answer["constants"], seed=REPLAY_SEED, reads_seen=seen)
+        replayed, _ = run.run(graph, other, answer["constants"], seed=REPLAY_SEED)
         _seed(REPLAY_SEED)  # a dropout in train() draws here what the replay drew: the same seed gives the same draw
         direct = call(*[t.detach().clone() for t in other])
         if not (len(replayed) == len(direct) and all(
                 torch.allclose(a.detach().double(), b.detach().double(), rtol=1e-4, atol=1e-5, equal_nan=True)
                 for a, b in zip(replayed, direct))):
-            return None
-        otherwise |= {node for node, value in seen.items() if value != recorded[node]}
-    return otherwise
+            return False
+    return True
 
 
 def _varied(drawn: torch.Tensor, replay) -> torch.Tensor:

@@ -60,7 +60,6 @@ class Recorder(TorchDispatchMode):
         self.leaving: ValuesLeaving | None = None  # told of every operator that hands values to Python
         self.stand_in_values: stand_in_values.StandInValues | None = None  # answers a read on a stand-in
         self.raised: tuple[int, str] | None = None  # (line, function) of student code where an operator first raised
-        self.reads: list[list] = []  # [node, value] of each bool the code read from a tensor (`run.ReadDiffers`)
         for index, tensor in enumerate(inputs):
             self._bind(tensor, self._add(["input", index]))
 
@@ -115,8 +114,6 @@ class Recorder(TorchDispatchMode):
             self._note_raised(sys._getframe(1))
             raise
         node = self._add(entry)
-        if read and type(result) is bool:  # a branch it decides holds only where it reads the same (an int or a
-            self.reads.append([node, result])  # float may only be printed: the replay judges those, by the outputs)
         if isinstance(result, torch.Tensor):
             self._bind(result, node)
         elif isinstance(result, (tuple, list)):
@@ -139,8 +136,6 @@ class Recorder(TorchDispatchMode):
             node = self._add(entry)
             if isinstance(answered, torch.Tensor):
                 self._bind(answered, node)
-            elif type(answered) is bool:
-                self.reads.append([node, answered])
         return answered
 
     def _indexed_by_a_mask(self, func, args, kwargs):
@@ -235,10 +230,8 @@ def encode(recorder: Recorder) -> tuple[torch.Tensor, list[torch.Tensor]]:
     not long nested lists), and its constant tensors in order."""
     inputs = sum(entry[0] == "input" for entry in recorder.nodes)
     built_in = [{"name": name, "line": line} for name, line in recorder.built_in.items()]
-    graph = {"format": GRAPH_FORMAT, "inputs": inputs, "nodes": recorder.nodes, "built_in": built_in}
-    if recorder.reads:
-        graph["reads"] = recorder.reads
-    text = json.dumps(graph, separators=(",", ":"))
+    text = json.dumps({"format": GRAPH_FORMAT, "inputs": inputs, "nodes": recorder.nodes, "built_in": built_in},
+                      separators=(",", ":"))
     with fake_gpu.real():
         return torch.frombuffer(bytearray(text.encode()), dtype=torch.uint8), recorder.constants
 

@@ -1,22 +1,19 @@
-"""Does a graph whose code read a value (a branch, a size) stand only for inputs on which the code reads the same?
+"""Does a graph whose code read a value (a branch, a print) stand only for inputs on which the code does the same?
 
 The worker traces on decoys; the parent runs the graph on inputs of its own, some of them ten times larger
 (sdpa.causal_zeros) or with the future redrawn larger (sdpa.no_future_leak). A branch on the scores' magnitude was
 traced on the decoys' path, drawn at the scale of unit normals, and run on the parent's inputs, where the code takes
 the other (red team on issue 42): a wrong large-score path kept its points, and an honest one was failed with a NaN
 its code never makes. Two rules hold it: decoys are drawn at the magnitude of the inputs they stand for
-(`request_tensors.magnitude`), and the recorder keeps each bool or int the code read (`Graph.reads`): where the judge
-reads another on its inputs, the run is `untraceable` (review by hand), never the other path's numbers.
+(`request_tensors.magnitude`), and where values left for Python the worker replays the graph beside the code on other
+draws (grader/sandbox/replay.py: half and twice the magnitude, negated, the later positions five times larger), where
+the two must agree, else the call is `untraceable` (review by hand). A read that changes no output (a print) passes.
 """
-import json
 
 import pytest
 import torch
 
 from grader.grade import grade_submission
-from grader.graph import decode, run
-from grader.graph.decode import GraphRefused
-from grader.sandbox import tracing, values_leaving
 from support.hand_ins import reference_edited
 
 SOFTMAX = "    weights = F.softmax(scores, dim=-1)  # (..., T, T)\n"
@@ -30,48 +27,6 @@ def by_magnitude(tmp_path, small: str, large: str | None, name: str, threshold: 
     branch = small.replace("        ", "    ") if large is None else (
         f"    if bool(scores.masked_fill(scores.isinf(), 0).abs().amax() < {threshold}):\n{small}    else:\n{large}")
     return reference_edited(tmp_path, name, SOFTMAX, branch)
-
-
-def graph_reading(value, read) -> decode.Graph:
-    """x -> (x < 0.5).all() read as a bool, then x * 2: the read recorded as `read`."""
-    nodes = [["input", 0], ["call", "aten.lt.Scalar", [{"n": 0}, 0.5], {"kwargs": {}}],
-             ["call", "aten.all.default", [{"n": 1}], {"kwargs": {}}],
-             ["call", "aten.is_nonzero.default", [{"n": 2}], {"kwargs": {}}],
-             ["call", "aten.mul.Tensor", [{"n": 0}, 2], {"kwargs": {}}], ["output", [{"n": 4}]]]
-    return decode.decode(json.dumps({"format": 1, "inputs": 1, "nodes": nodes, "reads": [[3, read]]}).encode(), 0)
-
-
-@pytest.mark.unit
-def test_a_graph_runs_only_where_its_reads_hold():
-    small, large = torch.full((3,), 0.25), torch.full((3,), 4.0)
-    assert torch.equal(run.run(graph_reading(small, True), [small], [])[0][0], small * 2)
-    with pytest.raises(run.ReadDiffers):
-        run.run(graph_reading(small, True), [large], [])
-
-
-@pytest.mark.unit
-def test_the_recorder_keeps_each_bool_the_code_reads_with_its_node():
-    def code(x):
-        return [x * 2 if bool((x < 0.5).all()) else x * int((x > 0).sum())]
-
-    x = torch.full((3,), 4.0)
-    recorder = tracing.trace(code, [x], values_leaving.ValuesLeaving("<test>", []))
-    graph = decode.decode(bytes(tracing.encode(recorder)[0].numpy().tobytes()), 0)
-    assert [value for _, value in graph.reads] == [False]  # an int read is no branch: the replay judges it
-    assert all(graph.nodes[node].kind == "call" for node, _ in graph.reads)
-    assert torch.equal(run.run(graph, [x], [])[0][0], x * 3)
-    with pytest.raises(run.ReadDiffers):
-        run.run(graph, [torch.full((3,), 0.25)], [])
-
-
-@pytest.mark.unit
-@pytest.mark.parametrize("reads", [[[0, True]], [[3, 0.5]], [[9, True]], [[3]], "reads", [[3, True]] * 20_001])
-def test_reads_the_tracer_never_writes_are_refused(reads):
-    nodes = [["input", 0], ["call", "aten.lt.Scalar", [{"n": 0}, 0.5], {"kwargs": {}}],
-             ["call", "aten.all.default", [{"n": 1}], {"kwargs": {}}],
-             ["call", "aten.is_nonzero.default", [{"n": 2}], {"kwargs": {}}], ["output", [{"n": 0}]]]
-    with pytest.raises(GraphRefused):
-        decode.decode(json.dumps({"format": 1, "inputs": 1, "nodes": nodes, "reads": reads}).encode(), 0)
 
 
 @pytest.mark.sandbox
@@ -92,8 +47,8 @@ def test_a_path_chosen_by_the_inputs_magnitude_is_traced_at_their_magnitude(tmp_
 
 @pytest.mark.sandbox
 def test_a_path_chosen_by_a_read_no_magnitude_holds_is_reviewed(tmp_path):
-    """A branch on a sign, which decoys and the parent's inputs draw apart: where the parent's inputs read another
-    sign than the decoys did, the run is untraceable, never the decoys' path's numbers."""
+    """A branch on a sign, which decoys and the parent's inputs draw apart: the negated replay takes the other path,
+    whose outputs differ there, so the call is untraceable, never the decoys' path's numbers."""
     report = grade_submission(reference_edited(tmp_path, "wrong_for_a_sign", SOFTMAX,
                                                f"    if bool(Q.flatten()[0] > 0):\n{LIBRARY}    else:\n{BY_HAND}"))
     assert "untraceable" in report["mistakes"] and report.get("review"), report["mistakes"]
@@ -107,8 +62,8 @@ OUT = "    out = torch.matmul(weights, V)  # (..., T, d_v)\n"
 @pytest.mark.parametrize("read", [".item()", ".tolist()"])
 def test_a_float_read_compared_in_python_is_replayed_where_the_parents_inputs_differ(tmp_path, read):
     """The mask left out where the later positions are much larger than the first (sdpa.no_future_leak redraws the
-    future five times larger), the floats read and compared in Python, which no read guard sees: the replay draws the
-    later half of the positions five times larger too, and the code is untraceable, not a leak the decoys hid."""
+    future five times larger), the floats read and compared in Python: the replay draws the later half of the
+    positions five times larger too, and the code is untraceable, not a leak the decoys hid."""
     ratio = f"(Q[..., -1, :].pow(2).mean(){read} <= 8 * Q[..., 0, :].pow(2).mean(){read})"
     report = grade_submission(reference_edited(tmp_path, "leak_when_the_future_is_large", MASK,
                                                f"        if T < 2 or {ratio}:\n    " + MASK))
@@ -122,9 +77,8 @@ def test_a_float_read_compared_in_python_is_replayed_where_the_parents_inputs_di
     "    if bool((scores > 3).any()):\n        print(\"some scores above 3\")\n"], ids=["an int", "a bool"])
 def test_a_value_read_only_for_a_print_keeps_every_point(tmp_path, printed):
     """Honest: a debugging print of which key gets the most weight, or a print gated by the scores' values: the read
-    changes no output. An int read is the replay's to judge; a bool that a replay read otherwise while the outputs
-    agreed decides nothing, and its guard is dropped (else the judge's inputs, reading the other value, would send
-    the code to review)."""
+    changes no output, so every replay agrees with the graph, under every grading secret (a guard on the bool, tried
+    this stop, sent such a print to review where the parent's inputs read the other value and no replay did)."""
     report = grade_submission(reference_edited(tmp_path, "debug_print", OUT, OUT + printed))
     assert report["score"] == report["max_score"], [c["id"] for c in report["checks"] if not c["passed"]]
 
@@ -142,5 +96,5 @@ def test_a_replay_keeps_the_zeros_a_call_found_in_what_it_writes_into():
     buffer = torch.zeros(3, 6)
     buffer[:, :2] = torch.randn(3, 2)
     recorded = graph_probes._recorded(namespace["update"], [buffer, torch.randn(3, 2)], 2, "cpu", lines, [])
-    assert "read_at" in recorded and "untraceable" not in recorded, sorted(recorded)
+    assert "graph" in recorded and "untraceable" not in recorded, sorted(recorded)
 
