@@ -99,15 +99,15 @@ def evaluate(traced: dict, inputs: list[torch.Tensor], findings: Findings, seed:
     an output on the stand-in's device is said to be on the stand-in."""
     if "error" in traced:
         return [], [], traced["error"]
-    if decode.is_place(traced.get("untraceable")):
+    if _is_place(traced.get("untraceable")):
         return [], [], {"type": "Untraceable", "where": traced["untraceable"], "message": (
             "the result left the tensor operations here (a Python number, list or NumPy array, or a branch on a "
             "tensor's values), so it does not follow a change of inputs")}
-    if decode.is_place(traced.get("unanswered")):  # on a stand-in: torch.cuda asked what only a GPU answers (stand_in_cuda)
+    if _is_place(traced.get("unanswered")):  # on a stand-in: torch.cuda asked what only a GPU answers (stand_in_cuda)
         return [], [], {"type": "StandInCannotAnswer", "where": traced["unanswered"], "message": (
             "the code asked torch.cuda what the stand-in for a GPU of a machine without one cannot answer as a GPU "
             "would, so nothing about devices is judged on it")}
-    if decode.is_place(traced.get("stand_in_raised")):  # an operator raised on a stand-in and the code went on
+    if _is_place(traced.get("stand_in_raised")):  # an operator raised on a stand-in and the code went on
         return [], [], {"type": "StandInRaised", "where": traced["stand_in_raised"], "message": (
             "an operator raised on the stand-in for a GPU (which has no values, and no CUDA kernels) and the code "
             "caught it and went on: a GPU may not raise there, so nothing about devices is judged on it")}
@@ -128,6 +128,12 @@ def evaluate(traced: dict, inputs: list[torch.Tensor], findings: Findings, seed:
         return [], [], _error("GraphRefused", str(refused))
     except GraphFailed as failed:
         return [], [], _error(type(failed.error).__name__, str(failed.error))
+
+
+def _is_place(where) -> bool:
+    """A student's line as describe_error gives it: {"line": int, "text": str, "function": str}, bounded."""
+    return (isinstance(where, dict) and set(where) == {"line", "text", "function"} and type(where["line"]) is int
+            and all(type(where[key]) is str and len(where[key]) <= 1000 for key in ("text", "function")))
 
 
 def ops_counted(traced: dict, findings: Findings) -> tuple[int, list[str]]:

@@ -216,13 +216,6 @@ def _argument(value, position: int, depth: int):
     raise GraphRefused(f"node {position}: an argument the tracer never writes")
 
 
-def is_place(where) -> bool:
-    """A student's line as the worker's describe_error gives it: {"line": int, "text": str, "function": str},
-    bounded (an answer says where values left the graph, or where a stand-in could not answer, in one)."""
-    return (isinstance(where, dict) and set(where) == {"line", "text", "function"} and type(where["line"]) is int
-            and all(type(where[key]) is str and len(where[key]) <= 1000 for key in ("text", "function")))
-
-
 def verdicts(graph: Graph) -> dict[str, set[str]]:
     """The graph's targets by `ops.verdict`: {"forbidden": {...}, "unsupported": {...}} (allowed ones left out)."""
     found: dict[str, set[str]] = {"forbidden": {f"{name} (line {line})" for name, line in graph.built_in},
