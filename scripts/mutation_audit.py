@@ -1345,6 +1345,11 @@ MUTATIONS = [
                "    match = STUDENT_ID.match(name)"),),
              ("tests/grade_all/test_discovery_exercise_names.py::"
               "test_a_file_named_as_an_exercise_is_a_student_of_its_own_name",), "unit"),
+    Mutation("dropout-weights-search-in-tolerance-units", "grader/checks/mha/dropout_patterns.py",
+             (("            picked[:, h] = ((through_wo[:, h] - left.unsqueeze(2)) / room).abs().amax(-1).argmin(-1)",
+               "            picked[:, h] = (through_wo[:, h] - left.unsqueeze(2)).square().sum(-1).argmin(-1)"),),
+             ("tests/checks/test_dropout_pattern.py::"
+              "test_attention_weights_dropped_are_read_through_an_error_just_inside_the_tolerance",), "unit"),
 ]
 
 

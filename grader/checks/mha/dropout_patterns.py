@@ -65,7 +65,9 @@ def _attention_weights_dropped(y: torch.Tensor, call: dict, weights: dict, heads
     """Whether some choice of kept keys per head and position, with some dropped and some kept, rebuilds y. Each
     head's output before wo is first matched to the nearest of its 2^T sums s·Σ kept weight·value (T ≤ 8: 256 at
     most); then, head by head, the sum whose image through wo best fits what the other heads leave of y (a key of
-    tiny weight is told apart there, not before wo, whose inverse can blow float32's rounding past it). The choice is
+    tiny weight is told apart there, not before wo, whose inverse can blow float32's rounding past it), judged as the
+    verdict judges: by the largest miss in units of each value's tolerance (in plain squares, float32's error up to
+    the tolerance can sit nearer another key choice). A round never makes a row's largest miss worse; the choice is
     only a guess: the output rebuilt from it and held against y is the verdict."""
     W = {name: w.double() for name, w in weights.items()}
     B, T, C = y.shape
@@ -75,11 +77,12 @@ def _attention_weights_dropped(y: torch.Tensor, call: dict, weights: dict, heads
     sums = s * torch.einsum("cj,bhij,bhjd->bhicd", choices, attention, values)  # (B, H, T, 2^T, d)
     picked = (sums - _by_head(_before(W["wo"], y), heads).unsqueeze(3)).square().sum(-1).argmin(-1)  # (B, H, T)
     through_wo = torch.einsum("bhicd,hde->bhice", sums, W["wo"].T.reshape(heads, d, C))  # (B, H, T, 2^T, C)
+    room = (atol + rtol * y.abs()).unsqueeze(2)  # (B, T, 1, C): each value's tolerance
     for _ in range(3):
         for h in range(heads):
             chosen = through_wo.gather(3, picked[..., None, None].expand(B, heads, T, 1, C)).squeeze(3)  # (B, H, T, C)
             left = y - (chosen.sum(1) - chosen[:, h])  # (B, T, C): what the other heads leave of y
-            picked[:, h] = (through_wo[:, h] - left.unsqueeze(2)).square().sum(-1).argmin(-1)
+            picked[:, h] = ((through_wo[:, h] - left.unsqueeze(2)) / room).abs().amax(-1).argmin(-1)
     kept = choices[picked]  # (B, H, T, T)
     rebuilt = (s * kept * attention @ values).transpose(1, 2).reshape(B, T, C) @ W["wo"].T  # (B, T, C)
     visible = ~reference.causal_future(T)
