@@ -1350,6 +1350,11 @@ MUTATIONS = [
                "            picked[:, h] = (through_wo[:, h] - left.unsqueeze(2)).square().sum(-1).argmin(-1)"),),
              ("tests/checks/test_dropout_pattern.py::"
               "test_attention_weights_dropped_are_read_through_an_error_just_inside_the_tolerance",), "unit"),
+    Mutation("repeat-wide-model-past-the-fixed-cases", "grader/checks/repeat/behaviour.py",
+             (('    return ctx.sizes("repeat.values wide", range(1, 3), range(5, 9),',
+               '    return ctx.sizes("repeat.values wide", range(1, 3), range(4, 9),'),),
+             ("tests/checks/test_kv_cache_repeat.py::"
+              "test_the_wide_model_is_wider_than_every_fixed_case_under_every_secret",), "unit"),
 ]
 
 

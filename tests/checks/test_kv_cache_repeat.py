@@ -13,7 +13,8 @@ import pytest
 from grader.errors import NoGraders
 
 from grader.catalog import catalog, explain
-from grader.checks import checks_for, secret
+from grader.checks import Context, checks_for, secret
+from grader.checks.repeat.behaviour import VALUE_CASES, wide_model
 from grader.exercises import Exercise, Part, exercise
 from grader.grade import grade_submission
 from support import part_views
@@ -128,6 +129,16 @@ def test_the_tiled_order_taken_only_past_the_fixed_cases_sizes_is_found_on_a_wid
     report = graded(with_repeat_kv(tmp_path, "tiled_when_wide", "    if x.size(1) * n_rep > 12:\n"
                                                                 "        return x.repeat(1, n_rep, 1, 1)\n" + PLAIN_BODY))
     assert failed_checks(report).get("repeat.values") == ["repeat-kv-order"], failures(report)
+
+
+@pytest.mark.unit
+def test_the_wide_model_is_wider_than_every_fixed_case_under_every_secret():
+    """The test above holds under any grading secret only where no draw is as narrow as a fixed case (a draw of 12
+    heads, one in thirty, let the tiled order through)."""
+    widest_fixed = max(H_kv * n_rep for _, H_kv, _, _, n_rep in VALUE_CASES)
+    narrowest = min(H_kv * n_rep for _, H_kv, _, _, n_rep in
+                    (wide_model(Context(student=None, static={}, cuda=False, secret=s)) for s in range(300)))
+    assert narrowest > widest_fixed
 
 
 def test_repeating_along_the_positions_is_the_wrong_shape_and_nothing_else_is_blamed_on_it(tmp_path):

@@ -27,6 +27,12 @@ def shapes(ctx: Context) -> Outcome:
 VALUE_CASES = [(2, 2, 5, 8, 2), (1, 3, 4, 6, 4), (2, 4, 3, 5, 3), (3, 2, 6, 4, 1)]
 
 
+def wide_model(ctx: Context) -> tuple[int, int, int, int, int]:
+    """B, H_kv, T, d, n_rep of the repeat.values case drawn per grading: 15 to 64 query heads, more than any of
+    VALUE_CASES has (12 at most), so no code can take one path up to the fixed sizes and another only at the drawn one."""
+    return ctx.sizes("repeat.values wide", range(1, 3), range(5, 9), range(2, 5), range(2, 6), range(3, 9))
+
+
 def heads_words(heads: list[int | None]) -> str:
     return "[" + ", ".join("?" if h is None else str(h) for h in heads) + "]"
 
@@ -68,10 +74,9 @@ def compare(answer: dict, x: torch.Tensor, n_rep: int, label_zh: str, label_en: 
 def values(ctx: Context) -> Outcome:
     # every layout real use hands over (keys after view(B, T, H_kv, d).transpose(1, 2), and contiguous), in training
     # and in inference, in an order drawn per grading (checks.regimes)
-    # and one wide model drawn per grading (12 to 64 query heads): code that takes another path past the fixed cases'
-    # sizes meets it (red team on the second lab: `x.repeat` only past 12 heads)
-    wide = ctx.sizes("repeat.values wide", range(1, 3), range(4, 9), range(2, 5), range(2, 6), range(3, 9))
-    cases = [*VALUE_CASES, wide]
+    # and one wide model drawn per grading past them: code that takes another path past the fixed cases' sizes meets it
+    # (red team on the second lab: `x.repeat` only past 12 heads)
+    cases = [*VALUE_CASES, wide_model(ctx)]
     combos = combinations(ctx, "repeat.values", len(cases))
     for seed, ((*dims, n_rep), (layout, regime)) in enumerate(zip(cases, combos), start=220):
         x = keys(ctx, *dims, seed)
