@@ -32,8 +32,9 @@ def by_magnitude(tmp_path, small: str, large: str | None, name: str, threshold: 
 @pytest.mark.sandbox
 def test_a_path_chosen_by_the_inputs_magnitude_is_traced_at_their_magnitude(tmp_path):
     """Decoys at the magnitude of the inputs they stand for (`request_tensors.magnitude`): the wrong large-score path
-    is met where the parent's inputs are large (scores past 1000 there, never on unit decoys nor on the replay's draws
-    around them), and the honest file is never failed for the other path's NaN."""
+    is met where the parent's inputs are large (scores up to about 500 there, past 1000 on the replay's draw at twice
+    their magnitude, never on unit decoys nor on any draw around them), and the honest file is never failed for the
+    other path's NaN."""
     wrong = grade_submission(by_magnitude(tmp_path, LIBRARY, BY_HAND, "wrong_when_large", threshold=1000))
     twin = grade_submission(by_magnitude(tmp_path, BY_HAND, None, "wrong_always"))
     assert wrong["score"] <= twin["score"] < twin["max_score"], (wrong["score"], twin["score"])

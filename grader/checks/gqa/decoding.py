@@ -36,7 +36,7 @@ def drawn(ctx: Context) -> tuple[dict, int, list[list[list[int]]]]:
     kv_heads, n_rep, d, max_batch, extra = ctx.sizes("gqa.decode", range(1, 4), range(2, 4), range(3, 9), range(3, 5),
                                                      range(0, 8))
     prompt, other, chunk, batch = ctx.sizes("gqa.decode steps", range(3, 7), range(3, 7), range(2, 5), range(1, max_batch))
-    # a second chunk as long as the cache leaves (15 to 37 tokens), then a token at its last position: code that takes
+    # a second chunk as long as the cache leaves (15 to 32 tokens), then a token at its last position: code that takes
     # another path past the first chunk's sizes, or late in the cache, meets it (red team on the second lab: the offset
     # mask left out for chunks of more than 4 tokens kept every point, then for chunks of 13 or more while the longest
     # drawn was 12)

@@ -25,7 +25,7 @@ def device(ctx: Context) -> Outcome:
     accepted = accepted_config(ctx)
     if accepted is None:
         return not_checked_without_a_shape(ctx, "gqa")
-    # sizes drawn per grading, written nowhere: never as many positions as heads
+    # sizes drawn per grading, written nowhere: never as many positions as key/value heads
     B, n_kv_heads, head_dim, T = ctx.sizes("gqa.device", range(2, 5), range(1, 4), range(2, 7), range(5, 10))
     n_heads = n_kv_heads * groups_drawn(ctx, "gqa.device groups", accepted)
     config = (B, T, n_heads * head_dim, n_heads, n_kv_heads, T + 3, B)

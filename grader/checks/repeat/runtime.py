@@ -20,7 +20,7 @@ from grader.sandbox.requests import Probe
 def device(ctx: Context) -> Outcome:
     if not runs_somewhere(ctx):
         return not_checked_without_a_shape(ctx, "repeat")
-    # sizes drawn per grading: never as many positions as heads, so code cannot follow the device at one shape alone
+    # sizes drawn per grading: never as many positions as input heads, so code cannot follow the device at one shape alone
     B, H_kv, T, d, n_rep = ctx.sizes("repeat.device", range(2, 5), range(2, 5), range(6, 10), range(2, 13), range(2, 5))
     x = keys(ctx, B, H_kv, T, d, 260)
 
