@@ -842,7 +842,7 @@ MUTATIONS = [
              ("tests/student/test_kv_cache_selfcheck.py::"
               "test_every_honest_hand_in_the_grader_gives_full_marks_passes_the_self_check",), "unit"),
     Mutation("repeat-values-wide-model", "grader/checks/repeat/behaviour.py",
-             (("    cases = [*VALUE_CASES, wide]\n", "    cases = [*VALUE_CASES]\n"),),
+             (("    cases = [*VALUE_CASES, wide_model(ctx)]\n", "    cases = [*VALUE_CASES]\n"),),
              (f"{KV_REPEAT}test_the_tiled_order_taken_only_past_the_fixed_cases_sizes_is_found_on_a_wide_model",), "sandbox"),
     Mutation("cache-chain-half-precision", "grader/checks/cache/probing.py",
              ((",\n                                       (max_batch - 1, HALF_PRECISIONS[half], 340))]", ")]"),),
@@ -1355,6 +1355,24 @@ MUTATIONS = [
                '    return ctx.sizes("repeat.values wide", range(1, 3), range(4, 9),'),),
              ("tests/checks/test_kv_cache_repeat.py::"
               "test_the_wide_model_is_wider_than_every_fixed_case_under_every_secret",), "unit"),
+    Mutation("mask-buffer-meets-self-attention", "grader/checks/mha/state.py",
+             ((",\n                                                inputs(ctx, 1, max_len, dim, 145, self_attention=True)])", "])"),),
+             ("tests/checks/test_decoys_keep_sameness.py::test_a_wrong_self_attention_path_scores_no_more_than_the_same_mistake_everywhere",), "sandbox"),
+    Mutation("low-precision-meets-self-attention", "grader/checks/mha/state.py",
+             (("[call, call, inputs(ctx, 2, 6, dim, 147, self_attention=True, dtype=dtype)]", "[call, call]"),),
+             ("tests/checks/test_decoys_keep_sameness.py::test_a_wrong_self_attention_path_scores_no_more_than_the_same_mistake_everywhere",), "sandbox"),
+    Mutation("gradients-meet-self-attention", "grader/checks/mha/gradients.py",
+             ((", inputs(ctx, 2, T, dim, 163, True, torch.float64)]", "]"),),
+             ("tests/checks/test_decoys_keep_sameness.py::test_a_wrong_self_attention_path_scores_no_more_than_the_same_mistake_everywhere",), "sandbox"),
+    Mutation("gradients-of-one-input-given-thrice", "grader/checks/mha/gradients.py",
+             (("made.setdefault(id(x), x.clone().requires_grad_(True))", "x.clone().requires_grad_(True)"),),
+             ("tests/checks/test_decoys_keep_sameness.py::test_a_self_attention_path_is_graded_where_self_attention_is_asked",), "sandbox"),
+    Mutation("replay-calls-with-one-input-one", "grader/sandbox/replay.py",
+             (("call(*alike(other, lambda t: t.detach().clone()))", "call(*[t.detach().clone() for t in other])"),),
+             ("tests/checks/test_decoys_keep_sameness.py::test_a_self_attention_path_is_graded_where_self_attention_is_asked",), "sandbox"),
+    Mutation("replay-snapshot-keeps-one-input-one", "grader/sandbox/graph_probes.py",
+             (("before = alike(inputs[:varied], lambda t: t.detach().clone())", "before = [t.detach().clone() for t in inputs[:varied]]"),),
+             ("tests/checks/test_decoys_keep_sameness.py::test_a_self_attention_path_is_graded_where_self_attention_is_asked",), "sandbox"),
 ]
 
 

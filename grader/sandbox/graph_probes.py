@@ -24,6 +24,7 @@ from grader.graph.devices import STAND_INS
 from grader.graph.layouts import laid_out
 from grader.sandbox import (cache_probes, decode_probes, fake_gpu, gqa_probes, probes, replay, stand_in_values,
                             tracing, values_leaving)
+from grader.sandbox.request_tensors import alike
 from grader.sandbox.probes import (SUBMISSION_FILE, _build, _device_guard, _graded, _moved_after_its_values, _place, _seed,
                                    _structure, describe_error)
 
@@ -61,7 +62,7 @@ def _recorded(call, inputs: list, varied: int, device: str, lines: list[str], va
                  for value, tensor in zip(values, inputs)]  # an unknown input's stand-in value is never read
         answers = stand_in_values.StandInValues(known, STAND_INS[device], unknown)
     # the varied inputs as the call found them, for a replay: the call may write into them (a cache's buffers)
-    before = [t.detach().clone() for t in inputs[:varied]] if device not in STAND_INS else []
+    before = alike(inputs[:varied], lambda t: t.detach().clone()) if device not in STAND_INS else []
     try:
         recorder = tracing.trace(call, inputs, leaving, SUBMISSION_FILE, answers, copies)
     except Exception:
@@ -112,16 +113,6 @@ def regime_on(regime: str | None, grad: bool, device: str) -> str:
     if device == "fake-cuda":
         return "inference"
     return regime or ("training" if grad else "inference")
-
-
-def alike(tensors: list, made) -> list:
-    """`made(tensor)` of each tensor, once per tensor: one tensor handed as several inputs (self-attention's q, k and
-    v) stays one tensor, as `decoys.sameness` sent it."""
-    done: dict[int, torch.Tensor] = {}
-    for tensor in tensors:
-        if id(tensor) not in done:
-            done[id(tensor)] = made(tensor)
-    return [done[id(tensor)] for tensor in tensors]
 
 
 def placed(tensors: list, device: str) -> list:

@@ -40,6 +40,16 @@ def dumps(request: dict) -> bytes:
     return buffer.getvalue()
 
 
+def alike(tensors: list, made) -> list:
+    """`made(tensor)` of each tensor, once per tensor: one tensor handed as several inputs (self-attention's q, k and
+    v) stays one tensor, as `decoys.sameness` sent it."""
+    done: dict[int, torch.Tensor] = {}
+    for tensor in tensors:
+        if id(tensor) not in done:
+            done[id(tensor)] = made(tensor)
+    return [done[id(tensor)] for tensor in tensors]
+
+
 def sameness(tensors: list, calls: list[int] | None = None) -> tuple:
     """Per tensor, what it is of an earlier one of the same call (`calls`, one per tensor; one call where None): that
     very tensor (`("is", j)`), a tensor with equal values (`("equal", j)`), or nothing (None). Decoys keep both, so

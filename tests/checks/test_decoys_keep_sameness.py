@@ -4,7 +4,9 @@ The worker traces on decoys (grader/checks/decoys.py). Drawn one per tensor, the
 calls (q is k is v) into three unrelated inputs, so a module whose self-attention path alone is wrong (behind `q is k`
 or `torch.equal(q, k)`) was traced on its other path and kept every point (red team on issue 42). Decoys keep which
 tensors of one call are one another or equal (`request_tensors.sameness`), the worker keeps one tensor one tensor
-through its placement and regime, and the replay that checks a value read keeps them too.
+through its placement and regime, and the replay that checks a value read keeps them too. Every check whose
+points need correct values (`mha.low_precision`, `mha.mask_buffer`, `mha.gradients`) hands self-attention too, so
+such a path costs what the same mistake made everywhere costs.
 """
 import pytest
 import torch
@@ -48,3 +50,14 @@ def test_a_self_attention_path_is_graded_where_self_attention_is_asked(tmp_path,
     assert right["score"] == right["max_score"], [c["id"] for c in right["checks"] if not c["passed"]]
     wrong = grade_submission(projected_on_their_own_path(tmp_path, test, wrong=True))
     assert not next(c for c in wrong["checks"] if c["id"] == "mha.values")["passed"], wrong["score"]
+
+
+@pytest.mark.sandbox
+def test_a_wrong_self_attention_path_scores_no_more_than_the_same_mistake_everywhere(tmp_path):
+    """The wrong path alone kept 18 against its twin's 15.5 while only `mha.values` handed self-attention."""
+    wrong = grade_submission(projected_on_their_own_path(tmp_path, "is", wrong=True))
+    everywhere = reference_edited(tmp_path, "projected_with_wq_always", PROJECTIONS, "".join(
+        f"        {x} = self.wq({x}).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, H, T, d)\n"
+        for x in "qkv"))
+    twin = grade_submission(everywhere)
+    assert wrong["score"] <= twin["score"] < twin["max_score"], (wrong["score"], twin["score"])

@@ -5,7 +5,7 @@ buffer, dropout, gradients), then how it runs (devices, loops, the gates). It is
 imports: a check that reads an earlier one's outcome (`ctx.outcomes`) comes after it here, and
 tests/checks/test_check_order.py holds that.
 """
-from grader.checks.mha import behaviour, runtime, state  # noqa: F401  (importing registers the checks)
+from grader.checks.mha import behaviour, gradients, runtime, state  # noqa: F401  (importing registers the checks)
 
 ORDER = ("mha.computes_attention", "mha.interface", "mha.shapes", "mha.causal_no_leak", "mha.values",
          "mha.low_precision", "mha.mask_buffer", "mha.dropout", "mha.gradients", "mha.device", "mha.vectorized",
