@@ -1373,6 +1373,11 @@ MUTATIONS = [
     Mutation("replay-snapshot-keeps-one-input-one", "grader/sandbox/graph_probes.py",
              (("before = alike(inputs[:varied], lambda t: t.detach().clone())", "before = [t.detach().clone() for t in inputs[:varied]]"),),
              ("tests/checks/test_decoys_keep_sameness.py::test_a_self_attention_path_is_graded_where_self_attention_is_asked",), "sandbox"),
+    Mutation("gradients-in-float32-keep-one-input-one", "grader/checks/mha/gradients.py",
+             (("    return {name: made.setdefault(id(x), x.float()) for name, x in call.items()}",
+               "    return {name: x.float() for name, x in call.items()}"),),
+             ("tests/checks/test_decoys_keep_sameness.py::"
+              "test_a_module_checked_in_float32_meets_its_self_attention_path_in_the_gradients_check",), "sandbox"),
 ]
 
 

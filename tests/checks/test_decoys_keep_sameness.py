@@ -61,3 +61,17 @@ def test_a_wrong_self_attention_path_scores_no_more_than_the_same_mistake_everyw
         for x in "qkv"))
     twin = grade_submission(everywhere)
     assert wrong["score"] <= twin["score"] < twin["max_score"], (wrong["score"], twin["score"])
+
+
+@pytest.mark.sandbox
+def test_a_module_checked_in_float32_meets_its_self_attention_path_in_the_gradients_check(tmp_path):
+    """A module that runs in float32 alone (a float32 constant in its arithmetic) takes the gradients check in float32:
+    the self-attention call stays one tensor there, so a wrong path behind `q is k` meets it."""
+    wrong = projected_on_their_own_path(tmp_path, "is", wrong=True)
+    last_split = "        v = v.view(B, T, self.n_heads, self.head_dim).transpose(1, 2)\n"
+    source = wrong.read_text(encoding="utf-8")
+    assert source.count(last_split) == 1
+    wrong.write_text(source.replace(last_split, last_split + "        q = q @ torch.eye(self.head_dim)\n"),
+                     encoding="utf-8")
+    checks = {c["id"]: c for c in grade_submission(wrong)["checks"]}
+    assert not checks["mha.gradients"]["passed"], checks["mha.gradients"]["message_en"]
