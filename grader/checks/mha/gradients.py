@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import torch
 
-from grader.checks import diagnosis, reference
-from grader.exercises.attention import PROJECTIONS
-from grader.checks import Context, Outcome, check, passed
+from grader.checks import Context, Outcome, check, diagnosis, passed, reference
 from grader.checks.common import (GRADIENT_MISTAKES, GRADIENT_PROBE_FORWARD, compare_gradients, named_backward,
                                   needs_correct_values, unread_is_not_cut, wrong_forward)
 from grader.checks.dtypes import is_dtype_handling
 from grader.checks.mha.probing import checked_calls, compare, first_error, inputs, linear_weights, model_args, out_tensor, run
+from grader.exercises.attention import PROJECTIONS
 from grader.sandbox.requests import MhaRequest, Probe
 
 
