@@ -85,9 +85,9 @@ def values(ctx: Context) -> Outcome:
         problem = problem or compare(answer, x, n_rep, *label)
         if problem:
             return problem
-    return passed("每个输出头都是它那一组的键／值头（n_rep 为 1 到 4，还有一个多达 64 个头的宽模型；连续与非连续输入，训练与推理）。",
-                  "Every output head is its group's key/value head (n_rep from 1 to 4, and a wide model of up to 64 "
-                  "heads; contiguous and non-contiguous inputs, training and inference).")
+    return passed("每个输出头都是它那一组的键／值头（固定尺寸下 n_rep 为 1 到 4，另有一个 15 到 64 个头、n_rep 最多为 8 的宽模型；连续与非连续输入，训练与推理）。",
+                  "Every output head is its group's key/value head (n_rep from 1 to 4 at fixed sizes, and a wide model "
+                  "of 15 to 64 heads with n_rep up to 8; contiguous and non-contiguous inputs, training and inference).")
 
 
 @check("repeat.gradients", part="repeat", points=0.5, visibility="hidden",
