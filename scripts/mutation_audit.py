@@ -1365,7 +1365,8 @@ MUTATIONS = [
              ((", inputs(ctx, 2, T, dim, 163, True, torch.float64)]", "]"),),
              ("tests/checks/test_decoys_keep_sameness.py::test_a_wrong_self_attention_path_scores_no_more_than_the_same_mistake_everywhere",), "sandbox"),
     Mutation("gradients-of-one-input-given-thrice", "grader/checks/mha/gradients.py",
-             (("made.setdefault(id(x), x.clone().requires_grad_(True))", "x.clone().requires_grad_(True)"),),
+             (("    leaves = _each_once(call, lambda x: x.clone().requires_grad_(True))",
+               "    leaves = {name: x.clone().requires_grad_(True) for name, x in call.items()}"),),
              ("tests/checks/test_decoys_keep_sameness.py::test_a_self_attention_path_is_graded_where_self_attention_is_asked",), "sandbox"),
     Mutation("replay-calls-with-one-input-one", "grader/sandbox/replay.py",
              (("call(*alike(other, lambda t: t.detach().clone()))", "call(*[t.detach().clone() for t in other])"),),
@@ -1374,8 +1375,8 @@ MUTATIONS = [
              (("before = alike(inputs[:varied], lambda t: t.detach().clone())", "before = [t.detach().clone() for t in inputs[:varied]]"),),
              ("tests/checks/test_decoys_keep_sameness.py::test_a_self_attention_path_is_graded_where_self_attention_is_asked",), "sandbox"),
     Mutation("gradients-in-float32-keep-one-input-one", "grader/checks/mha/gradients.py",
-             (("    return {name: made.setdefault(id(x), x.float()) for name, x in call.items()}",
-               "    return {name: x.float() for name, x in call.items()}"),),
+             (("        calls = [_each_once(call, lambda x: x.float()) for call in calls]",
+               "        calls = [{name: x.float() for name, x in call.items()} for call in calls]"),),
              ("tests/checks/test_decoys_keep_sameness.py::"
               "test_a_module_checked_in_float32_meets_its_self_attention_path_in_the_gradients_check",), "sandbox"),
 ]

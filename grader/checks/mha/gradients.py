@@ -8,8 +8,10 @@ from grader.checks import Context, Outcome, check, diagnosis, passed, reference
 from grader.checks.common import (GRADIENT_MISTAKES, GRADIENT_PROBE_FORWARD, compare_gradients, named_backward,
                                   needs_correct_values, unread_is_not_cut, wrong_forward)
 from grader.checks.dtypes import is_dtype_handling
-from grader.checks.mha.probing import checked_calls, compare, first_error, inputs, linear_weights, model_args, out_tensor, run
+from grader.checks.mha.probing import (checked_calls, compare, first_error, inputs, linear_weights, model_args,
+                                       out_tensor, run)
 from grader.exercises.attention import PROJECTIONS
+from grader.sandbox.request_tensors import alike
 from grader.sandbox.requests import MhaRequest, Probe
 
 
@@ -35,7 +37,7 @@ def _gradients(ctx: Context) -> Outcome:
     if problem and is_dtype_handling(first_error(answer)):
         # float64 is the grader's choice: a module written for float32 is checked in float32
         weights = {k: w.float() for k, w in weights.items()}
-        calls = [_in_float32(call) for call in calls]
+        calls = [_each_once(call, lambda x: x.float()) for call in calls]
         cotangent = cotangent.float()
         results, problem = run(ctx, args, calls, True, doing, weights=weights, grad=True, cotangent=cotangent)
         tolerance = (1e-4, 1e-3)
@@ -50,10 +52,9 @@ def _gradients(ctx: Context) -> Outcome:
                   "tensor handed as q, k and v.")
 
 
-def _in_float32(call: dict) -> dict:
-    """The call in float32, one tensor handed twice still one tensor."""
-    made: dict = {}
-    return {name: made.setdefault(id(x), x.float()) for name, x in call.items()}
+def _each_once(call: dict, made) -> dict:
+    """`made(tensor)` of each of the call's tensors, one tensor handed as several inputs still one tensor."""
+    return dict(zip(call, alike(list(call.values()), made)))
 
 
 def _against_the_reference(ctx: Context, call: dict, result: dict, weights: dict, heads: int, cotangent: torch.Tensor,
@@ -62,8 +63,8 @@ def _against_the_reference(ctx: Context, call: dict, result: dict, weights: dict
     expected_out = reference.multi_head_attention(call["q"], call["k"], call["v"], weights, heads, True)
     if not diagnosis.close(out_tensor(result), expected_out, *tolerance):
         return wrong_forward(compare(out_tensor(result), call, weights, heads, True, ctx.static, GRADIENT_PROBE_FORWARD))
-    made: dict = {}  # one tensor handed as several inputs is one leaf: its gradient sums every path's
-    leaves = {name: made.setdefault(id(x), x.clone().requires_grad_(True)) for name, x in call.items()}
+    # one tensor handed as several inputs is one leaf: its gradient sums every path's
+    leaves = _each_once(call, lambda x: x.clone().requires_grad_(True))
     params = {name: w.clone().requires_grad_(True) for name, w in weights.items()}
     out = reference.multi_head_attention(leaves["q"], leaves["k"], leaves["v"], params, heads, True)
     wanted = reference.gradients(out, list(leaves.values()) + list(params.values()), cotangent)
