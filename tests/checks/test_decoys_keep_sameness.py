@@ -14,7 +14,7 @@ import torch
 from grader.checks import decoys, student_code
 from grader.grade import grade_submission
 from grader.sandbox.requests import Probe
-from support.hand_ins import reference_edited
+from support.hand_ins import edited, reference_edited
 
 PROJECTIONS = "".join(f"        {x} = self.w{x}({x}).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)"
                       "  # (B, H, T, d)\n" for x in "qkv")
@@ -67,11 +67,8 @@ def test_a_wrong_self_attention_path_scores_no_more_than_the_same_mistake_everyw
 def test_a_module_checked_in_float32_meets_its_self_attention_path_in_the_gradients_check(tmp_path):
     """A module that runs in float32 alone (a float32 constant in its arithmetic) takes the gradients check in float32:
     the self-attention call stays one tensor there, so a wrong path behind `q is k` meets it."""
-    wrong = projected_on_their_own_path(tmp_path, "is", wrong=True)
     last_split = "        v = v.view(B, T, self.n_heads, self.head_dim).transpose(1, 2)\n"
-    source = wrong.read_text(encoding="utf-8")
-    assert source.count(last_split) == 1
-    wrong.write_text(source.replace(last_split, last_split + "        q = q @ torch.eye(self.head_dim)\n"),
-                     encoding="utf-8")
-    checks = {c["id"]: c for c in grade_submission(wrong)["checks"]}
+    in_float32 = edited(projected_on_their_own_path(tmp_path, "is", wrong=True), tmp_path, "self_attention_is_float32",
+                        last_split, last_split + "        q = q @ torch.eye(self.head_dim)\n")
+    checks = {c["id"]: c for c in grade_submission(in_float32)["checks"]}
     assert not checks["mha.gradients"]["passed"], checks["mha.gradients"]["message_en"]

@@ -15,7 +15,7 @@ from grader.catalog import explain
 from grader.checks import checks_for, secret
 from grader.grade import grade_submission
 from support import part_views
-from support.hand_ins import header
+from support.hand_ins import edited, header
 from support.paths import SUBMISSIONS
 
 pytestmark = pytest.mark.sandbox
@@ -43,11 +43,7 @@ def failures(report: dict) -> str:
 
 def with_forward(tmp_path: Path, name: str, old: str, new: str) -> Path:
     """The plain honest hand-in with one piece of its GroupedQueryAttention replaced."""
-    source = PLAIN.read_text(encoding="utf-8")
-    assert source.count(old) == 1, old
-    path = tmp_path / f"{name}.py"
-    path.write_text(source.replace(old, new), encoding="utf-8")
-    return path
+    return edited(PLAIN, tmp_path, name, old, new)
 
 
 @pytest.mark.parametrize("path", CORRECT, ids=[p.stem for p in CORRECT])

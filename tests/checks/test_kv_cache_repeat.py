@@ -18,7 +18,7 @@ from grader.checks.repeat.behaviour import VALUE_CASES, wide_model
 from grader.exercises import Exercise, Part, exercise
 from grader.grade import grade_submission
 from support import part_views
-from support.hand_ins import header
+from support.hand_ins import edited, header
 from support.paths import SUBMISSIONS
 
 pytestmark = pytest.mark.sandbox
@@ -105,11 +105,7 @@ def test_the_ids_part_one_names_are_in_the_catalog():
 
 def with_repeat_kv(tmp_path: Path, name: str, body: str) -> Path:
     """The plain honest hand-in with repeat_kv's body replaced (its other parts unchanged)."""
-    source = PLAIN.read_text(encoding="utf-8")
-    assert source.count(PLAIN_BODY) == 1
-    path = tmp_path / f"{name}.py"
-    path.write_text(source.replace(PLAIN_BODY, body), encoding="utf-8")
-    return path
+    return edited(PLAIN, tmp_path, name, PLAIN_BODY, body)
 
 
 def failed_checks(report: dict) -> dict[str, list[str]]:

@@ -20,12 +20,17 @@ def own_order(paths: list[Path], module: str) -> list[Path]:
     return sorted(paths, key=lambda p: hashlib.sha256(f"{module}/{p.parent.name}/{p.name}".encode()).hexdigest())
 
 
-def reference_edited(folder: Path, name: str, old: str, new: str) -> Path:
-    """The reference solution with `old` (found once) replaced by `new`, written as `folder/name.py`."""
-    from support.paths import REFERENCE
-
-    source = REFERENCE.read_text(encoding="utf-8")
+def edited(base: Path, folder: Path, name: str, old: str, new: str) -> Path:
+    """The hand-in `base` with `old` (found once) replaced by `new`, written as `folder/name.py`."""
+    source = base.read_text(encoding="utf-8")
     assert source.count(old) == 1, old
     path = folder / f"{name}.py"
     path.write_text(source.replace(old, new), encoding="utf-8")
     return path
+
+
+def reference_edited(folder: Path, name: str, old: str, new: str) -> Path:
+    """The reference solution with `old` (found once) replaced by `new`, written as `folder/name.py`."""
+    from support.paths import REFERENCE
+
+    return edited(REFERENCE, folder, name, old, new)
